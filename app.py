@@ -1,0 +1,31 @@
+"""dpclust-explorer: entry point. Run with ``streamlit run app.py``.
+
+Builds the navigation over every file in ``pages/`` (ordered by the number that starts
+each file name; the title is the rest of the name) and draws the shared sidebar.
+"""
+from pathlib import Path
+
+import streamlit as st
+
+from ui.common import sidebar
+
+PAGES_DIR = Path(__file__).parent / "pages"
+ICONS = {"home": "🏠", "data": "🗂️", "cluster": "🔵", "gibbs": "🎲", "coclustering": "🧩",
+         "kmeans": "📍", "privacy utility": "📈", "audit": "🔍"}
+
+
+def page_title(path: Path) -> str:
+    stem = path.stem.split("_", 1)[-1].replace("_", " ")
+    return {"kmeans": "k-means", "privacy utility": "Privacy–utility"}.get(stem, stem.capitalize())
+
+
+def discover_pages():
+    files = sorted(PAGES_DIR.glob("[0-9]*_*.py"), key=lambda p: int(p.stem.split("_", 1)[0]))
+    return [st.Page(str(p), title=page_title(p), icon=ICONS.get(p.stem.split("_", 1)[-1].replace("_", " ")),
+                    default=(i == 0)) for i, p in enumerate(files)]
+
+
+st.set_page_config(page_title="dpclust-explorer", page_icon="🔐", layout="wide")
+navigation = st.navigation(discover_pages())
+sidebar()
+navigation.run()

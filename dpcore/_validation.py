@@ -1,0 +1,114 @@
+"""Input validation shared by every module of :mod:`dpcore`.
+
+Every check raises :class:`ValueError` whose message names the parameter and the
+allowed range, so that the app can show the very same words in an ``st.error``.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def check_random_state(random_state) -> np.random.Generator:
+    """Return a :class:`numpy.random.Generator`.
+
+    ``None`` -> a fresh unseeded generator; an int or :class:`numpy.random.SeedSequence`
+    -> a seeded generator; a Generator is returned as is (shared state, like sklearn).
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
+        return np.random.default_rng(random_state)
+    raise ValueError(
+        f"random_state must be None, an int, a SeedSequence or a numpy.random.Generator; got {type(random_state).__name__}"
+    )
+
+
+def check_int(value, name: str, low: int | None = None, high: int | None = None) -> int:
+    """An integer in [low, high] (either bound may be None)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, numbers.Real) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise ValueError(f"{name} must be an integer{_range_text(low, high, True, True)}; got {value!r}")
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ValueError(f"{name} must be an integer{_range_text(low, high, True, True)}; got {value}")
+    return value
+
+
+def check_real(value, name: str, low: float | None = None, high: float | None = None,
+               low_inclusive: bool = True, high_inclusive: bool = True) -> float:
+    """A finite real number in the given (half-)open or closed interval."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise ValueError(
+            f"{name} must be a finite number{_range_text(low, high, low_inclusive, high_inclusive)}; got {value!r}")
+    value = float(value)
+    bad_low = low is not None and (value < low or (not low_inclusive and value == low))
+    bad_high = high is not None and (value > high or (not high_inclusive and value == high))
+    if bad_low or bad_high:
+        raise ValueError(
+            f"{name} must be{_range_text(low, high, low_inclusive, high_inclusive)}; got {value:g}")
+    return value
+
+
+def check_epsilon(epsilon, name: str = "epsilon") -> float:
+    """A privacy parameter epsilon > 0."""
+    return check_real(epsilon, name, 0.0, None, low_inclusive=False)
+
+
+def check_delta(delta, name: str = "delta", allow_zero: bool = False) -> float:
+    """A privacy parameter delta in (0, 1) (or [0, 1) when ``allow_zero``)."""
+    return check_real(delta, name, 0.0, 1.0, low_inclusive=allow_zero, high_inclusive=False)
+
+
+def check_array(X, name: str = "X", ensure_2d: bool = True, allow_sparse: bool = False,
+                min_rows: int = 1) -> np.ndarray:
+    """A finite float array (rows = points). Sparse input only when ``allow_sparse``."""
+    if sp.issparse(X):
+        if not allow_sparse:
+            raise ValueError(f"{name} must be a dense array; got a scipy.sparse matrix (convert with .toarray() if it is small)")
+        X = sp.csr_matrix(X, dtype=np.float64)
+        if not np.all(np.isfinite(X.data)):
+            raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+        data_shape = X.shape
+    else:
+        try:
+            X = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be numeric: {exc}") from None
+        if ensure_2d and X.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D array (n points x d features); got {X.ndim} dimension(s)")
+        if not np.all(np.isfinite(X)):
+            raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+        data_shape = X.shape
+    if data_shape[0] < min_rows:
+        raise ValueError(f"{name} must have at least {min_rows} row(s); got {data_shape[0]}")
+    return X
+
+
+def check_subspaces(U, name: str = "subspaces", d: int | None = None) -> np.ndarray:
+    """A stack of bases of shape (k, d, q) with orthonormal columns (tolerance 1e-6)."""
+    U = np.asarray(U, dtype=np.float64)
+    if U.ndim == 2:
+        U = U[None]
+    if U.ndim != 3:
+        raise ValueError(f"{name} must have shape (k, d, q); got shape {U.shape}")
+    if d is not None and U.shape[1] != d:
+        raise ValueError(f"{name} must live in R^{d} (shape (k, {d}, q)); got shape {U.shape}")
+    gram = np.einsum("kdi,kdj->kij", U, U)
+    if not np.allclose(gram, np.eye(U.shape[2])[None], atol=1e-6):
+        raise ValueError(f"{name} must have orthonormal columns (UᵀU = I)")
+    return U
+
+
+def _range_text(low, high, low_inc, high_inc) -> str:
+    if low is None and high is None:
+        return ""
+    if high is None:
+        return f" {'>=' if low_inc else '>'} {low:g}"
+    if low is None:
+        return f" {'<=' if high_inc else '<'} {high:g}"
+    return f" in {'[' if low_inc else '('}{low:g}, {high:g}{']' if high_inc else ')'}"

@@ -1,0 +1,1 @@
+"""cocluster algorithms of dpcore (import from the submodules)."""

@@ -1,0 +1,340 @@
+"""Datasets: synthetic generators of the papers and loaders of the shipped real data.
+
+Every generator/loader returns a :class:`Dataset`. Points are rows (``X`` is n×d); count
+matrices are ``scipy.sparse`` CSR (documents × terms).
+
+Norm bounds and privacy. The subspace algorithms assume ‖x‖ ≤ 1 and the k-means ones a
+public radius Λ. Rescaling by a maximum *computed from the data* leaks privacy, so the
+loaders only use public constants or per-record maps (normalising each row by its own
+norm touches one record at a time and so reveals nothing about the others).
+:func:`clip_to_ball` enforces a public radius and reports how many rows it changed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._validation import check_array, check_int, check_random_state, check_real
+
+__all__ = ["Dataset", "SAMPLE_DATA", "CLUTO_NAMES", "make_union_of_subspaces", "make_gaussian_mixture",
+           "make_block_matrix", "load_yaleb", "load_cluto", "clip_to_ball", "random_subspaces",
+           "orthonormal_basis", "load_dataset", "DATASET_KINDS"]
+
+SAMPLE_DATA = Path(__file__).resolve().parents[1] / "sample_data"
+CLUTO_NAMES = ("classic3", "cstr", "tr11", "tr41", "k1b", "hitech", "reviews")
+
+
+@dataclass
+class Dataset:
+    """One dataset as every page and estimator sees it.
+
+    Attributes
+    ----------
+    name, description : short name and a one-line description for the UI.
+    X : ndarray (n, d) of points as rows, or a scipy.sparse CSR count matrix.
+    labels : ground-truth labels (n,) or None.  They are used for evaluation only.
+    subspaces : true bases, shape (k, d, q), when known (synthetic data).
+    centers : true centres, shape (k, d), when known (Gaussian mixture).
+    kind : ``"points"`` or ``"counts"``.
+    privacy_note : how the norm bound was obtained (public constant / per-record / none).
+    extras : anything else (face images for display, intermediate stages, column labels).
+    params : the small parameters that regenerate the dataset with :func:`load_dataset`.
+    """
+    name: str
+    description: str
+    X: object
+    labels: np.ndarray | None = None
+    subspaces: np.ndarray | None = None
+    centers: np.ndarray | None = None
+    kind: str = "points"
+    privacy_note: str = ""
+    extras: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def n_classes(self) -> int | None:
+        return None if self.labels is None else int(np.unique(self.labels).size)
+
+    def summary(self) -> dict:
+        """Facts for the UI: size, classes, sparsity or norms."""
+        s = {"name": self.name, "kind": self.kind, "rows (n)": self.n, "columns (d)": self.d,
+             "classes": self.n_classes}
+        if sp.issparse(self.X):
+            s["non-zeros"] = int(self.X.nnz)
+            s["density"] = float(self.X.nnz / (self.n * self.d))
+            s["total count"] = float(self.X.sum())
+        else:
+            norms = np.linalg.norm(self.X, axis=1)
+            s["max row norm"] = float(norms.max())
+            s["mean row norm"] = float(norms.mean())
+        if self.subspaces is not None:
+            s["subspace dim (q)"] = int(self.subspaces.shape[2])
+        return s
+
+
+# ----------------------------------------------------------------------------- helpers
+def orthonormal_basis(M: np.ndarray) -> np.ndarray:
+    """Orthonormal basis of the column space of a full-column-rank M (thin QR)."""
+    Q, _ = np.linalg.qr(M)
+    return Q
+
+
+def random_subspaces(k, d, q, random_state=None) -> np.ndarray:
+    """k random q-dimensional subspaces of R^d as in §5 of the subspace paper: the column
+    space of a d×q standard Gaussian matrix (uniform on the Grassmannian). Shape (k, d, q)."""
+    rng = check_random_state(random_state)
+    return np.stack([orthonormal_basis(rng.standard_normal((d, q))) for _ in range(k)])
+
+
+def clip_to_ball(X, radius):
+    """Scale every row with ‖x‖ > radius back onto the sphere of that radius.
+
+    ``radius`` must be public (chosen without looking at the data). Returns
+    ``(X_clipped, n_clipped)``; the input is not modified.
+    """
+    X = check_array(X)
+    radius = check_real(radius, "radius", 0.0, None, low_inclusive=False)
+    norms = np.linalg.norm(X, axis=1)
+    over = norms > radius
+    Xc = X.copy()
+    Xc[over] *= (radius / norms[over])[:, None]
+    return Xc, int(over.sum())
+
+
+def _check_nkd(n, d, k):
+    n = check_int(n, "n", 1)
+    d = check_int(d, "d", 1)
+    k = check_int(k, "k", 1)
+    if n < k:
+        raise ValueError(f"n must be >= k (at least one point per cluster); got n={n}, k={k}")
+    return n, d, k
+
+
+# ----------------------------------------------------------------------------- synthetic
+def make_union_of_subspaces(n=1000, d=10, k=3, q=3, sigma=0.1, random_state=None, model="paper",
+                            clip=True):
+    """Union of k random q-dimensional linear subspaces of R^d (§5 of the subspace paper).
+
+    Each subspace is the column space of a d×q Gaussian matrix; labels are i.i.d. uniform
+    over the k clusters (balanced in expectation); yᵢ is uniform on the unit sphere of R^q
+    and xᵢ = U_{zᵢ} yᵢ + wᵢ with
+
+    - ``model="paper"`` (§5): wᵢ ~ N(0, σ² I_d);
+    - ``model="stochastic"`` (§3.3): wᵢ ~ N(0, σ²/d · I_d), so ‖wᵢ‖ ≈ σ whatever d.
+
+    With ``clip=True`` (default) points are clipped to the unit ball, the public bound every
+    subspace algorithm assumes (the number clipped is in ``extras['n_clipped']``).
+    """
+    n, d, k = _check_nkd(n, d, k)
+    q = check_int(q, "q", 1)
+    if q >= d:
+        raise ValueError(f"q must be < d (a proper subspace of R^d); got q={q}, d={d}")
+    sigma = check_real(sigma, "sigma", 0.0, None)
+    if model not in ("paper", "stochastic"):
+        raise ValueError(f"model must be 'paper' or 'stochastic'; got {model!r}")
+    rng = check_random_state(random_state)
+    U = random_subspaces(k, d, q, rng)
+    labels = rng.integers(0, k, size=n)
+    Y = rng.standard_normal((n, q))
+    Y /= np.linalg.norm(Y, axis=1, keepdims=True)
+    noise_sd = sigma if model == "paper" else sigma / np.sqrt(d)
+    X = np.einsum("ndq,nq->nd", U[labels], Y) + noise_sd * rng.standard_normal((n, d))
+    n_clipped = 0
+    if clip:
+        X, n_clipped = clip_to_ball(X, 1.0)
+    return Dataset(
+        name=f"union of subspaces (n={n}, d={d}, k={k}, q={q}, σ={sigma:g})",
+        description=f"{k} random {q}-D subspaces of R^{d}, {n} points, Gaussian noise σ={sigma:g} ({model} model)",
+        X=X, labels=labels, subspaces=U, kind="points",
+        privacy_note=("points clipped to the public unit ball" if clip else "no norm bound enforced"),
+        extras={"n_clipped": n_clipped},
+        params=dict(kind="subspaces", n=n, d=d, k=k, q=q, sigma=sigma, model=model, clip=clip))
+
+
+def make_gaussian_mixture(n=2000, d=10, k=4, sigma=0.1, center_box=1.0, random_state=None):
+    """Mixture of k spherical Gaussians in R^d (the high-dimensional k-means paper, §7, uses
+    64 Gaussians in R^100; the defaults here are small so that everything runs in seconds).
+
+    Centres are uniform in the cube [−center_box, center_box]^d, labels uniform over k, and
+    xᵢ = c_{zᵢ} + N(0, σ² I_d). ``extras['public_radius']`` is a radius derived from the
+    generator's parameters only (√d·center_box + 4σ√d), never from the points.
+    """
+    n, d, k = _check_nkd(n, d, k)
+    sigma = check_real(sigma, "sigma", 0.0, None)
+    center_box = check_real(center_box, "center_box", 0.0, None, low_inclusive=False)
+    rng = check_random_state(random_state)
+    centers = rng.uniform(-center_box, center_box, size=(k, d))
+    labels = rng.integers(0, k, size=n)
+    X = centers[labels] + sigma * rng.standard_normal((n, d))
+    radius = float(np.sqrt(d) * (center_box + 4.0 * sigma))
+    return Dataset(
+        name=f"Gaussian mixture (n={n}, d={d}, k={k})",
+        description=f"{k} Gaussians in R^{d} with centres in [−{center_box:g}, {center_box:g}]^{d}, σ={sigma:g}",
+        X=X, labels=labels, centers=centers, kind="points",
+        privacy_note=f"public radius Λ = √d·(box + 4σ) = {radius:.3g} from the generator's parameters",
+        extras={"public_radius": radius},
+        params=dict(kind="gaussians", n=n, d=d, k=k, sigma=sigma, center_box=center_box))
+
+
+def make_block_matrix(n_rows=200, n_cols=150, k=3, l=3, signal=5.0, noise=0.5, random_state=None):
+    """Synthetic count matrix with k×l co-clusters, for teaching and tests.
+
+    Row and column labels are uniform; cell (i, j) ~ Poisson(noise + signal·[r_i ≡ c_j mod l])
+    so row cluster r is associated with column cluster r mod l (a diagonal block structure
+    when k = l). Returns CSR counts; column labels are in ``extras['column_labels']``.
+    """
+    n_rows = check_int(n_rows, "n_rows", 2)
+    n_cols = check_int(n_cols, "n_cols", 2)
+    k = check_int(k, "k", 1, n_rows)
+    l = check_int(l, "l", 1, n_cols)
+    signal = check_real(signal, "signal", 0.0, None)
+    noise = check_real(noise, "noise", 0.0, None)
+    rng = check_random_state(random_state)
+    rows = rng.permutation(np.arange(n_rows) % k)
+    cols = rng.permutation(np.arange(n_cols) % l)
+    rate = noise + signal * ((rows[:, None] % l) == cols[None, :])
+    A = sp.csr_matrix(rng.poisson(rate).astype(np.float64))
+    return Dataset(
+        name=f"block matrix ({n_rows}×{n_cols}, {k}×{l} blocks)",
+        description=f"Poisson counts with {k} row and {l} column clusters (signal {signal:g}, noise {noise:g})",
+        X=A, labels=rows, kind="counts",
+        privacy_note="counts; neighbouring matrices differ by 1 in one cell",
+        extras={"column_labels": cols},
+        params=dict(kind="blocks", n_rows=n_rows, n_cols=n_cols, k=k, l=l, signal=signal, noise=noise))
+
+
+# ----------------------------------------------------------------------------- real data
+def _yaleb_raw():
+    path = SAMPLE_DATA / "yaleb.npz"
+    with np.load(path) as z:
+        return {k: z[k] for k in z.files}
+
+
+def load_yaleb(subjects=5, n_per_subject=64, pca_dim=9, d=50, normalize="rows", random_state=None):
+    """Extended Yale B faces with the preprocessing of §5 of the subspace paper.
+
+    Parameters
+    ----------
+    subjects : int or sequence of int
+        An int draws that many subjects at random (from ``random_state``) among the 31
+        subjects that have 64 images; a sequence picks those subject indices (0..37).
+    n_per_subject : int
+        Images per subject (the first ones in file order); 64 gives the paper's n = 320.
+    pca_dim : int
+        Each subject is projected onto its own ``pca_dim``-dimensional affine subspace
+        (its mean plus the top principal directions of its centred images). 0 skips it.
+    d : int
+        Final dimension after a random Gaussian projection R^2016 → R^d (entries
+        N(0, 1/d)); 0 keeps the 2016 pixels.
+    normalize : ``"rows"`` or ``"pixels"``
+        ``"rows"`` scales every point to unit norm (a per-record map, so it leaks nothing
+        and keeps linear subspaces); ``"pixels"`` only divides by the public pixel range
+        255·√2016 times the public operator norm of the projection, so ‖x‖ ≤ 1 holds for
+        raw images (not guaranteed after the affine projection, so rows are then clipped).
+
+    The per-subject PCA uses the labels and the images: it is part of the dataset's
+    definition, as in the paper, not a private step. Pixels are scaled by the public
+    constant 1/255.
+    """
+    rng = check_random_state(random_state)
+    raw = _yaleb_raw()
+    images, all_labels = raw["images"], raw["labels"].astype(int)
+    counts = np.bincount(all_labels, minlength=38)
+    n_per_subject = check_int(n_per_subject, "n_per_subject", 2, 64)
+    pca_dim = check_int(pca_dim, "pca_dim", 0, n_per_subject - 1)
+    d = check_int(d, "d", 0, images.shape[1] * images.shape[2])
+    if normalize not in ("rows", "pixels"):
+        raise ValueError(f"normalize must be 'rows' or 'pixels'; got {normalize!r}")
+    if np.isscalar(subjects):
+        eligible = np.flatnonzero(counts >= n_per_subject)
+        n_sub = check_int(subjects, "subjects", 2, eligible.size)
+        chosen = np.sort(rng.choice(eligible, size=n_sub, replace=False))
+    else:
+        chosen = np.asarray(subjects, dtype=int)
+        if chosen.size < 2 or np.any(chosen < 0) or np.any(chosen > 37) or np.unique(chosen).size != chosen.size:
+            raise ValueError("subjects must be an int or a list of at least 2 distinct subject indices in [0, 37]")
+        if np.any(counts[chosen] < n_per_subject):
+            raise ValueError(f"subjects must each have >= n_per_subject={n_per_subject} images; "
+                             f"{[int(c) for c in chosen[counts[chosen] < n_per_subject]]} have fewer")
+    idx = np.concatenate([np.flatnonzero(all_labels == s)[:n_per_subject] for s in chosen])
+    pixels = images[idx].reshape(idx.size, -1).astype(np.float64) / 255.0
+    labels = np.searchsorted(chosen, all_labels[idx])
+    X = pixels.copy()
+    if pca_dim > 0:
+        for c in range(chosen.size):
+            rows = labels == c
+            mu = X[rows].mean(axis=0)
+            _, _, Vt = np.linalg.svd(X[rows] - mu, full_matrices=False)
+            V = Vt[:pca_dim].T
+            X[rows] = mu + (X[rows] - mu) @ V @ V.T
+    X_affine = X
+    if d > 0:
+        G = rng.standard_normal((X.shape[1], d)) / np.sqrt(d)
+        X = X @ G
+        op_norm = np.linalg.norm(G, 2)
+    else:
+        op_norm = 1.0
+    n_clipped = 0
+    if normalize == "rows":
+        X = X / np.linalg.norm(X, axis=1, keepdims=True)
+        note = "each row scaled to unit norm (per-record, leaks nothing)"
+    else:
+        X = X / (np.sqrt(pixels.shape[1]) * op_norm)
+        X, n_clipped = clip_to_ball(X, 1.0)
+        note = "divided by the public constant √2016·‖G‖₂ and clipped to the unit ball"
+    ids = [str(s) for s in raw["subject_ids"][chosen]]
+    return Dataset(
+        name=f"Extended Yale B ({chosen.size} subjects, d={X.shape[1]})",
+        description=f"faces of {', '.join(ids)}: {idx.size} images, per-subject {pca_dim}-D affine PCA, "
+                    f"random projection to d={X.shape[1]}",
+        X=X, labels=labels, kind="points", privacy_note=note,
+        extras={"images": images[idx], "subject_ids": ids, "X_affine": X_affine, "n_clipped": n_clipped},
+        params=dict(kind="yaleb", subjects=subjects if np.isscalar(subjects) else list(map(int, chosen)),
+                    n_per_subject=n_per_subject, pca_dim=pca_dim, d=d, normalize=normalize))
+
+
+def load_cluto(name):
+    """One of the seven CLUTO document-term matrices of the co-clustering paper (Table 1).
+
+    Returns a Dataset whose ``X`` is a CSR matrix of float64 term counts and ``labels`` the
+    0-based document classes. Term vocabularies are not available (terms are indices).
+    """
+    if name not in CLUTO_NAMES:
+        raise ValueError(f"name must be one of {', '.join(CLUTO_NAMES)}; got {name!r}")
+    with np.load(SAMPLE_DATA / "cluto" / f"{name}.npz") as z:
+        X = sp.csr_matrix((z["data"].astype(np.float64), z["indices"], z["indptr"]), shape=tuple(z["shape"]))
+        labels = z["labels"].astype(int)
+    return Dataset(
+        name=f"CLUTO {name}", description=f"{name}: {X.shape[0]} documents × {X.shape[1]} terms, "
+                                          f"{np.unique(labels).size} classes (term counts)",
+        X=X, labels=labels, kind="counts", privacy_note="counts; neighbouring matrices differ by 1 in one cell",
+        params=dict(kind="cluto", name=name))
+
+
+# ----------------------------------------------------------------------------- registry
+DATASET_KINDS = {
+    "subspaces": make_union_of_subspaces,
+    "gaussians": make_gaussian_mixture,
+    "blocks": make_block_matrix,
+    "yaleb": load_yaleb,
+    "cluto": load_cluto,
+}
+
+
+def load_dataset(kind, **params):
+    """Build a dataset from small parameters (what the app caches on and what a
+    "reproduce in Python" snippet calls). ``random_state`` may be given as an int."""
+    if kind not in DATASET_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(DATASET_KINDS)}; got {kind!r}")
+    return DATASET_KINDS[kind](**params)

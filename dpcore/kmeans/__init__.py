@@ -1,0 +1,1 @@
+"""kmeans algorithms of dpcore (import from the submodules)."""

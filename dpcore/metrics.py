@@ -1,0 +1,126 @@
+"""Metrics of the three papers: subspace distances, d_W, the k-means subspace cost,
+clustering agreement (accuracy under the best matching, NMI, ARI) and centre objectives.
+
+Subspaces are passed as stacks of orthonormal bases, an array of shape (k, d, q).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from sklearn import metrics as _skm
+
+from ._validation import check_array, check_subspaces
+
+__all__ = [
+    "principal_angles", "subspace_distance", "pairwise_subspace_distances", "wasserstein_distance",
+    "squared_distances_to_subspaces", "subspace_cost", "clustering_accuracy", "nmi", "ari",
+    "kmeans_objective", "kmedian_objective",
+]
+
+
+def principal_angles(U, V):
+    """Principal angles θ₁ ≤ … ≤ θ_q (radians) between range(U) and range(V).
+
+    Computed from the singular values of UᵀV (cosines), clipped to [0, 1].
+    """
+    s = np.linalg.svd(np.asarray(U).T @ np.asarray(V), compute_uv=False)
+    return np.sort(np.arccos(np.clip(s, 0.0, 1.0)))
+
+
+def subspace_distance(U, V):
+    """d(S, S') = ‖UUᵀ − VVᵀ‖_F, eq. (1) of the subspace clustering paper.
+
+    This is the form the paper's figures use. Note that it equals √2·‖sin Θ‖_F (eq. (1)
+    writes ‖sin Θ‖_F, which is off by that factor): two orthogonal lines are at √2, and the
+    largest possible distance between q-dimensional subspaces is √(2q).
+    Computed as √(2q − 2‖UᵀV‖_F²) without forming d×d matrices.
+    """
+    U = np.asarray(U, dtype=np.float64)
+    V = np.asarray(V, dtype=np.float64)
+    q = U.shape[1]
+    return float(np.sqrt(max(2.0 * q - 2.0 * np.sum((U.T @ V) ** 2), 0.0)))
+
+
+def pairwise_subspace_distances(Us, Vs):
+    """Matrix of d(Uᵢ, Vⱼ) for stacks (k, d, q) and (k', d, q)."""
+    Us = np.asarray(Us, dtype=np.float64)
+    Vs = np.asarray(Vs, dtype=np.float64)
+    cross = np.einsum("adi,bdj->abij", Us, Vs)
+    sq = 2.0 * Us.shape[2] - 2.0 * np.sum(cross ** 2, axis=(2, 3))
+    return np.sqrt(np.maximum(sq, 0.0))
+
+
+def wasserstein_distance(Us, Vs):
+    """d_W of eq. (2): √(min over matchings π of Σᵢ d²(Sᵢ, S'_π(i))).
+
+    The optimal matching is found by ``scipy.optimize.linear_sum_assignment`` on the
+    squared distances, so d_W is invariant to the order of either set.
+    """
+    Us = check_subspaces(Us, "Us")
+    Vs = check_subspaces(Vs, "Vs", d=Us.shape[1])
+    if Us.shape != Vs.shape:
+        raise ValueError(f"Us and Vs must have the same shape (k, d, q); got {Us.shape} and {Vs.shape}")
+    D2 = pairwise_subspace_distances(Us, Vs) ** 2
+    rows, cols = linear_sum_assignment(D2)
+    return float(np.sqrt(D2[rows, cols].sum()))
+
+
+def squared_distances_to_subspaces(X, Us):
+    """n×k matrix of d²(xᵢ, S_ℓ) = ‖xᵢ‖² − ‖U_ℓᵀxᵢ‖² (points as rows)."""
+    X = np.asarray(X, dtype=np.float64)
+    Us = np.asarray(Us, dtype=np.float64)
+    proj = np.einsum("nd,kdq->nkq", X, Us)
+    return np.maximum(np.sum(X ** 2, axis=1)[:, None] - np.sum(proj ** 2, axis=2), 0.0)
+
+
+def subspace_cost(X, Us):
+    """k-means subspace cost of eq. (3): (1/n) Σᵢ min_ℓ d²(xᵢ, S_ℓ)."""
+    X = check_array(X)
+    Us = check_subspaces(Us, "Us", d=X.shape[1])
+    return float(squared_distances_to_subspaces(X, Us).min(axis=1).mean())
+
+
+def _contingency(labels_true, labels_pred):
+    lt = np.unique(labels_true, return_inverse=True)[1]
+    lp = np.unique(labels_pred, return_inverse=True)[1]
+    C = np.zeros((lt.max() + 1, lp.max() + 1))
+    np.add.at(C, (lt, lp), 1)
+    return C
+
+
+def clustering_accuracy(labels_true, labels_pred):
+    """Fraction of points whose predicted cluster matches the true class under the best
+    one-to-one matching of cluster ids (Hungarian algorithm); extra clusters count as wrong."""
+    labels_true = np.asarray(labels_true).ravel()
+    labels_pred = np.asarray(labels_pred).ravel()
+    if labels_true.shape != labels_pred.shape:
+        raise ValueError(f"labels_true and labels_pred must have the same length; got {labels_true.size} and {labels_pred.size}")
+    C = _contingency(labels_true, labels_pred)
+    rows, cols = linear_sum_assignment(-C)
+    return float(C[rows, cols].sum() / labels_true.size)
+
+
+def nmi(labels_true, labels_pred):
+    """Normalised mutual information (scikit-learn, arithmetic normalisation)."""
+    return float(_skm.normalized_mutual_info_score(labels_true, labels_pred))
+
+
+def ari(labels_true, labels_pred):
+    """Adjusted Rand index (scikit-learn)."""
+    return float(_skm.adjusted_rand_score(labels_true, labels_pred))
+
+
+def _sq_dists_to_centres(X, C):
+    X = np.asarray(X, dtype=np.float64)
+    C = np.atleast_2d(np.asarray(C, dtype=np.float64))
+    return np.maximum(np.sum(X ** 2, 1)[:, None] - 2 * X @ C.T + np.sum(C ** 2, 1)[None], 0.0)
+
+
+def kmeans_objective(X, centres):
+    """Σᵢ min_j ‖xᵢ − c_j‖² (the k-means objective, a sum as in the high-dimensional paper)."""
+    return float(_sq_dists_to_centres(X, centres).min(axis=1).sum())
+
+
+def kmedian_objective(X, centres):
+    """Σᵢ min_j ‖xᵢ − c_j‖ (the k-median objective)."""
+    return float(np.sqrt(_sq_dists_to_centres(X, centres).min(axis=1)).sum())

@@ -1,0 +1,1 @@
+"""subspace algorithms of dpcore (import from the submodules)."""

@@ -1,0 +1,49 @@
+"""Home: what differentially private clustering is and what each page does."""
+import streamlit as st
+
+st.title("dpclust-explorer")
+st.markdown("""
+**See differentially private clustering work.**
+
+*Clustering* groups similar records. *Subspace clustering* looks for groups that lie near
+low-dimensional subspaces (faces of one person under different lights, for example);
+*co-clustering* groups the rows and the columns of a table at once (documents and words);
+*k-means* looks for centres.
+
+*Differential privacy* (DP) is a promise about the **release**: whatever is published
+(subspaces, a contingency table, centres) would have been almost as likely had any one
+person's record been left out. The privacy budget **ε** says how close "almost" is: the
+probability of any output changes by at most a factor e^ε. Small ε = strong privacy = more
+noise. Some methods also have a small failure probability **δ**.
+
+DP is bought with noise or randomness, so every private result here is shown next to the
+non-private one, with what was released privately, what was not, and the budget spent.
+""")
+
+st.subheader("The pages")
+st.markdown("""
+| page | what you do there |
+|---|---|
+| **Data** | generate a union of subspaces or a Gaussian mixture, or load Extended Yale B faces or a CLUTO document-term matrix; see a summary and a figure. The other pages use the dataset chosen here. |
+| **Cluster** | run a subspace clustering solver (k-plane, TSC, SSC, LRR) and, as they land, the private ones (sample-aggregate, SuLQ k-plane) at any ε. |
+| **Gibbs** | the exponential mechanism for subspace clustering, sampled by Gibbs: watch chains mix, because its privacy holds only once they have. |
+| **Co-clustering** | Fast-τCC and private DP-τCC on documents × terms. |
+| **k-means** | private k-means in high dimension, with its baselines. |
+
+Pages appear in the menu on the left as they are built.
+""")
+
+st.subheader("Honest about privacy")
+st.markdown("""
+- Labels computed by assigning the raw points to released subspaces or centres are **not private**;
+  they are shown for evaluation only.
+- Ground-truth labels are used only to evaluate.
+- A non-private initialisation, or a norm bound read off the data, voids or weakens a guarantee;
+  the pages say so wherever it happens.
+- The Gibbs sampler is private only **asymptotically**: exactly when its chain has mixed.
+- The sidebar keeps a meter of every ε spent in your session: running again is a new release.
+""")
+st.caption("Papers: Y. Wang, Y.-X. Wang & A. Singh, Differentially private subspace clustering (NeurIPS 2015); "
+           "E. Battaglia & R. G. Pensa, Differentially private associative co-clustering; "
+           "M.-F. Balcan, T. Dick, Y. Liang, W. Mou & H. Zhang, Differentially private clustering in "
+           "high-dimensional Euclidean spaces (ICML 2017). Full citations in the README.")

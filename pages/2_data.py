@@ -1,0 +1,120 @@
+"""Data: generate or load every dataset of the papers; the choice is kept for the other pages."""
+import pandas as pd
+import streamlit as st
+
+from dpcore.data import CLUTO_NAMES
+from dpcore.plots.data import face_grid, projection_scatter, sparse_overview
+from ui.common import current_dataset, current_spec, privacy_statement, set_dataset
+
+KINDS = {
+    "subspaces": "Synthetic union of subspaces (subspace paper §5)",
+    "gaussians": "Synthetic Gaussian mixture (high-dimensional k-means paper §7)",
+    "yaleb": "Extended Yale B faces (subspace paper §5)",
+    "cluto": "CLUTO document-term matrix (co-clustering paper)",
+    "blocks": "Synthetic block count matrix (co-clustering)",
+}
+
+st.title("Data")
+st.markdown("Choose a dataset. The other pages use the one you load here.")
+
+spec = current_spec()
+kind = st.selectbox("Dataset type", list(KINDS), format_func=KINDS.get, index=list(KINDS).index(spec["kind"]))
+same = spec["kind"] == kind
+
+
+def prev(name, default):
+    """The current dataset's value of a parameter when it is of the selected kind."""
+    return spec.get(name, default) if same else default
+
+
+with st.form("dataset_form"):
+    if kind == "subspaces":
+        c1, c2, c3 = st.columns(3)
+        new = dict(
+            kind="subspaces",
+            n=c1.number_input("points n", 1, 100_000, int(prev("n", 1000)), help="Number of points."),
+            d=c2.number_input("ambient dimension d", 1, 1000, int(prev("d", 10)), help="Dimension of the space the points live in."),
+            k=c3.number_input("subspaces k", 1, 50, int(prev("k", 3)), help="Number of subspaces (clusters); labels are uniform over them."),
+            q=c1.number_input("subspace dimension q", 1, 1000, int(prev("q", 3)), help="Dimension of each subspace; must be < d."),
+            sigma=c2.number_input("noise σ", value=float(prev("sigma", 0.1)), step=0.01, format="%.3f",
+                                  help="Standard deviation of the Gaussian noise added to each point (must be ≥ 0)."),
+            model=c3.selectbox("noise model", ["paper", "stochastic"], index=["paper", "stochastic"].index(prev("model", "paper")),
+                               help="paper (§5): noise N(0, σ² I_d); stochastic (§3.3): N(0, σ²/d · I_d)."),
+            clip=st.checkbox("clip points to the unit ball", bool(prev("clip", True)),
+                             help="The subspace algorithms assume ‖x‖ ≤ 1, a public bound."),
+            random_state=int(st.number_input("seed", 0, 2**31 - 1, int(prev("random_state", 0)), help="Random seed of the generator.")))
+    elif kind == "gaussians":
+        c1, c2, c3 = st.columns(3)
+        new = dict(
+            kind="gaussians",
+            n=c1.number_input("points n", 1, 200_000, int(prev("n", 2000)), help="Number of points."),
+            d=c2.number_input("dimension d", 1, 2000, int(prev("d", 10)), help="Dimension of the space."),
+            k=c3.number_input("components k", 1, 200, int(prev("k", 4)), help="Number of Gaussian components."),
+            sigma=c1.number_input("component σ", value=float(prev("sigma", 0.1)), step=0.01, format="%.3f",
+                                  help="Standard deviation of each component (must be ≥ 0)."),
+            center_box=c2.number_input("centre box", value=float(prev("center_box", 1.0)), step=0.1,
+                                       help="Centres are uniform in [−box, box]^d."),
+            random_state=int(c3.number_input("seed", 0, 2**31 - 1, int(prev("random_state", 0)), help="Random seed.")))
+    elif kind == "yaleb":
+        c1, c2, c3 = st.columns(3)
+        new = dict(
+            kind="yaleb",
+            subjects=int(c1.number_input("subjects", 2, 31, int(prev("subjects", 5)) if isinstance(prev("subjects", 5), int) else 5,
+                                         help="Number of people, drawn at random among the 31 with 64 images.")),
+            n_per_subject=int(c2.number_input("images per subject", 2, 64, int(prev("n_per_subject", 64)),
+                                              help="64 gives the paper's n = 320 for 5 subjects.")),
+            pca_dim=int(c3.number_input("per-subject PCA dimension", 0, 63, int(prev("pca_dim", 9)),
+                                        help="Each subject is projected on its own affine subspace of this dimension (paper: 9). 0 = off.")),
+            d=int(c1.number_input("final dimension d", 0, 2016, int(prev("d", 50)),
+                                  help="Random Gaussian projection to this dimension (paper: 50). 0 = keep the 2016 pixels.")),
+            normalize=c2.selectbox("norm bound", ["rows", "pixels"], index=["rows", "pixels"].index(prev("normalize", "rows")),
+                                   help="rows: each face scaled to unit norm (per-record, leaks nothing). "
+                                        "pixels: divide by the public pixel bound."),
+            random_state=int(c3.number_input("seed", 0, 2**31 - 1, int(prev("random_state", 0)),
+                                             help="Seed for the choice of subjects and the projection.")))
+    elif kind == "cluto":
+        new = dict(kind="cluto", name=st.selectbox("matrix", CLUTO_NAMES, index=CLUTO_NAMES.index(prev("name", "classic3")),
+                                                   help="The seven CLUTO sets of the co-clustering paper's Table 1."))
+    else:
+        c1, c2, c3 = st.columns(3)
+        new = dict(
+            kind="blocks",
+            n_rows=int(c1.number_input("rows", 2, 20_000, int(prev("n_rows", 200)), help="Number of rows (e.g. documents).")),
+            n_cols=int(c2.number_input("columns", 2, 20_000, int(prev("n_cols", 150)), help="Number of columns (e.g. terms).")),
+            k=int(c3.number_input("row clusters", 1, 50, int(prev("k", 3)), help="Number of row clusters.")),
+            l=int(c1.number_input("column clusters", 1, 50, int(prev("l", 3)), help="Number of column clusters.")),
+            signal=float(c2.number_input("block signal", value=float(prev("signal", 5.0)), help="Extra Poisson rate inside the blocks.")),
+            noise=float(c3.number_input("background rate", value=float(prev("noise", 0.5)), help="Poisson rate everywhere.")),
+            random_state=int(st.number_input("seed", 0, 2**31 - 1, int(prev("random_state", 0)), help="Random seed.")))
+    submitted = st.form_submit_button("Generate / load", type="primary")
+
+if submitted:
+    if set_dataset(new) is not None:
+        st.success("Dataset loaded; the other pages now use it.")
+
+ds = current_dataset()
+st.subheader(ds.name)
+st.caption(ds.description)
+summary = pd.DataFrame({"value": [str(v) for v in ds.summary().values()]}, index=list(ds.summary().keys()))
+left, right = st.columns([1, 2])
+with left:
+    st.dataframe(summary, width="stretch")
+    privacy_statement(
+        private=[],
+        not_private=["the data themselves (nothing is released on this page)",
+                     "the ground-truth labels, used only to evaluate"],
+        caveats=[ds.privacy_note] if ds.privacy_note else [])
+    if ds.extras.get("n_clipped"):
+        st.caption(f"{ds.extras['n_clipped']} of {ds.n} rows were clipped to the public bound.")
+with right:
+    if ds.kind == "counts":
+        st.plotly_chart(sparse_overview(ds.X, ds.labels), width="stretch")
+        st.caption("What to look for: documents sorted by class show bands of shared terms.")
+    else:
+        if "images" in ds.extras:
+            st.plotly_chart(face_grid(ds.extras["images"], ds.labels), width="stretch")
+        st.plotly_chart(projection_scatter(ds.X, ds.labels, subspace_sets={"true subspaces": ds.subspaces},
+                                           centers_sets={"true centres": ds.centers}, label_name="class"),
+                        width="stretch")
+        st.caption("What to look for: each colour is a true class; with synthetic subspaces the true "
+                   "subspaces are drawn as lines or discs.")

@@ -1,0 +1,123 @@
+"""Datasets: the §5 generator, Yale B preprocessing, the shipped CLUTO matrices, clipping."""
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpcore.data import (CLUTO_NAMES, clip_to_ball, load_cluto, load_dataset, load_yaleb, make_block_matrix,
+                         make_gaussian_mixture, make_union_of_subspaces)
+from dpcore.metrics import squared_distances_to_subspaces
+
+
+@pytest.mark.parametrize("model", ["paper", "stochastic"])
+def test_points_lie_within_sigma_noise_of_their_subspace(model):
+    n, d, k, q, sigma = 3000, 10, 3, 3, 0.1
+    ds = make_union_of_subspaces(n, d, k, q, sigma, random_state=0, model=model, clip=False)
+    var = sigma ** 2 if model == "paper" else sigma ** 2 / d
+    r2 = squared_distances_to_subspaces(ds.X, ds.subspaces)[np.arange(n), ds.labels]
+    # residual orthogonal to the subspace is Gaussian noise in d−q dims: r²/var ~ χ²_{d−q}
+    dof = d - q
+    assert abs(r2.mean() / var - dof) < 5 * np.sqrt(2 * dof / n)  # 5 standard errors of the mean
+    # no point further than the (1 − 1e−6/n) quantile (union bound over the n points)
+    assert r2.max() / var < stats.chi2.ppf(1 - 1e-6 / n, dof)
+    # the in-subspace part has unit norm (y on the unit sphere): ‖proj‖² = 1 + χ²_q·var
+    proj2 = np.sum(ds.X ** 2, axis=1) - r2
+    assert abs(proj2.mean() - (1 + q * var)) < 5 * np.sqrt(2 * q / n) * var + 5 * 2 * np.sqrt(var / n)
+
+
+def test_labels_are_uniform_over_clusters():
+    n, k = 6000, 4
+    ds = make_union_of_subspaces(n, 8, k, 2, 0.05, random_state=1)
+    counts = np.bincount(ds.labels, minlength=k)
+    # χ² goodness of fit to the uniform distribution; a 0.1 % level
+    assert stats.chisquare(counts).pvalue > 1e-3
+    assert ds.subspaces.shape == (k, 8, 2)
+    assert np.allclose(np.einsum("kdi,kdj->kij", ds.subspaces, ds.subspaces), np.eye(2))
+
+
+def test_clipping_to_the_unit_ball_is_reported():
+    ds = make_union_of_subspaces(1000, 10, 3, 3, 0.1, random_state=0)
+    assert np.linalg.norm(ds.X, axis=1).max() <= 1 + 1e-12
+    raw = make_union_of_subspaces(1000, 10, 3, 3, 0.1, random_state=0, clip=False)
+    assert ds.extras["n_clipped"] == int((np.linalg.norm(raw.X, axis=1) > 1).sum()) > 0
+    Xc, m = clip_to_ball(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0)
+    assert m == 1 and np.allclose(Xc, [[0.6, 0.8], [0.3, 0.4]])
+
+
+def test_same_seed_same_data():
+    a = load_dataset("subspaces", n=50, d=5, k=2, q=2, sigma=0.1, random_state=3)
+    b = make_union_of_subspaces(50, 5, 2, 2, 0.1, random_state=3)
+    assert np.array_equal(a.X, b.X)
+
+
+def test_gaussian_mixture_and_public_radius():
+    ds = make_gaussian_mixture(4000, 20, 5, sigma=0.1, random_state=0)
+    assert ds.X.shape == (4000, 20) and ds.centers.shape == (5, 20)
+    resid = ds.X - ds.centers[ds.labels]
+    assert abs(resid.std() - 0.1) < 0.005  # 80 000 N(0, 0.01) draws: SE of the sd ≈ 0.00025
+    # the radius comes from the parameters: √d(box + 4σ)
+    assert ds.extras["public_radius"] == pytest.approx(np.sqrt(20) * 1.4)
+
+
+def test_yaleb_preprocessing_matches_the_paper():
+    ds = load_yaleb(subjects=5, random_state=0)
+    assert ds.X.shape == (320, 50)
+    assert np.array_equal(np.bincount(ds.labels), [64] * 5)
+    Xa = ds.extras["X_affine"]
+    for c in range(5):
+        Z = Xa[ds.labels == c]
+        s = np.linalg.svd(Z - Z.mean(0), compute_uv=False)
+        # 9 non-zero singular values, the 10th at round-off level
+        assert s[8] > 1e-3 and s[9] < 1e-10 * s[0]
+    assert np.allclose(np.linalg.norm(ds.X, axis=1), 1.0)  # rows normalised (per-record)
+    assert ds.extras["images"].shape == (320, 48, 42)
+
+
+def test_yaleb_pixels_normalisation_uses_public_bound():
+    ds = load_yaleb(subjects=[0, 1], n_per_subject=10, pca_dim=0, d=0, normalize="pixels")
+    assert ds.X.shape == (20, 2016)
+    assert np.linalg.norm(ds.X, axis=1).max() <= 1.0
+
+
+# shapes, non-zeros and classes from shared/datasets/README.md (Table 1 of the co-clustering paper)
+CLUTO_TABLE = {
+    "classic3": (3891, 4303, 176347, 3), "cstr": (475, 1000, 15989, 4), "tr11": (414, 6429, 116613, 9),
+    "tr41": (878, 7454, 171509, 10), "k1b": (2340, 10431, 334936, 6), "hitech": (2301, 10080, 331373, 6),
+    "reviews": (4069, 18483, 758635, 5),
+}
+
+
+@pytest.mark.parametrize("name", CLUTO_NAMES)
+def test_cluto_matrices_match_the_table(name):
+    ds = load_cluto(name)
+    n, m, nnz, classes = CLUTO_TABLE[name]
+    assert ds.X.shape == (n, m)
+    assert ds.X.nnz == nnz
+    assert np.unique(ds.labels).size == classes and ds.labels.min() == 0 and ds.labels.size == n
+    assert ds.X.data.min() >= 1 and np.all(ds.X.data == np.round(ds.X.data))  # positive integer counts
+
+
+def test_block_matrix_has_its_blocks():
+    ds = make_block_matrix(60, 40, 2, 2, signal=5, noise=0.5, random_state=0)
+    A = ds.X.toarray()
+    r, c = ds.labels, ds.extras["column_labels"]
+    inside = A[(r[:, None] % 2) == c[None, :]].mean()
+    outside = A[(r[:, None] % 2) != c[None, :]].mean()
+    assert abs(inside - 5.5) < 0.2 and abs(outside - 0.5) < 0.1  # Poisson means, ≥ 1200 cells each
+
+
+@pytest.mark.parametrize("call,word", [
+    (lambda: make_union_of_subspaces(n=2, k=3), "n must be >= k"),
+    (lambda: make_union_of_subspaces(d=3, q=3), "q must be < d"),
+    (lambda: make_union_of_subspaces(sigma=-0.1), "sigma"),
+    (lambda: make_union_of_subspaces(model="other"), "model"),
+    (lambda: make_gaussian_mixture(n=3, k=4), "n must be >= k"),
+    (lambda: load_cluto("sports"), "name must be one of"),
+    (lambda: load_dataset("mnist"), "kind must be one of"),
+    (lambda: load_yaleb(subjects=40), "subjects"),
+    (lambda: load_yaleb(subjects=[10, 11]), "subjects"),  # subject 10 has only 60 images
+    (lambda: clip_to_ball(np.ones((2, 2)), 0.0), "radius"),
+    (lambda: clip_to_ball(np.array([[np.nan, 1.0]]), 1.0), "finite"),
+])
+def test_bad_input_names_the_parameter(call, word):
+    with pytest.raises(ValueError, match=word):
+        call()

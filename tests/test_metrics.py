@@ -1,0 +1,74 @@
+"""Metrics: subspace distances, d_W, the subspace cost, agreement scores, objectives."""
+import numpy as np
+import pytest
+
+from dpcore.data import random_subspaces
+from dpcore.metrics import (ari, clustering_accuracy, kmeans_objective, kmedian_objective, nmi, principal_angles,
+                            subspace_cost, subspace_distance, wasserstein_distance)
+
+
+def test_distance_to_itself_is_zero_and_orthogonal_lines_are_sqrt2():
+    U = random_subspaces(1, 6, 3, 0)[0]
+    assert subspace_distance(U, U) == pytest.approx(0.0, abs=1e-7)
+    e1, e2 = np.eye(3)[:, :1], np.eye(3)[:, 1:2]
+    assert subspace_distance(e1, e2) == pytest.approx(np.sqrt(2))
+
+
+def test_distance_is_frobenius_of_projector_difference_and_sqrt2_sin():
+    rng = np.random.default_rng(0)
+    U, V = random_subspaces(2, 7, 3, rng)
+    direct = np.linalg.norm(U @ U.T - V @ V.T)
+    assert subspace_distance(U, V) == pytest.approx(direct, rel=1e-10)
+    assert subspace_distance(U, V) == pytest.approx(np.sqrt(2) * np.linalg.norm(np.sin(principal_angles(U, V))))
+
+
+def test_principal_angles_of_a_known_pair():
+    t = 0.3
+    U = np.array([[1.0, 0], [0, 1], [0, 0]])
+    V = np.array([[1.0, 0], [0, np.cos(t)], [0, np.sin(t)]])
+    assert np.allclose(principal_angles(U, V), [0.0, t])
+
+
+def test_wasserstein_is_permutation_invariant_and_zero_on_itself():
+    Us = random_subspaces(4, 8, 2, 1)
+    Vs = random_subspaces(4, 8, 2, 2)
+    perm = [2, 0, 3, 1]
+    assert wasserstein_distance(Us, Us[perm]) == pytest.approx(0.0, abs=1e-7)
+    assert wasserstein_distance(Us, Vs) == pytest.approx(wasserstein_distance(Us[perm], Vs))
+    assert wasserstein_distance(Us, Vs) == pytest.approx(wasserstein_distance(Vs, Us))
+    # best matching is no worse than the identity matching
+    ident = np.sqrt(sum(subspace_distance(a, b) ** 2 for a, b in zip(Us, Vs)))
+    assert wasserstein_distance(Us, Vs) <= ident + 1e-12
+
+
+def test_subspace_cost_zero_on_noiseless_data_and_positive_otherwise():
+    Us = random_subspaces(2, 5, 2, 3)
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.standard_normal((20, 2)) @ U.T for U in Us])
+    assert subspace_cost(X, Us) == pytest.approx(0.0, abs=1e-12)
+    assert subspace_cost(X, random_subspaces(2, 5, 2, 4)) > 0.01
+
+
+def test_accuracy_nmi_ari_under_relabelling():
+    y = np.array([0, 0, 1, 1, 2, 2, 2])
+    z = np.array([5, 5, 3, 3, 9, 9, 3])  # one point wrong, ids permuted
+    assert clustering_accuracy(y, z) == pytest.approx(6 / 7)
+    assert clustering_accuracy(y, (y + 1) % 3) == 1.0
+    assert nmi(y, (y + 1) % 3) == pytest.approx(1.0) and ari(y, (y + 1) % 3) == pytest.approx(1.0)
+    assert nmi(y, z) < 1.0
+
+
+def test_kmeans_and_kmedian_objectives():
+    X = np.array([[0.0, 0], [2, 0], [10, 0]])
+    C = np.array([[1.0, 0], [10, 0]])
+    assert kmeans_objective(X, C) == pytest.approx(2.0)
+    assert kmedian_objective(X, C) == pytest.approx(2.0)
+
+
+def test_metric_bad_input():
+    with pytest.raises(ValueError, match="same shape"):
+        wasserstein_distance(random_subspaces(2, 5, 2, 0), random_subspaces(3, 5, 2, 0))
+    with pytest.raises(ValueError, match="orthonormal"):
+        wasserstein_distance(np.ones((1, 3, 1)), np.ones((1, 3, 1)))
+    with pytest.raises(ValueError, match="same length"):
+        clustering_accuracy([0, 1], [0])
