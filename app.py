@@ -10,8 +10,9 @@ import streamlit as st
 from ui.common import sidebar
 
 PAGES_DIR = Path(__file__).parent / "pages"
-ICONS = {"home": "🏠", "data": "🗂️", "cluster": "🔵", "gibbs": "🎲", "coclustering": "🧩",
-         "kmeans": "📍", "privacy utility": "📈", "audit": "🔍"}
+ICONS = {"home": ":material/home:", "data": ":material/dataset:", "cluster": ":material/scatter_plot:",
+         "gibbs": ":material/casino:", "coclustering": ":material/grid_view:", "kmeans": ":material/hub:",
+         "privacy utility": ":material/show_chart:", "audit": ":material/policy:"}
 
 
 def page_title(path: Path) -> str:
@@ -25,7 +26,7 @@ def discover_pages():
                     default=(i == 0)) for i, p in enumerate(files)]
 
 
-st.set_page_config(page_title="dpclust-explorer", page_icon="🔐", layout="wide")
+st.set_page_config(page_title="dpclust-explorer", page_icon=":material/lock:", layout="wide")
 navigation = st.navigation(discover_pages())
 sidebar()
 navigation.run()

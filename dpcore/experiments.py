@@ -1,0 +1,290 @@
+"""Privacy–utility sweeps: dataset × algorithms × ε grid × trials × metrics -> a tidy DataFrame.
+
+Design
+------
+- **Declarative.** A :class:`Sweep` names a dataset by its small parameters (the dict that
+  :func:`dpcore.data.load_dataset` takes), algorithms by registry name with parameters, an ε
+  grid, a number of trials and metric names. Bad specs raise ``ValueError``.
+- **Reproducible whatever the order or the number of workers.** Each run's generator comes
+  from ``numpy.random.SeedSequence(seed, spawn_key=(label, ε, trial))`` (strings hashed
+  stably), so a run's result depends on what it is, never on when or where it ran; rows are
+  sorted before they are returned.
+- **Any executor.** Runs go through a ``concurrent.futures.Executor``: none (in process) for
+  ``n_jobs=1``, a spawn-based process pool for ``n_jobs > 1``, or one you pass — e.g. a Dask
+  distributed client's executor (:func:`dask_executor`) for sweeps that outgrow one machine.
+- **Resumable.** With ``store=DIR`` every finished run is written to its own JSON file named by
+  a hash of everything that defines it; a re-run (after a crash or Ctrl-C) loads those files and
+  computes only the missing runs.
+
+Non-private algorithms ignore ε: they run once per trial and their rows have ε = NaN (the
+reference line of a privacy–utility plot).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import math
+import multiprocessing
+import os
+import time
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import metrics as M
+from ._validation import check_epsilon, check_int
+from .data import load_dataset
+
+__all__ = ["Algorithm", "ALGORITHMS", "METRICS", "Sweep", "run_sweep", "summarize", "dask_executor", "run_seed"]
+
+
+# ----------------------------------------------------------------------------- registries
+@dataclass(frozen=True)
+class Algorithm:
+    """A registry entry: ``target`` is "module:Class"; the estimator is built as
+    ``Class(**defaults(ds), **params, [epsilon=ε, delta=δ,] random_state=rng)`` and fitted on
+    ``ds.X``. ``private`` says whether it takes (ε, δ); ``family`` which metrics apply."""
+    target: str
+    private: bool
+    family: str  # "subspace" | "cocluster" | "kmeans"
+    takes_delta: bool = False
+    description: str = ""
+
+    def load(self):
+        module, cls = self.target.split(":")
+        try:
+            return getattr(importlib.import_module(module), cls)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"algorithm {self.target} is not available in this version of dpcore ({exc})") from None
+
+
+def _subspace_defaults(ds):
+    q = ds.subspaces.shape[2] if ds.subspaces is not None else 9
+    return {"n_clusters": int(ds.n_classes or 3), "subspace_dim": int(q)}
+
+
+def _cluster_defaults(ds):
+    return {"n_clusters": int(ds.n_classes or 3)}
+
+
+FAMILY_DEFAULTS = {"subspace": _subspace_defaults, "kmeans": _cluster_defaults, "cocluster": lambda ds: {}}
+
+ALGORITHMS: dict[str, Algorithm] = {
+    # non-private subspace solvers
+    "kplane": Algorithm("dpcore.subspace.kplane:KPlane", False, "subspace", description="k-plane (non-private)"),
+    "tsc": Algorithm("dpcore.subspace.tsc:TSC", False, "subspace", description="TSC (non-private)"),
+    "ssc": Algorithm("dpcore.subspace.ssc:SSC", False, "subspace", description="SSC (non-private)"),
+    "lrr": Algorithm("dpcore.subspace.lrr:LRR", False, "subspace", description="LRR (non-private)"),
+}
+
+
+def _metric_subspace_dw(ds, est, ctx):
+    return M.wasserstein_distance(ds.subspaces, est.subspaces_) if ds.subspaces is not None else math.nan
+
+
+def _metric_subspace_cost(ds, est, ctx):
+    return M.subspace_cost(ds.X, est.subspaces_)
+
+
+def _labels(est):
+    for name in ("labels_", "row_labels_"):
+        if hasattr(est, name):
+            return getattr(est, name)
+    raise ValueError("the estimator has no labels_ to evaluate")
+
+
+def _metric_nmi(ds, est, ctx):
+    return M.nmi(ds.labels, _labels(est)) if ds.labels is not None else math.nan
+
+
+def _metric_accuracy(ds, est, ctx):
+    return M.clustering_accuracy(ds.labels, _labels(est)) if ds.labels is not None else math.nan
+
+
+def _metric_kmeans_objective(ds, est, ctx):
+    return M.kmeans_objective(ds.X, est.cluster_centers_)
+
+
+METRICS = {
+    "d_W": (_metric_subspace_dw, {"subspace"}),
+    "cost": (_metric_subspace_cost, {"subspace"}),
+    "nmi": (_metric_nmi, {"subspace", "cocluster", "kmeans"}),
+    "accuracy": (_metric_accuracy, {"subspace", "cocluster", "kmeans"}),
+    "objective": (_metric_kmeans_objective, {"kmeans"}),
+}
+
+
+# ----------------------------------------------------------------------------- sweep spec
+@dataclass
+class Sweep:
+    """What to run. ``algorithms`` items are dicts ``{"name", "label"?, "params"?}``."""
+    dataset: dict
+    algorithms: list
+    epsilons: list
+    trials: int = 5
+    metrics: list = field(default_factory=lambda: ["d_W", "cost"])
+    delta: float | None = None
+    seed: int = 0
+
+    def validated(self):
+        if not isinstance(self.dataset, dict) or "kind" not in self.dataset:
+            raise ValueError("dataset must be a dict of load_dataset parameters with a 'kind'")
+        eps = [check_epsilon(e, "epsilons") for e in self.epsilons]
+        if not eps:
+            raise ValueError("epsilons must hold at least one epsilon > 0 (the grid is empty)")
+        trials = check_int(self.trials, "trials", 1)
+        if not self.algorithms:
+            raise ValueError("algorithms must name at least one algorithm")
+        algs = []
+        for a in self.algorithms:
+            a = {"name": a} if isinstance(a, str) else dict(a)
+            if a.get("name") not in ALGORITHMS:
+                raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {a.get('name')!r}")
+            a.setdefault("label", a["name"])
+            a.setdefault("params", {})
+            algs.append(a)
+        labels = [a["label"] for a in algs]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"algorithm labels must be unique; got {labels}")
+        for m in self.metrics:
+            if m not in METRICS:
+                raise ValueError(f"metric must be one of {', '.join(METRICS)}; got {m!r}")
+        if not self.metrics:
+            raise ValueError("metrics must name at least one metric")
+        return Sweep(dict(self.dataset), algs, eps, trials, list(self.metrics), self.delta, int(self.seed))
+
+    def tasks(self):
+        """One dict per run (non-private algorithms once per trial, ε = NaN)."""
+        out = []
+        for a in self.algorithms:
+            grid = self.epsilons if ALGORITHMS[a["name"]].private else [math.nan]
+            for eps in grid:
+                for t in range(self.trials):
+                    out.append({"dataset": self.dataset, "algorithm": a, "epsilon": eps, "delta": self.delta,
+                                "trial": t, "seed": self.seed, "metrics": self.metrics})
+        return out
+
+
+def _stable_int(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+
+
+def run_seed(seed, label, epsilon, trial) -> np.random.SeedSequence:
+    """The SeedSequence of one run: a function of (seed, label, ε, trial) only."""
+    return np.random.SeedSequence(seed, spawn_key=(_stable_int(label), _stable_int(repr(float(epsilon))), int(trial)))
+
+
+def _task_key(task) -> str:
+    return hashlib.sha256(json.dumps(task, sort_keys=True, default=repr).encode()).hexdigest()[:24]
+
+
+# ----------------------------------------------------------------------------- running
+@lru_cache(maxsize=4)
+def _dataset(spec_json):
+    return load_dataset(**json.loads(spec_json))
+
+
+def run_task(task) -> dict:
+    """Run one task (a dict from :meth:`Sweep.tasks`) and return its result row."""
+    ds = _dataset(json.dumps(task["dataset"], sort_keys=True))
+    a = task["algorithm"]
+    entry = ALGORITHMS[a["name"]]
+    cls = entry.load()
+    ss = run_seed(task["seed"], a["label"], task["epsilon"], task["trial"])
+    rng = np.random.default_rng(ss)
+    params = {**FAMILY_DEFAULTS[entry.family](ds), **a["params"]}
+    if entry.private:
+        params["epsilon"] = task["epsilon"]
+        if entry.takes_delta and task["delta"] is not None:
+            params["delta"] = task["delta"]
+    t0 = time.perf_counter()
+    est = cls(**params, random_state=rng).fit(ds.X)
+    seconds = time.perf_counter() - t0
+    row = {"algorithm": a["label"], "name": a["name"], "private": entry.private, "epsilon": task["epsilon"],
+           "delta": getattr(est, "delta_spent_", math.nan) if entry.private else math.nan,
+           "epsilon_spent": getattr(est, "epsilon_spent_", math.nan) if entry.private else math.nan,
+           "trial": task["trial"], "seed": int(ss.generate_state(1)[0]), "seconds": seconds}
+    for m in task["metrics"]:
+        fn, families = METRICS[m]
+        row[m] = float(fn(ds, est, None)) if entry.family in families else math.nan
+    return row
+
+
+def dask_executor(address: str):
+    """A ``concurrent.futures`` executor backed by a Dask distributed scheduler at ``address``
+    (e.g. ``"tcp://10.0.0.5:8786"``), for sweeps larger than one machine. Needs the
+    ``distributed`` package and dpcore importable on every worker."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError("a scheduler address needs the 'distributed' package (pip install distributed)") from None
+    return Client(address).get_executor()
+
+
+def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, store=None, progress=None):
+    """Run every task of ``sweep`` and return one DataFrame row per run.
+
+    ``progress(done, total)`` is called after each finished run (and once at the start with
+    runs loaded from ``store``). Rows are sorted by (algorithm order, ε, trial).
+    """
+    sweep = sweep.validated()
+    n_jobs = check_int(n_jobs, "n_jobs", 1, os.cpu_count() or 1)
+    tasks = sweep.tasks()
+    store = Path(store) if store is not None else None
+    rows, todo = {}, []
+    for task in tasks:
+        key = _task_key(task)
+        path = store / f"{key}.json" if store else None
+        if path is not None and path.exists():
+            rows[key] = json.loads(path.read_text())
+        else:
+            todo.append((key, task))
+    if store is not None:
+        store.mkdir(parents=True, exist_ok=True)
+    total = len(tasks)
+    if progress:
+        progress(len(rows), total)
+
+    def finish(key, row):
+        rows[key] = row
+        if store is not None:
+            tmp = store / f"{key}.json.tmp"
+            tmp.write_text(json.dumps(row))
+            tmp.replace(store / f"{key}.json")  # atomic: a killed sweep never leaves half a file
+        if progress:
+            progress(len(rows), total)
+
+    own_pool = None
+    if executor is None and n_jobs > 1 and len(todo) > 1:
+        executor = own_pool = ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        if executor is None:
+            for key, task in todo:
+                finish(key, run_task(task))
+        else:
+            futures = {executor.submit(run_task, task): key for key, task in todo}
+            from concurrent.futures import as_completed
+            for fut in as_completed(futures):
+                finish(futures[fut], fut.result())
+    finally:
+        if own_pool is not None:
+            own_pool.shutdown(cancel_futures=True)
+    order = {a["label"]: i for i, a in enumerate(sweep.algorithms)}
+    df = pd.DataFrame([rows[_task_key(t)] for t in tasks])
+    df["_o"] = df["algorithm"].map(order)
+    df = df.sort_values(["_o", "epsilon", "trial"], na_position="first").drop(columns="_o").reset_index(drop=True)
+    return df
+
+
+def summarize(df: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Median and inter-quartile range of ``metric`` per (algorithm, ε)."""
+    if metric not in df.columns:
+        raise ValueError(f"metric must be a column of the results; got {metric!r}")
+    g = df.groupby(["algorithm", "epsilon"], dropna=False, sort=False)[metric]
+    out = g.agg(median="median", q25=lambda s: s.quantile(0.25), q75=lambda s: s.quantile(0.75), runs="count")
+    return out.reset_index()

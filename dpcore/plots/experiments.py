@@ -1,0 +1,58 @@
+"""Privacy–utility curves from a sweep DataFrame (dpcore.experiments)."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..experiments import summarize
+from .data import PALETTE
+
+__all__ = ["privacy_utility_figure"]
+
+METRIC_TITLES = {"d_W": "Wasserstein distance d_W to the truth", "cost": "k-means subspace cost (eq. 3)",
+                 "nmi": "NMI with the true labels", "accuracy": "clustering accuracy",
+                 "objective": "k-means objective", "objective_ratio": "objective / k-means++ objective"}
+
+
+def _rgba(hex_color, alpha):
+    h = hex_color.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def privacy_utility_figure(df, metrics, title="", log_y=None):
+    """One panel per metric: median and inter-quartile band against log10 ε for each private
+    algorithm; non-private algorithms (ε = NaN) as horizontal dashed lines at their median."""
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=[METRIC_TITLES.get(m, m) for m in metrics])
+    algorithms = list(dict.fromkeys(df["algorithm"]))
+    eps_all = df["epsilon"].dropna()
+    x_span = (np.log10(eps_all.min()), np.log10(eps_all.max())) if len(eps_all) else (0.0, 1.0)
+    for j, m in enumerate(metrics, start=1):
+        s = summarize(df, m)
+        for i, alg in enumerate(algorithms):
+            color = PALETTE[i % len(PALETTE)]
+            part = s[s["algorithm"] == alg]
+            show = j == 1
+            if part["epsilon"].isna().all():
+                y = float(part["median"].iloc[0])
+                fig.add_trace(go.Scatter(x=list(x_span), y=[y, y], mode="lines", name=f"{alg} (non-private)",
+                                         line=dict(color=color, dash="dash"), legendgroup=alg, showlegend=show), 1, j)
+                continue
+            part = part.sort_values("epsilon")
+            x = np.log10(part["epsilon"].to_numpy())
+            fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[part["q75"], part["q25"][::-1]], fill="toself",
+                                     fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
+                                     legendgroup=alg, showlegend=False), 1, j)
+            fig.add_trace(go.Scatter(x=x, y=part["median"], mode="lines+markers", name=alg, line=dict(color=color),
+                                     legendgroup=alg, showlegend=show,
+                                     customdata=np.c_[part["epsilon"], part["runs"]],
+                                     hovertemplate="ε=%{customdata[0]:.3g}<br>median %{y:.4g}<br>%{customdata[1]} runs"),
+                          1, j)
+        fig.update_xaxes(title_text="log10 ε", row=1, col=j)
+        if log_y or (log_y is None and m in ("cost", "objective")):
+            fig.update_yaxes(type="log", row=1, col=j)
+    fig.update_layout(title=title or "Privacy–utility: median and inter-quartile band", height=430,
+                      margin=dict(l=0, r=0, t=70, b=0))
+    return fig
