@@ -40,7 +40,7 @@ from . import metrics as M
 from ._validation import check_epsilon, check_int
 from .data import load_dataset
 
-__all__ = ["Algorithm", "ALGORITHMS", "METRICS", "Sweep", "run_sweep", "summarize", "dask_executor", "run_seed"]
+__all__ = ["Algorithm", "ALGORITHMS", "METRICS", "PRESETS", "preset", "presets_for", "Sweep", "run_sweep", "summarize", "dask_executor", "run_seed"]
 
 
 # ----------------------------------------------------------------------------- registries
@@ -68,11 +68,18 @@ def _subspace_defaults(ds):
     return {"n_clusters": int(ds.n_classes or 3), "subspace_dim": int(q)}
 
 
-def _cluster_defaults(ds):
+def _kmeans_defaults(ds):
     return {"n_clusters": int(ds.n_classes or 3)}
 
 
-FAMILY_DEFAULTS = {"subspace": _subspace_defaults, "kmeans": _cluster_defaults, "cocluster": lambda ds: {}}
+def _cocluster_defaults(ds):
+    k = int(ds.n_classes or 3)
+    return {"n_row_clusters": k, "n_col_clusters": k}
+
+
+FAMILY_DEFAULTS = {"subspace": _subspace_defaults, "kmeans": _kmeans_defaults, "cocluster": _cocluster_defaults}
+#: which dataset kinds each family runs on
+FAMILY_KINDS = {"subspace": {"points"}, "kmeans": {"points"}, "cocluster": {"counts"}}
 
 ALGORITHMS: dict[str, Algorithm] = {
     # non-private subspace solvers
@@ -80,7 +87,46 @@ ALGORITHMS: dict[str, Algorithm] = {
     "tsc": Algorithm("dpcore.subspace.tsc:TSC", False, "subspace", description="TSC (non-private)"),
     "ssc": Algorithm("dpcore.subspace.ssc:SSC", False, "subspace", description="SSC (non-private)"),
     "lrr": Algorithm("dpcore.subspace.lrr:LRR", False, "subspace", description="LRR (non-private)"),
+    # private subspace clustering
+    "sulq_kplane": Algorithm("dpcore.subspace.sulq:SuLQKPlane", True, "subspace", takes_delta=True,
+                             description="SuLQ k-plane (App. E)"),
+    "sample_aggregate": Algorithm("dpcore.subspace.sample_aggregate:SampleAggregateSubspace", True, "subspace",
+                                  takes_delta=True, description="sample-aggregate (Alg. 1)"),
+    "gibbs": Algorithm("dpcore.subspace.gibbs:GibbsSubspaceClustering", True, "subspace",
+                       description="Gibbs sampler of the exponential mechanism (§4)"),
+    # co-clustering
+    "fast_taucc": Algorithm("dpcore.cocluster.taucc:FastTauCC", False, "cocluster", description="Fast-τCC (non-private)"),
+    "dp_taucc": Algorithm("dpcore.cocluster.dptaucc:DPTauCC", True, "cocluster", description="DP-τCC (Alg. 1)"),
 }
+
+#: Named methods offered by the privacy–utility page and the reproduce CLI (the papers' names).
+PRESETS = {
+    "k-plane": {"name": "kplane"},
+    "SSC": {"name": "ssc"},
+    "LRR": {"name": "lrr"},
+    "TSC": {"name": "tsc"},
+    "SuLQ-10": {"name": "sulq_kplane", "params": {"n_iter": 10}},
+    "SuLQ-50": {"name": "sulq_kplane", "params": {"n_iter": 50}},
+    "s.a. TSC": {"name": "sample_aggregate", "params": {"solver": "tsc"}},
+    "s.a. SSC": {"name": "sample_aggregate", "params": {"solver": "ssc"}},
+    "s.a. k-plane": {"name": "sample_aggregate", "params": {"solver": "kplane"}},
+    "Gibbs": {"name": "gibbs"},
+    "Fast-τCC": {"name": "fast_taucc"},
+    "DP-τCC": {"name": "dp_taucc"},
+}
+
+
+def preset(label):
+    """The algorithm dict of a named method, e.g. ``preset("SuLQ-10")``."""
+    if label not in PRESETS:
+        raise ValueError(f"method must be one of {', '.join(PRESETS)}; got {label!r}")
+    p = PRESETS[label]
+    return {"name": p["name"], "label": label, "params": dict(p.get("params", {}))}
+
+
+def presets_for(kind):
+    """Names of the methods that run on a dataset of ``kind`` ("points" or "counts")."""
+    return [lab for lab, p in PRESETS.items() if kind in FAMILY_KINDS[ALGORITHMS[p["name"]].family]]
 
 
 def _metric_subspace_dw(ds, est, ctx):
@@ -92,7 +138,8 @@ def _metric_subspace_cost(ds, est, ctx):
 
 
 def _labels(est):
-    for name in ("labels_", "row_labels_"):
+    # DP-τCC: the paper's NMI uses row_assignment_ (raw rows against the last private T)
+    for name in ("labels_", "row_assignment_", "row_labels_"):
         if hasattr(est, name):
             return getattr(est, name)
     raise ValueError("the estimator has no labels_ to evaluate")
