@@ -28,6 +28,7 @@ import math
 import multiprocessing
 import os
 import time
+import warnings
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -250,12 +251,15 @@ def run_task(task) -> dict:
         if entry.takes_delta and task["delta"] is not None:
             params["delta"] = task["delta"]
     t0 = time.perf_counter()
-    est = cls(**params, random_state=rng).fit(ds.X)
+    with warnings.catch_warnings(record=True) as caught:  # kept with the row, shown by the page
+        warnings.simplefilter("always")
+        est = cls(**params, random_state=rng).fit(ds.X)
     seconds = time.perf_counter() - t0
     row = {"algorithm": a["label"], "name": a["name"], "private": entry.private, "epsilon": task["epsilon"],
            "delta": getattr(est, "delta_spent_", math.nan) if entry.private else math.nan,
            "epsilon_spent": getattr(est, "epsilon_spent_", math.nan) if entry.private else math.nan,
-           "trial": task["trial"], "seed": int(ss.generate_state(1)[0]), "seconds": seconds}
+           "trial": task["trial"], "seed": int(ss.generate_state(1)[0]), "seconds": seconds,
+           "warnings": " | ".join(dict.fromkeys(str(w.message) for w in caught))}
     for m in task["metrics"]:
         fn, families = METRICS[m]
         row[m] = float(fn(ds, est, None)) if entry.family in families else math.nan
