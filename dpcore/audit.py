@@ -10,6 +10,7 @@ evidence of a violation.
 """
 from __future__ import annotations
 
+import warnings
 from concurrent.futures import as_completed
 from dataclasses import dataclass
 
@@ -19,7 +20,9 @@ from scipy import stats
 from ._validation import check_int, check_real
 
 __all__ = ["clopper_pearson", "FrequencyCheck", "frequency_check", "bucket_counts", "epsilon_lower_bound",
-           "AuditResult", "audit_from_statistics", "run_audit", "add_point", "remove_point", "change_cell", "far_outlier"]
+           "AuditResult", "audit_from_statistics", "run_audit", "add_point", "remove_point", "change_cell", "far_outlier",
+           "STATISTICS", "STATISTIC_HELP", "EstimatorStatistic",
+           "NEIGHBOURS", "MIN_TRIALS", "make_neighbour", "audit_estimator"]
 
 
 def clopper_pearson(successes, trials, alpha):
@@ -272,3 +275,128 @@ def far_outlier(X, subspaces=None, radius=1.0):
         P = X.T @ X
     w, V = np.linalg.eigh(P + 1e-12 * np.eye(d))
     return radius * V[:, 0]
+
+
+# ----------------------------------------------------------------------------- estimators
+#: default test statistic per algorithm family (each a function of the *private* outputs only)
+STATISTICS = {
+    "subspace": "outlier_distance",
+    "cocluster": "table_cell",
+    "kmeans": "nearest_centre",
+}
+STATISTIC_HELP = {
+    "outlier_distance": "distance from the audited point to the nearest released subspace",
+    "table_cell": "the released contingency-table cell that holds the changed matrix cell "
+                  "(located with the released row and column partitions)",
+    "nearest_centre": "distance from the audited point to the nearest released centre",
+}
+
+
+@dataclass
+class EstimatorStatistic:
+    """``(X, rng) -> float``: fit a registered algorithm (``dpcore.experiments.ALGORITHMS``)
+    on X and reduce its release to a scalar. Picklable, so it can run in worker processes.
+
+    ``target`` is the audited point (``outlier_distance``, ``nearest_centre``) or the
+    (row, column) of the changed cell (``table_cell``).
+    """
+    name: str
+    params: dict
+    epsilon: float | None
+    statistic: str
+    target: object
+
+    def __post_init__(self):
+        from .experiments import ALGORITHMS
+        if self.name not in ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {self.name!r}")
+        entry = ALGORITHMS[self.name]
+        if entry.private and self.epsilon is None:
+            raise ValueError(f"epsilon must be given (> 0) for the private algorithm {self.name}")
+        if not entry.private and self.epsilon is not None:
+            raise ValueError(f"epsilon must be empty for {self.name}: it is not private and makes no privacy claim "
+                             "(the audit then measures how much it leaks)")
+        if self.statistic not in STATISTIC_HELP:
+            raise ValueError(f"statistic must be one of {', '.join(STATISTIC_HELP)}; got {self.statistic!r}")
+
+    @classmethod
+    def for_dataset(cls, name, dataset, epsilon, target, params=None, statistic=None):
+        """The statistic of algorithm ``name`` with the dataset's defaults (k, q from its
+        classes and subspaces, as in the experiments) and the family's default statistic."""
+        from .experiments import ALGORITHMS, FAMILY_DEFAULTS
+        if name not in ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {name!r}")
+        family = ALGORITHMS[name].family
+        return cls(name, {**FAMILY_DEFAULTS[family](dataset), **(params or {})}, epsilon,
+                   statistic or STATISTICS[family], target)
+
+    def __call__(self, X, rng):
+        from .experiments import ALGORITHMS
+        entry = ALGORITHMS[self.name]
+        params = dict(self.params)
+        if self.epsilon is not None:
+            params["epsilon"] = self.epsilon
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = entry.load()(**params, random_state=rng).fit(X)
+        if self.statistic == "outlier_distance":
+            from .metrics import squared_distances_to_subspaces
+            return float(np.sqrt(squared_distances_to_subspaces(np.asarray(self.target)[None], est.subspaces_).min()))
+        if self.statistic == "nearest_centre":
+            C = np.atleast_2d(est.cluster_centers_)
+            return float(np.sqrt(((C - np.asarray(self.target)[None]) ** 2).sum(1).min()))
+        i, j = self.target
+        r, c = int(est.row_labels_[i]), int(est.column_labels_[j])
+        return float(est.T_[r, c]) if r >= 0 and c >= 0 else 0.0
+
+
+NEIGHBOURS = {
+    "points": {"add_outlier": "add one far outlier (Fig. 1 of the subspace paper)",
+               "remove_point": "remove one point (the first row)"},
+    "counts": {"change_cell": "add 1 to one cell (the co-clustering paper's neighbouring relation)"},
+}
+MIN_TRIALS = 50
+
+
+def make_neighbour(dataset, neighbour):
+    """(D′, target) for a Dataset and a neighbour construction of :data:`NEIGHBOURS`.
+
+    ``target`` is what the default statistic looks at: the outlier / removed point, or the
+    changed cell. The changed cell is the first non-zero cell of the first row, so that
+    the change stays inside the data's support.
+    """
+    kind = dataset.kind
+    if neighbour not in NEIGHBOURS.get(kind, {}):
+        raise ValueError(f"neighbour must be one of {', '.join(NEIGHBOURS.get(kind, {}))} for a dataset of kind "
+                         f"{kind!r}; got {neighbour!r}")
+    X = dataset.X
+    if neighbour == "add_outlier":
+        p = far_outlier(X, dataset.subspaces, radius=1.0 if dataset.subspaces is not None else
+                        float(np.linalg.norm(X, axis=1).mean()))
+        return add_point(X, p), p
+    if neighbour == "remove_point":
+        return remove_point(X, 0), np.asarray(X[0], dtype=float)
+    import scipy.sparse as sp
+    row = sp.csr_matrix(X)[0]
+    j = int(row.indices[0]) if row.nnz else 0
+    return change_cell(X, 0, j, 1), (0, j)
+
+
+def audit_estimator(name, dataset, neighbour, trials, epsilon=None, params=None, confidence=0.95, seed=0,
+                    executor=None, progress=None):
+    """Audit a registered algorithm on ``dataset`` and its neighbour (see :func:`make_neighbour`).
+
+    The statistic is the family default of :data:`STATISTICS`; δ for the bound is the
+    algorithm's (ε, δ) when it has one. ``trials`` ≥ 50 runs per side.
+    """
+    trials = check_int(trials, "trials", MIN_TRIALS)
+    D_b, target = make_neighbour(dataset, neighbour)
+    stat = EstimatorStatistic.for_dataset(name, dataset, epsilon, target, params)
+    delta = 0.0
+    if epsilon is not None:
+        from .experiments import ALGORITHMS
+        if ALGORITHMS[name].takes_delta:
+            n = dataset.n
+            delta = (params or {}).get("delta") or 1.0 / (n * np.log(n))
+    # D (without the change) is side a; for "remove_point" D′ is the smaller set
+    return run_audit(stat, dataset.X, D_b, trials, confidence, delta, epsilon, seed, executor, progress=progress)

@@ -1,0 +1,24 @@
+"""Figure of a privacy audit: the statistic's distributions on D and D′ and the threshold."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+__all__ = ["audit_histograms"]
+
+
+def audit_histograms(result, statistic_name="statistic"):
+    """Overlaid histograms of the test statistic on D and on D′ with the chosen threshold."""
+    a, b = result.stats_a, result.stats_b
+    lo, hi = float(np.min(np.r_[a, b])), float(np.max(np.r_[a, b]))
+    size = (hi - lo) / 40 if hi > lo else 1.0
+    fig = go.Figure()
+    for data, name, color in ((a, "runs on D", "#636EFA"), (b, "runs on D′ (neighbour)", "#EF553B")):
+        fig.add_trace(go.Histogram(x=data, name=name, opacity=0.55, marker_color=color,
+                                   xbins=dict(start=lo - size, end=hi + size, size=size)))
+    fig.add_vline(x=result.threshold, line_dash="dash", line_color="black",
+                  annotation_text=f"threshold ({result.orientation})", annotation_position="top")
+    fig.update_layout(barmode="overlay", height=380, margin=dict(l=0, r=0, t=40, b=0),
+                      xaxis_title=statistic_name, yaxis_title="runs",
+                      title="Can a test tell D from D′ by looking at the release?")
+    return fig
