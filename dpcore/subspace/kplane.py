@@ -1,0 +1,194 @@
+"""k-plane clustering (Bradley & Mangasarian 2000), App. E steps 1–3 of the subspace paper.
+
+Alternate (1) nearest-subspace assignment and (2) refitting every subspace to the top-q
+eigenvectors of its cluster's scatter, until the assignment stops changing. Each step can
+only lower the k-means subspace cost of eq. (3), so the loop converges to a local optimum;
+``n_init`` restarts keep the run with the lowest cost.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_array, check_int, check_random_state, check_real, check_subspaces
+from ..data import random_subspaces
+from ..metrics import squared_distances_to_subspaces
+from .common import check_solver_input, complete_basis, fit_subspaces, single_threaded
+
+__all__ = ["KPlane", "kplane_step", "reseed_small_clusters", "init_subspaces"]
+
+
+def reseed_small_clusters(X, labels, sqdist, n_clusters, subspace_dim):
+    """Give every cluster with fewer than q points the worst-fitted points of other clusters.
+
+    A cluster with fewer than q = ``subspace_dim`` points (in particular an empty one) would
+    have an under-determined subspace. Such a cluster receives, one at a time, the points
+    with the largest squared distance to their own assigned subspace (``sqdist`` is the n×k
+    matrix of squared distances), taken only from clusters that keep more than q points.
+    This is the k-plane analogue of the usual k-means fix for empty clusters
+    (documented decision). Returns a new label array.
+    """
+    k, q = n_clusters, subspace_dim
+    labels = labels.copy()
+    counts = np.bincount(labels, minlength=k)
+    small = np.flatnonzero(counts < q)
+    if small.size == 0:
+        return labels
+    resid = sqdist[np.arange(labels.size), labels]
+    order = np.argsort(-resid, kind="stable")
+    pos = 0
+    moved = np.zeros(labels.size, dtype=bool)
+    for ell in small:
+        while counts[ell] < q and pos < order.size:
+            i = order[pos]
+            pos += 1
+            src = labels[i]
+            if moved[i] or src == ell or counts[src] <= q:
+                continue
+            labels[i] = ell
+            counts[src] -= 1
+            counts[ell] += 1
+            moved[i] = True
+    return labels
+
+
+def kplane_step(X, subspaces, random_state=None):
+    """One k-plane iteration: assign every row to its nearest subspace, then refit.
+
+    Parameters
+    ----------
+    X : (n, d) array of points as rows.
+    subspaces : (k, d, q) array of orthonormal bases.
+    random_state : used only by the fallback of :func:`fit_subspaces` when a cluster
+        still has fewer than q points (possible only if n < k·q).
+
+    Returns
+    -------
+    labels : (n,) the assignment used for the refit (nearest subspace, except that
+        clusters with fewer than q points were re-seeded, see :func:`reseed_small_clusters`).
+    new_subspaces : (k, d, q) the refitted bases.
+    """
+    X = check_array(X, "X")
+    U = check_subspaces(subspaces, "subspaces", d=X.shape[1])
+    k, _, q = U.shape
+    D2 = squared_distances_to_subspaces(X, U)
+    labels = np.argmin(D2, axis=1)
+    labels = reseed_small_clusters(X, labels, D2, k, q)
+    return labels, fit_subspaces(X, labels, k, q, random_state)
+
+
+def init_subspaces(X, n_clusters, subspace_dim, method, rng):
+    """Starting bases for k-plane.
+
+    ``"random"``: k independent uniformly random q-dimensional subspaces (the column space
+    of a d×q Gaussian matrix, as the paper generates subspaces). ``"points"``: the span of q
+    distinct data points drawn at random for each subspace (completed randomly if the
+    points are linearly dependent) — data-driven, usually a better start when d is large.
+    """
+    n, d = X.shape
+    k, q = n_clusters, subspace_dim
+    if method == "random":
+        return random_subspaces(k, d, q, rng)
+    if method == "points":
+        out = np.empty((k, d, q))
+        m = min(q, n)
+        for ell in range(k):
+            P = X[rng.choice(n, size=m, replace=False)].T  # d×m
+            Uq, s, _ = np.linalg.svd(P, full_matrices=False)
+            r = int(np.sum(s > 1e-10 * max(s[0], 1e-300))) if s.size else 0
+            out[ell] = complete_basis(Uq[:, :r] if r else None, d, q, rng)
+        return out
+    raise ValueError(f"init must be 'random', 'points' or an array of shape (k, d, q); got {method!r}")
+
+
+class KPlane:
+    """k-plane subspace clustering (non-private reference; App. E steps 1–3).
+
+    Parameters
+    ----------
+    n_clusters : int, number of subspaces k (1 ≤ k ≤ n).
+    subspace_dim : int, dimension q of every subspace (1 ≤ q < d).
+    n_init : int ≥ 1, number of restarts; the run with the lowest eq. (3) cost is kept.
+        Ignored (one run) when ``init`` is an array.
+    max_iter : int ≥ 1, maximum number of assignment/refit iterations per run.
+    init : ``"random"`` (uniform random subspaces), ``"points"`` (spans of q random data
+        points) or an array (k, d, q) of starting bases.
+    tol : float ≥ 0; a run stops when the assignment no longer changes or the cost
+        decreases by at most ``tol`` (absolute, on the eq. (3) scale).
+    random_state : None, int or numpy Generator.
+
+    Attributes
+    ----------
+    labels_ : (n,) nearest-subspace assignment to ``subspaces_``.
+    subspaces_ : (k, d, q) orthonormal bases.
+    cost_ : eq. (3) cost of ``subspaces_`` on X (mean squared distance to the nearest one).
+    n_iter_ : iterations of the kept run.
+    cost_history_ : eq. (3) cost after every iteration of the kept run (non-increasing).
+    """
+
+    def __init__(self, n_clusters=3, subspace_dim=3, n_init=10, max_iter=100, init="random", tol=1e-8,
+                 random_state=None):
+        self.n_clusters = n_clusters
+        self.subspace_dim = subspace_dim
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.init = init
+        self.tol = tol
+        self.random_state = random_state
+
+    def _validate(self, X):
+        X, k, q = check_solver_input(X, self.n_clusters, self.subspace_dim)
+        n_init = check_int(self.n_init, "n_init", 1)
+        max_iter = check_int(self.max_iter, "max_iter", 1)
+        tol = check_real(self.tol, "tol", 0.0, None)
+        if isinstance(self.init, str):
+            if self.init not in ("random", "points"):
+                raise ValueError(f"init must be 'random', 'points' or an array of shape (k, d, q); got {self.init!r}")
+            init = self.init
+        else:
+            init = check_subspaces(self.init, "init", d=X.shape[1])
+            if init.shape != (k, X.shape[1], q):
+                raise ValueError(f"init must have shape (n_clusters, d, subspace_dim) = {(k, X.shape[1], q)}; "
+                                 f"got {init.shape}")
+            n_init = 1
+        return X, k, q, n_init, max_iter, tol, init
+
+    @staticmethod
+    def _run(X, U, max_iter, tol, rng):
+        k, _, q = U.shape
+        D2 = squared_distances_to_subspaces(X, U)
+        labels = np.argmin(D2, axis=1)
+        cost = D2[np.arange(X.shape[0]), labels].mean()
+        history = []
+        it = 0
+        for it in range(1, max_iter + 1):
+            fit_labels = reseed_small_clusters(X, labels, D2, k, q)
+            U = fit_subspaces(X, fit_labels, k, q, rng)
+            D2 = squared_distances_to_subspaces(X, U)
+            new_labels = np.argmin(D2, axis=1)
+            new_cost = D2.min(axis=1).mean()
+            history.append(float(new_cost))
+            converged = np.array_equal(new_labels, labels) or (cost - new_cost) <= tol
+            labels, cost = new_labels, new_cost
+            if converged:
+                break
+        return U, labels, float(cost), it, history
+
+    def fit(self, X, y=None):
+        """Cluster the rows of X; returns self (BLAS single-threaded, see common.single_threaded)."""
+        with single_threaded():
+            return self._fit(X)
+
+    def _fit(self, X):
+        X, k, q, n_init, max_iter, tol, init = self._validate(X)
+        rng = check_random_state(self.random_state)
+        best = None
+        for _ in range(n_init):
+            U0 = init if not isinstance(init, str) else init_subspaces(X, k, q, init, rng)
+            res = self._run(X, np.array(U0, dtype=np.float64), max_iter, tol, rng)
+            if best is None or res[2] < best[2]:
+                best = res
+        self.subspaces_, self.labels_, self.cost_, self.n_iter_, self.cost_history_ = best
+        return self
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_

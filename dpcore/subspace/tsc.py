@@ -1,0 +1,143 @@
+"""Thresholding-based subspace clustering (TSC; Heckel & Bölcskei 2015).
+
+Two variants:
+
+- ``variant="simplified"`` — Alg. 2 of the subspace paper (the solver the sample-aggregate
+  analysis of §3.3 uses): connect every point to the s other points with the largest
+  |⟨xᵢ, xⱼ⟩|, symmetrise, take the connected components as clusters and span each
+  subspace by q points drawn at random from its component.
+- ``variant="full"`` — the method of Heckel & Bölcskei: the same s-nearest-neighbour graph
+  weighted by exp(−2·arccos|⟨xᵢ, xⱼ⟩|), symmetrised, then spectral clustering into k
+  clusters, and the subspaces fitted to the clusters by :func:`fit_subspaces`.
+
+Decisions (the paper is silent):
+
+- Inner products are taken between rows normalised to unit length, as in Heckel &
+  Bölcskei (|⟨xᵢ, xⱼ⟩| becomes |cos∠(xᵢ, xⱼ)|). In the paper's stochastic model ‖xᵢ‖ ≈ 1,
+  so this matches Alg. 2 there; on other data it stops short points from never being
+  anyone's neighbour. Rows that are exactly zero are left as zero vectors.
+- The simplified variant needs exactly k components. If the graph has a different number
+  of components it falls back to the full method's spectral clustering of the weighted
+  graph (``used_fallback_`` is then True); its subspaces are still spanned by q random
+  points of each cluster, so the variant keeps its character.
+- Default s (``n_neighbors=None``): max(3, ⌈n/(10k)⌉) clipped to n−1, i.e. n_ℓ/10 for
+  balanced clusters (n_ℓ ≈ n/k) — inside the range 0.04·n_ℓ ≤ s ≤ n_ℓ/6 of Lemma 3.5.
+  (n_ℓ/20 split small clusters into several components, e.g. 150 points on two planes
+  of R^6 at s = 4.)
+- The graph is symmetrised as W + Wᵀ (an edge chosen by both endpoints gets twice the
+  weight), as in Heckel & Bölcskei; only its support matters for the components.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from .._validation import check_int, check_random_state
+from ..metrics import subspace_cost
+from .common import check_solver_input, complete_basis, fit_subspaces, spectral_clustering, single_threaded
+
+__all__ = ["TSC", "thresholding_graph"]
+
+
+def thresholding_graph(X, n_neighbors):
+    """Symmetric weighted s-nearest-neighbour graph of TSC (CSR, n×n, zero diagonal).
+
+    Row i holds exp(−2·arccos|⟨x̂ᵢ, x̂ⱼ⟩|) for the s points j ≠ i with the largest
+    |⟨x̂ᵢ, x̂ⱼ⟩| (x̂ = x/‖x‖); the graph is completed as W + Wᵀ so that an edge exists
+    whenever either endpoint chose the other (Alg. 2, step 2); mutual choices add up.
+    """
+    n = X.shape[0]
+    s = n_neighbors
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    Xh = X / np.where(norms > 0, norms, 1.0)
+    A = np.abs(Xh @ Xh.T)
+    np.fill_diagonal(A, -1.0)  # never one's own neighbour
+    idx = np.argpartition(-A, s - 1, axis=1)[:, :s]
+    rows = np.repeat(np.arange(n), s)
+    cols = idx.ravel()
+    cosv = np.clip(A[rows, cols], 0.0, 1.0)
+    w = np.exp(-2.0 * np.arccos(cosv))
+    W = sp.csr_matrix((w, (rows, cols)), shape=(n, n))
+    return (W + W.T).tocsr()
+
+
+class TSC:
+    """Thresholding-based subspace clustering (non-private reference).
+
+    Parameters
+    ----------
+    n_clusters : int, number of clusters k (1 ≤ k ≤ n).
+    subspace_dim : int, subspace dimension q (1 ≤ q < d), used to fit/span the subspaces.
+    n_neighbors : int s in [1, n−1], or None for max(3, ⌈n/(10k)⌉) clipped to n−1.
+    variant : ``"full"`` (weighted graph + spectral clustering) or ``"simplified"``
+        (connected components, Alg. 2 of the paper).
+    random_state : None, int or numpy Generator (k-means in the spectral step, the random
+        points of the simplified variant).
+
+    Attributes
+    ----------
+    labels_, subspaces_ (k, d, q), cost_ (eq. (3) of ``subspaces_`` on X),
+    affinity_ (CSR thresholding graph), n_components_ (connected components of the graph),
+    used_fallback_ (simplified variant only: True when the components were not exactly k
+    and spectral clustering was used instead), n_neighbors_ (the s used).
+    """
+
+    def __init__(self, n_clusters=3, subspace_dim=3, n_neighbors=None, variant="full", random_state=None):
+        self.n_clusters = n_clusters
+        self.subspace_dim = subspace_dim
+        self.n_neighbors = n_neighbors
+        self.variant = variant
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Cluster the rows of X; returns self (BLAS single-threaded, see common.single_threaded)."""
+        with single_threaded():
+            return self._fit(X)
+
+    def _fit(self, X):
+        X, k, q = check_solver_input(X, self.n_clusters, self.subspace_dim)
+        n, d = X.shape
+        if n < 2:
+            raise ValueError("X must have at least 2 rows for TSC (each point needs a neighbour)")
+        if self.variant not in ("full", "simplified"):
+            raise ValueError(f"variant must be 'full' or 'simplified'; got {self.variant!r}")
+        if self.n_neighbors is None:
+            s = min(max(3, math.ceil(n / (10 * k))), n - 1)
+        else:
+            s = check_int(self.n_neighbors, "n_neighbors", 1, n - 1)
+        rng = check_random_state(self.random_state)
+        W = thresholding_graph(X, s)
+        n_comp, comp = connected_components(W, directed=False)
+        self.n_neighbors_ = s
+        self.affinity_ = W
+        self.n_components_ = int(n_comp)
+        self.used_fallback_ = False
+        if self.variant == "simplified":
+            if n_comp == k:
+                labels = comp.astype(np.int64)
+            else:
+                labels = spectral_clustering(W, k, rng)
+                self.used_fallback_ = True
+            U = np.empty((k, d, q))
+            for ell in range(k):
+                members = np.flatnonzero(labels == ell)
+                if members.size == 0:
+                    U[ell] = complete_basis(None, d, q, rng)
+                    continue
+                pick = rng.choice(members, size=min(q, members.size), replace=False)
+                Uq, sv, _ = np.linalg.svd(X[pick].T, full_matrices=False)
+                r = int(np.sum(sv > 1e-10 * max(sv[0], 1e-300))) if sv.size else 0
+                U[ell] = complete_basis(Uq[:, :r] if r else None, d, q, rng)
+        else:
+            labels = spectral_clustering(W, k, rng)
+            U = fit_subspaces(X, labels, k, q, rng)
+        self.labels_ = labels
+        self.subspaces_ = U
+        self.cost_ = subspace_cost(X, U)
+        return self
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
