@@ -1,0 +1,255 @@
+"""Sample-aggregate private subspace clustering (§3 of the subspace clustering paper).
+
+Alg. 1 (:mod:`dpcore.sample_aggregate`) with f = a non-private subspace clustering solver
+(TSC, SSC, LRR or k-plane, from :mod:`dpcore.subspace.solvers`) and d_M = d_W (eq. (2)).
+
+Encoding of one solver output (k subspaces of dimension q in R^d) as a vector of R^D
+------------------------------------------------------------------------------------
+Each subspace S_ℓ with basis U_ℓ is represented by its projection matrix P_ℓ = U_ℓU_ℓᵀ (d×d,
+symmetric, independent of the choice of basis), and P_ℓ by its *symmetric vectorisation*
+
+    svec(P) = (P_11, …, P_dd, √2·P_ij for i < j)   ∈ R^{d(d+1)/2},
+
+which is an isometry: ‖svec(P) − svec(P′)‖₂ = ‖P − P′‖_F = d(S, S′) of eq. (1). The k blocks
+are stacked in the solver's order, so
+
+    D = k·d(d+1)/2      (165 for the Fig. 2 middle setting d = 10, k = 3),
+
+about half of the k·d² of stacking the full matrices, which matters because D enters β
+and Thm 3.1's condition ε > 2D/√m. The d_M between two encodings is the matching distance
+over the k blocks (:func:`dpcore.sample_aggregate.matching_distances`), which by the
+isometry is exactly d_W(Ĉ, Ĉ′) of eq. (2) with d = ‖UUᵀ − VVᵀ‖_F. The blocks of the chosen
+output are released in a random order (see the generic module). The public diameter of
+the output space is Λ = √(2k·min(q, d − q)) (two q-dimensional subspaces of R^d are at
+most √(2·min(q, d−q)) apart).
+
+Decoding (post-processing, no privacy cost): every noisy block is turned back into a
+symmetric d×d matrix (svec⁻¹) and the subspace is spanned by its q eigenvectors with the
+largest eigenvalues — the nearest rank-q projection matrix in Frobenius norm.
+
+What is private: ``subspaces_`` and ``released_vector_``. Labels from assigning the raw
+points to the released subspaces, their cost, the subset solutions, which one was
+chosen and the smooth sensitivity S(B) are NOT private (``nonprivate_outputs_``).
+
+Decisions where the paper is silent:
+- δ defaults to 1/(n ln n) as in §5; ``n_subsets`` defaults to ⌈(ln n)²⌉ (the smallest m
+  with m ≥ (ln n)², the finite-n reading of m = ω(log² n)), capped so that every subset has
+  at least k·(q+1) points; a larger m is allowed up to that cap.
+- Points are NOT clipped: sample-aggregate is private for any f and any data.
+- Each subset's solver gets its own seed drawn from ``random_state``.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .._validation import check_delta, check_epsilon, check_int, check_random_state
+from ..metrics import subspace_cost
+from ..privacy import PrivacyLedger, PrivateEstimatorMixin
+from ..sample_aggregate import matching_distances, sample_aggregate, theorem31_conditions
+from .common import assign_to_subspaces, check_solver_input
+from .solvers import SOLVERS, make_solver
+
+__all__ = ["SampleAggregateSubspace", "encode_subspaces", "decode_subspaces", "encoding_dim",
+           "subspace_set_diameter", "default_delta"]
+
+
+def encoding_dim(n_clusters, d):
+    """D = k·d(d+1)/2, the length of :func:`encode_subspaces`' vectors."""
+    return n_clusters * d * (d + 1) // 2
+
+
+def _svec_index(d):
+    iu = np.triu_indices(d)
+    w = np.where(iu[0] == iu[1], 1.0, math.sqrt(2.0))
+    return iu, w
+
+
+def encode_subspaces(U):
+    """(k, d, q) bases -> vector of R^{k·d(d+1)/2}: svec(U_ℓU_ℓᵀ) stacked in order ℓ = 1..k.
+    A (m, k, d, q) stack gives an (m, D) array."""
+    U = np.asarray(U, dtype=np.float64)
+    single = U.ndim == 3
+    if single:
+        U = U[None]
+    m, k, d, _ = U.shape
+    P = np.einsum("mkdq,mkeq->mkde", U, U)
+    iu, w = _svec_index(d)
+    V = (P[:, :, iu[0], iu[1]] * w).reshape(m, k * len(w))
+    return V[0] if single else V
+
+
+def decode_subspaces(v, n_clusters, d, q):
+    """Vector of R^D -> (k, d, q): every block back to a symmetric matrix, then its top-q
+    eigenvectors (post-processing). Inverse of :func:`encode_subspaces` on exact encodings."""
+    v = np.asarray(v, dtype=np.float64).ravel()
+    k = n_clusters
+    if v.size != encoding_dim(k, d):
+        raise ValueError(f"v must have length k·d(d+1)/2 = {encoding_dim(k, d)}; got {v.size}")
+    iu, w = _svec_index(d)
+    blocks = v.reshape(k, -1) / w
+    M = np.zeros((k, d, d))
+    M[:, iu[0], iu[1]] = blocks
+    M[:, iu[1], iu[0]] = blocks
+    _, vecs = np.linalg.eigh(M)               # ascending eigenvalues
+    return np.ascontiguousarray(vecs[:, :, ::-1][:, :, :q])
+
+
+def subspace_set_diameter(n_clusters, d, q):
+    """Λ = √(2k·min(q, d − q)): the largest d_W between two sets of k q-dim subspaces of R^d."""
+    return math.sqrt(2.0 * n_clusters * min(q, d - q))
+
+
+def default_delta(n):
+    """δ = 1/(n ln n), the choice of §5 of the paper."""
+    return 1.0 / (n * math.log(n))
+
+
+class SampleAggregateSubspace(PrivateEstimatorMixin):
+    """(ε, δ)-differentially private subspace clustering by sample-and-aggregate (Alg. 1).
+
+    Parameters
+    ----------
+    n_clusters : int k ≥ 1.  subspace_dim : int q in [1, d−1].
+    solver : "tsc", "ssc", "lrr" or "kplane" — the non-private f run on every subset.
+    solver_params : dict of extra parameters for the solver (e.g. {"variant": "simplified"}
+        for Alg. 2's TSC), or None for its defaults.
+    n_subsets : m, an integer in [2, ⌊n / (k(q+1))⌋] (every subset needs ≥ k(q+1) points),
+        or None for ⌈(ln n)²⌉ capped to that range.
+    epsilon : ε > 0.  delta : δ in (0, 1), or None for 1/(n ln n) (§5).
+    random_state : None, int or numpy Generator.
+    max_redraws : how many subset draws step 3 may try before giving up (ValueError).
+
+    Attributes (after fit)
+    ----------------------
+    subspaces_ : (k, d, q) the released subspaces (PRIVATE).
+    released_vector_ : (D,) the noisy encoding g(B) + S(B)/α·u (PRIVATE).
+    encoding_dim_ (D), n_subsets_ (m), subset_size_ (⌊n/m⌋), max_multiplicity_ (s),
+    alpha_, beta_, t0_, n_top_ (⌊s/β⌋ clipped), diameter_ (Λ), delta_ : public constants.
+    theorem31_ : dict of Thm 3.1's conditions (see ``theorem31_conditions``);
+    warnings_ : list of messages for every broken condition (also sent to warnings.warn).
+    n_draws_ : how many subset draws step 3 needed; subsets_ : (m, ⌊n/m⌋) indices
+        (data-independent).
+    subset_subspaces_ (m, k, d, q), chosen_index_, chosen_subspaces_, radii_t0_,
+    n_far_neighbours_, smooth_sensitivity_ (S(B)), noise_scale_ (S(B)/α), labels_, cost_ :
+        NOT private (diagnostics; see ``nonprivate_outputs_``).
+    ledger_ : PrivacyLedger with one entry (ε, δ).
+    """
+
+    def __init__(self, n_clusters=3, subspace_dim=3, solver="tsc", solver_params=None, n_subsets=None,
+                 epsilon=1.0, delta=None, random_state=None, max_redraws=1000):
+        self.n_clusters = n_clusters
+        self.subspace_dim = subspace_dim
+        self.solver = solver
+        self.solver_params = solver_params
+        self.n_subsets = n_subsets
+        self.epsilon = epsilon
+        self.delta = delta
+        self.random_state = random_state
+        self.max_redraws = max_redraws
+
+    def _validate(self, X):
+        X, k, q = check_solver_input(X, self.n_clusters, self.subspace_dim)
+        n, d = X.shape
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {', '.join(SOLVERS)}; got {self.solver!r}")
+        params = {} if self.solver_params is None else dict(self.solver_params)
+        epsilon = check_epsilon(self.epsilon)
+        if n < 3:
+            raise ValueError(f"X must have at least 3 rows for sample-aggregate; got {n}")
+        delta = default_delta(n) if self.delta is None else check_delta(self.delta)
+        min_size = k * (q + 1)
+        m_max = n // min_size
+        if m_max < 2:
+            raise ValueError(f"X has too few rows for sample-aggregate: n = {n} cannot be split into 2 subsets of at "
+                             f"least k·(q+1) = {min_size} points")
+        if self.n_subsets is None:
+            m = min(max(math.ceil(math.log(n) ** 2), 2), m_max)
+        else:
+            try:
+                m = check_int(self.n_subsets, "n_subsets", 2, m_max)
+            except ValueError:
+                raise ValueError(f"n_subsets must be an integer in [2, {m_max}] so that each of the m subsets has at "
+                                 f"least k·(q+1) = {min_size} of the n = {n} points; got {self.n_subsets!r}") from None
+        max_redraws = check_int(self.max_redraws, "max_redraws", 1)
+        return X, k, q, params, epsilon, delta, m, max_redraws
+
+    def fit(self, X, y=None):
+        X, k, q, params, epsilon, delta, m, max_redraws = self._validate(X)
+        n, d = X.shape
+        rng = check_random_state(self.random_state)
+        # fail on bad solver parameters before any work is done
+        make_solver(self.solver, k, q, random_state=0, **params)
+        D = encoding_dim(k, d)
+        diameter = subspace_set_diameter(k, d, q)
+        seeds = iter(rng.integers(0, 2**31 - 1, size=m))
+        solutions = []
+
+        def f(X_sub):
+            est = make_solver(self.solver, k, q, random_state=int(next(seeds)), **params).fit(X_sub)
+            solutions.append(np.asarray(est.subspaces_, dtype=np.float64))
+            return encode_subspaces(est.subspaces_)
+
+        ledger = PrivacyLedger()
+        res = sample_aggregate(
+            X, f, m, epsilon, delta, diameter=diameter, distances=lambda B: matching_distances(B, k), n_blocks=k,
+            random_state=rng, ledger=ledger, max_redraws=max_redraws,
+            what=f"{k} subspaces (solver {self.solver}, m = {m} subsets) as a vector of R^{D}")
+        c = res.constants
+        U = decode_subspaces(res.released, k, d, q)
+
+        self.subspaces_ = U
+        self.released_vector_ = res.released
+        self.encoding_dim_ = D
+        self.n_subsets_ = m
+        self.subset_size_ = int(res.subsets.shape[1])
+        self.max_multiplicity_ = c.s
+        self.alpha_, self.beta_, self.t0_, self.n_top_ = c.alpha, c.beta, c.t0, c.n_top
+        self.diameter_ = diameter
+        self.delta_ = delta
+        self.n_draws_ = res.n_draws
+        self.subsets_ = res.subsets
+        self.subset_subspaces_ = np.stack(solutions)
+        self.chosen_index_ = res.chosen_index
+        self.chosen_subspaces_ = self.subset_subspaces_[res.chosen_index]
+        self.radii_t0_ = res.radii_t0
+        self.n_far_neighbours_ = res.n_far_neighbours
+        self.smooth_sensitivity_ = res.smooth_sensitivity
+        self.noise_scale_ = res.noise_scale
+        self.sensitivity_terms_ = res.sensitivity_terms
+        self.aggregate_ = res
+        self.labels_ = assign_to_subspaces(X, U)
+        self.cost_ = subspace_cost(X, U)
+
+        th = theorem31_conditions(epsilon, D, m, n)
+        msgs = list(th["messages"])
+        if c.t0 > m - 1:
+            msgs.append(f"with n_subsets = {m}, t0 = {c.t0} exceeds the m - 1 = {m - 1} other subset outputs, so the "
+                        "aggregation cannot prefer any output and the noise is calibrated to the full diameter")
+        self.theorem31_ = th
+        self.warnings_ = msgs
+        for msg in msgs:
+            warnings.warn(msg, UserWarning, stacklevel=2)
+
+        self.ledger_ = ledger
+        self.private_outputs_ = ["subspaces_", "released_vector_"]
+        self.nonprivate_outputs_ = {
+            "labels_": "computed by assigning the raw points to the released subspaces",
+            "cost_": "eq. (3) cost of the released subspaces evaluated on the raw data",
+            "subset_subspaces_": "the non-private solver's output on each subset",
+            "chosen_index_": "which subset solution the aggregation chose depends on the data",
+            "chosen_subspaces_": "the exact (noise-free) chosen subset solution",
+            "radii_t0_": "distances between subset solutions computed from the data",
+            "n_far_neighbours_": "computed from the distances between subset solutions",
+            "smooth_sensitivity_": "S(B) is computed from the data; only the noisy release that uses it is private",
+            "noise_scale_": "S(B)/alpha is computed from the data",
+            "sensitivity_terms_": "the terms of S(B), computed from the data",
+            "aggregate_": "the full diagnostic record of the run",
+        }
+        return self
+
+    def fit_predict(self, X, y=None):
+        """Fit, then return ``labels_`` (NOT private: raw points assigned to the released subspaces)."""
+        return self.fit(X).labels_
