@@ -1,0 +1,319 @@
+"""DP-τCC: ε-differentially private co-clustering (Battaglia & Pensa, §4, Alg. 1–3).
+
+Neighbouring matrices differ by +1 in ONE cell (a′_uv = a_uv + 1): one unit count (one
+occurrence of one word in one document, one unit of one product bought by one customer).
+This is the paper's definition; it protects a single count, not a whole row (document).
+
+Building blocks (each a function so it can be tested on its own):
+
+- :func:`random_matrix_init` – the blind ``RandomMatrix`` initialisation (no data access);
+- :func:`dp_update_part` – Alg. 3: every object draws its cluster with the exponential
+  mechanism, P(k) ∝ exp(ε₂ σ(a_i, t_k) / Δ(σ)) (eq. 4.9–4.10), sampled by Gumbel-max through
+  :func:`dpcore.privacy.exponential_mechanism` (``range_sensitivity=True``), so huge
+  utilities never overflow;
+- :func:`release_table` / :func:`dp_compute_t` – Alg. 2: T = Rᵀ A C plus Laplace noise of
+  scale 1/ε₁ (sensitivity 1, eq. 4.11), negative cells set to 0, all-zero rows deleted.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .._validation import check_epsilon, check_int, check_random_state, check_real
+from ..privacy import PrivacyLedger, PrivateEstimatorMixin, exponential_mechanism, laplace_mechanism
+from .taucc import (aggregate_columns, aggregate_rows, association_weights, check_count_matrix,
+                    compact_labels, contingency_table, range_sensitivity, tau_scores)
+
+__all__ = ["random_matrix_init", "dp_update_part", "release_table", "dp_compute_t", "DPTauCC"]
+
+
+# ----------------------------------------------------------------------------- RandomMatrix
+def _block_pattern(K0, L0):
+    """K0×L0 0/1 pattern of the initial block co-clusters.
+
+    The first min(K0, L0) clusters of both modes form a block diagonal (identity). Each of
+    the |K0 − L0| extra clusters of the larger mode gets a distinct 0/1 vector over the
+    smaller mode with at least two ones, taken by increasing number of ones (the choice of
+    the authors' public code); when they run out (|K0 − L0| > 2^min − min − 1) they repeat.
+    """
+    small, large = min(K0, L0), max(K0, L0)
+    rows = [tuple(int(i == j) for j in range(small)) for i in range(small)]
+    extra = [v for w in range(2, small + 1) for v in itertools.combinations(range(small), w)]
+    for e in range(large - small):
+        v = extra[e % len(extra)] if extra else tuple(range(small))
+        rows.append(tuple(int(j in v) for j in range(small)))
+    P = np.array(rows, dtype=np.int8)  # large × small
+    return P if K0 >= L0 else P.T
+
+
+def random_matrix_init(n, m, K0, L0, flip_fraction=0.01, random_state=None):
+    """The blind initialisation ``RandomMatrix(n, m, K0, L0)`` of Alg. 1 (described after
+    Alg. 3), computed without forming the n×m boolean matrix M.
+
+    M has K0 equally sized row clusters R⁽⁰⁾ and L0 equally sized column clusters C⁽⁰⁾
+    (sizes differ by at most 1; random order); block (k, l) is all ones when the
+    :func:`_block_pattern` has a 1 there; then every cell is switched independently with
+    probability ``flip_fraction`` (the paper's "a random 1 % of the entries are switched",
+    read as 1 % in expectation). M depends only on (n, m, K0, L0) and the random generator,
+    never on the data: it costs no privacy.
+
+    Only ``T_init = C⁽⁰⁾ᵀ Mᵀ`` is needed - the L0×n table that Alg. 1 line 6 passes to the
+    first column update (its "row clusters" are the n individual rows): entry (l, i) is the
+    number of ones of row i of M in column cluster l. The number of switched cells of row i
+    in column cluster l is Binomial(|C_l|, flip_fraction), so T_init is drawn in O(n·L0)
+    time and memory, never O(n·m).
+
+    Returns ``(row_labels0, col_labels0, T_init)``.
+    """
+    rng = check_random_state(random_state)
+    P = _block_pattern(K0, L0)
+    r0 = rng.permutation(np.arange(n) % K0)
+    c0 = rng.permutation(np.arange(m) % L0)
+    col_sizes = np.bincount(c0, minlength=L0)
+    ones = P[r0].astype(np.float64)  # n × L0: is block (r0_i, l) a block of ones?
+    flips = rng.binomial(col_sizes[None, :], flip_fraction, size=(n, L0)) if flip_fraction > 0 else 0
+    T_init = ones * col_sizes[None, :] + (1.0 - 2.0 * ones) * flips  # a 1 switched -> −1, a 0 switched -> +1
+    return r0, c0, T_init.T.copy()
+
+
+# ----------------------------------------------------------------------------- Alg. 3
+def dp_update_part(B, T, epsilon, random_state=None):
+    """Alg. 3 DP-updatePart: a private partition of the n objects whose aggregated data are the
+    rows of ``B`` (n×L, dense or sparse) given the public K×L table ``T``.
+
+    Utilities u_ik = σ(b_i, t_k) = Σ_l b_il (t_kl/t_·l − t_k·/T) (eq. 4.9), range sensitivity
+    Δ(σ) of eq. 4.10 computed from T (public). Each object draws k with P ∝ exp(ε u_ik / Δ).
+    One changed cell changes the utilities of one object only, so the n draws together are
+    ε-DP (parallel composition). When Δ = 0 (one cluster, or every cluster equally good for
+    every object) the utilities do not depend on k and the draw is uniform.
+
+    Returns ``(labels, delta_sigma)``; labels in 0..K−1 (not compacted).
+    """
+    rng = check_random_state(random_state)
+    T = np.asarray(T, dtype=np.float64)
+    K = T.shape[0]
+    W = association_weights(T)
+    delta = range_sensitivity(W)
+    n = B.shape[0]
+    if K == 1:
+        return np.zeros(n, dtype=np.int64), 0.0
+    if not delta > 0:
+        return rng.integers(0, K, size=n), 0.0
+    U = np.asarray(B @ W.T)
+    return exponential_mechanism(U, epsilon, delta, rng, range_sensitivity=True).astype(np.int64), delta
+
+
+# ----------------------------------------------------------------------------- Alg. 2
+def release_table(T_exact, epsilon, random_state=None):
+    """Lines 4–15 of Alg. 2: add Lap(1/ε) to every cell of the exact table (L1 sensitivity 1,
+    eq. 4.11), set negative cells to 0 and delete the rows that became all zero.
+
+    Columns that became all zero are deleted too (the paper only says rows): their t_·l = 0
+    would make eq. 4.9–4.10 divide by zero in the next row update, and in the column update
+    (which uses Tᵀ) they are exactly the "all-zero rows" Alg. 2 deletes. If *every* cell is
+    0 nothing is deleted (a K×L zero table: the next update is then uniform).
+    Deletion is post-processing of the noisy table and costs no privacy.
+
+    Returns ``(T_released, kept_rows, kept_cols)`` (index arrays into the exact table).
+    """
+    T = laplace_mechanism(np.asarray(T_exact, dtype=np.float64), 1.0, epsilon, random_state)
+    np.maximum(T, 0.0, out=T)
+    if not np.any(T > 0):
+        return T, np.arange(T.shape[0]), np.arange(T.shape[1])
+    kept_rows = np.flatnonzero(T.sum(axis=1) > 0)
+    kept_cols = np.flatnonzero(T.sum(axis=0) > 0)
+    return T[np.ix_(kept_rows, kept_cols)], kept_rows, kept_cols
+
+
+def _drop_deleted(labels, kept):
+    """Labels after deleting clusters: members of a deleted cluster get −1, the kept clusters
+    are renumbered 0..len(kept)−1 in their order."""
+    labels = np.asarray(labels, dtype=np.int64)
+    K = int(max(labels.max() + 1, kept.max() + 1 if kept.size else 0))
+    mapping = np.full(K + 1, -1, dtype=np.int64)  # index K (= label −1) stays −1
+    mapping[kept] = np.arange(kept.size)
+    return mapping[np.where(labels >= 0, labels, K)]
+
+
+def dp_compute_t(A, row_labels, col_labels, epsilon, random_state=None):
+    """Alg. 2 DP-computeT: release Rᵀ A C privately (see :func:`release_table`).
+
+    ``row_labels``/``col_labels`` must already be public (released privately before); their
+    cluster counts are K = max label + 1 and L likewise. Returns
+    ``(T_released, row_labels, col_labels, T_exact)`` where the labels are renumbered to the
+    rows/columns of ``T_released`` (members of a deleted cluster get −1: they are in no
+    cluster until the next private update re-assigns them), and ``T_exact`` (NOT private,
+    for teaching and tests only) is the noise-free table of the same kept clusters.
+    """
+    row_labels = np.asarray(row_labels, dtype=np.int64)
+    col_labels = np.asarray(col_labels, dtype=np.int64)
+    K = int(row_labels.max()) + 1 if np.any(row_labels >= 0) else 0
+    L = int(col_labels.max()) + 1 if np.any(col_labels >= 0) else 0
+    T_exact = contingency_table(A, row_labels, col_labels, K, L)
+    T, kept_r, kept_c = release_table(T_exact, epsilon, random_state)
+    return (T, _drop_deleted(row_labels, kept_r), _drop_deleted(col_labels, kept_c),
+            T_exact[np.ix_(kept_r, kept_c)])
+
+
+# ----------------------------------------------------------------------------- Alg. 1
+def _check_k0_l0(K0, L0, n, m):
+    if K0 > n or L0 > m:
+        raise ValueError(f"n_row_clusters (K0) must be <= the number of rows ({n}) and n_col_clusters (L0) "
+                         f"<= the number of columns ({m}); got K0={K0}, L0={L0}")
+
+
+class DPTauCC(PrivateEstimatorMixin):
+    """DP-τCC (Alg. 1): ε-DP co-clustering of a non-negative count matrix.
+
+    Parameters
+    ----------
+    n_row_clusters, n_col_clusters : int
+        K0, L0 (≥ 2; at most the number of rows / columns). The paper sets both to the
+        expected number of classes.
+    epsilon : float > 0
+        Total privacy budget; neighbouring matrices differ by +1 in one cell.
+    n_iterations : int ≥ 1
+        𝓘, the number of full iterations (each = a column update and a row update).
+    assignment_share : float in (0, 1)
+        Share of each half-step's budget spent on the exponential-mechanism assignment
+        (paper: 0.9); the rest goes to the Laplace contingency table.
+    flip_fraction : float in [0, 0.5]
+        Fraction of cells switched in the blind RandomMatrix initialisation (paper: 0.01).
+    random_state : None, int or Generator
+
+    Budget and schedule (decisions where Alg. 1 is ambiguous)
+    ---------------------------------------------------------
+    ε′ = ε/(2𝓘), ε₂ = ``assignment_share``·ε′ (assignment), ε₁ = ε′ − ε₂ (table). **𝓘 full
+    iterations are run**, t = 1..𝓘, each made of two half-steps costing ε′:
+
+        column half-step: C ← DP-updatePart(Aᵀ R, Tᵀ, ε₂)   (t = 1: DP-updatePart(Aᵀ, C⁽⁰⁾ᵀMᵀ, ε₂))
+                          T ← DP-computeT(A, R, C, ε₁)
+        row half-step:    R ← DP-updatePart(A C, T, ε₂)
+                          T ← DP-computeT(A, R, C, ε₁)
+
+    so the ledger has 4𝓘 entries summing to 2𝓘·ε′ = ε (sequential composition). Alg. 1 as
+    printed loops ``while t < 𝓘`` and would run only 𝓘 − 1 iterations, spending (𝓘−1)/𝓘 of ε
+    (and nothing at all for 𝓘 = 1); ε′ = ε/(2𝓘) only adds up with 𝓘 full iterations, which is
+    also what the authors' public code runs, so we run 𝓘.
+
+    Other decisions:
+
+    - **Empty clusters disappear**: after each private assignment, clusters nobody chose
+      are dropped and labels renumbered (post-processing of the private partition).
+    - **"Delete row k" (Alg. 2)**: a row (or column, see :func:`release_table`) of the noisy T
+      that is all zero after clipping is deleted; the rows (columns) of that cluster then
+      belong to no cluster (label −1): they count in no aggregate until the next private
+      update of their mode re-assigns them among the surviving clusters. If the final T
+      deleted a cluster, its members keep −1 in ``row_labels_`` / ``column_labels_``.
+    - A mode that collapses to a single cluster stays at one cluster (its utility no
+      longer depends on the cluster); nothing is forced back.
+
+    Attributes
+    ----------
+    T_ : the last released (private) contingency table, K×L.
+    column_labels_ : private column partition (indices into the columns of ``T_``, −1 = none).
+    row_labels_ : private row partition released by the last exponential-mechanism row
+        update (renumbered like ``T_``, −1 = in a deleted cluster).
+    tau_rc_, tau_cr_ : τ̂ of ``T_`` (post-processing: private).
+    history_ : per released table: iteration, half-step, K, L, Δ(σ) used, τ̂ values (private).
+    row_assignment_ : NOT private - every row assigned to argmax_k σ(a_i, t_k) with the raw
+        data and the last private T (the paper's evaluation step, used for NMI).
+    T_exact_ : NOT private - the noise-free table of the final partitions (for teaching).
+    ledger_, private_outputs_, nonprivate_outputs_ : see :class:`PrivateEstimatorMixin`.
+    """
+
+    def __init__(self, n_row_clusters=3, n_col_clusters=3, epsilon=1.0, n_iterations=4,
+                 assignment_share=0.9, flip_fraction=0.01, random_state=None):
+        self.n_row_clusters = n_row_clusters
+        self.n_col_clusters = n_col_clusters
+        self.epsilon = epsilon
+        self.n_iterations = n_iterations
+        self.assignment_share = assignment_share
+        self.flip_fraction = flip_fraction
+        self.random_state = random_state
+
+    def _check_params(self):
+        eps = check_epsilon(self.epsilon)
+        I = check_int(self.n_iterations, "n_iterations (I)", 1)
+        K0 = check_int(self.n_row_clusters, "n_row_clusters (K0)", 2)
+        L0 = check_int(self.n_col_clusters, "n_col_clusters (L0)", 2)
+        share = check_real(self.assignment_share, "assignment_share", 0.0, 1.0, low_inclusive=False,
+                           high_inclusive=False)
+        flip = check_real(self.flip_fraction, "flip_fraction", 0.0, 0.5)
+        return eps, I, K0, L0, share, flip
+
+    def fit(self, X, y=None, callback=None):
+        """Run Alg. 1 on the count matrix ``X`` (scipy.sparse or a dense array).
+
+        ``callback(t, n_iterations)``, if given, is called after each full iteration (for a
+        progress bar).
+        """
+        eps, I, K0, L0, share, flip = self._check_params()
+        A = check_count_matrix(X)
+        _check_k0_l0(K0, L0, *A.shape)
+        n, m = A.shape
+        rng = check_random_state(self.random_state)
+        At = A.T.tocsr()
+
+        eps_half = eps / (2 * I)
+        eps2 = share * eps_half
+        eps1 = eps_half - eps2
+        ledger = PrivacyLedger(budget_epsilon=eps)
+        history = []
+
+        r, _, T_init = random_matrix_init(n, m, K0, L0, flip, rng)
+        for t in range(1, I + 1):
+            # ---- column half-step
+            if t == 1:
+                c, dsig = dp_update_part(At, T_init, eps2, rng)  # utilities Aᵀ (C⁽⁰⁾ᵀMᵀ)ᵀ: m × L0
+            else:
+                c, dsig = dp_update_part(aggregate_rows(A, r, T.shape[0], At), T.T, eps2, rng)
+            c, _ = compact_labels(c)
+            ledger.record(f"iteration {t}: column partition", "exponential mechanism (Alg. 3)", eps2,
+                          note=f"one draw per column, P ∝ exp(ε₂σ/Δ), Δ(σ) = {dsig:.4g} (eq. 4.10); "
+                               "a changed cell moves one column's utilities only (parallel composition)")
+            T, r, c, _ = dp_compute_t(A, r, c, eps1, rng)
+            ledger.record(f"iteration {t}: contingency table T (after columns)", "Laplace (Alg. 2)", eps1,
+                          note=f"{T.shape[0]}×{T.shape[1]} cells + Lap(1/ε₁), L1 sensitivity 1 (eq. 4.11); "
+                               "negatives set to 0, all-zero rows/columns deleted (post-processing)")
+            history.append(self._history_row(t, "columns", T, dsig))
+            # ---- row half-step
+            r, dsig = dp_update_part(aggregate_columns(A, c, T.shape[1]), T, eps2, rng)
+            r, _ = compact_labels(r)
+            ledger.record(f"iteration {t}: row partition", "exponential mechanism (Alg. 3)", eps2,
+                          note=f"one draw per row, P ∝ exp(ε₂σ/Δ), Δ(σ) = {dsig:.4g} (eq. 4.10); "
+                               "a changed cell moves one row's utilities only (parallel composition)")
+            T, r, c, T_exact = dp_compute_t(A, r, c, eps1, rng)
+            ledger.record(f"iteration {t}: contingency table T (after rows)", "Laplace (Alg. 2)", eps1,
+                          note=f"{T.shape[0]}×{T.shape[1]} cells + Lap(1/ε₁), L1 sensitivity 1 (eq. 4.11); "
+                               "negatives set to 0, all-zero rows/columns deleted (post-processing)")
+            history.append(self._history_row(t, "rows", T, dsig))
+            if callback is not None:
+                callback(t, I)
+
+        self.T_ = T
+        self.row_labels_ = r
+        self.column_labels_ = c
+        self.n_row_clusters_, self.n_col_clusters_ = T.shape
+        self.tau_rc_, self.tau_cr_ = tau_scores(T)
+        self.history_ = history
+        # evaluation only (NOT private): the raw rows against the last private T
+        U = aggregate_columns(A, c, T.shape[1]) @ association_weights(T).T
+        self.row_assignment_ = U.argmax(axis=1).astype(np.int64)
+        self.T_exact_ = T_exact
+        self.ledger_ = ledger
+        self.epsilon_split_ = dict(per_half_step=eps_half, assignment=eps2, table=eps1)
+        self.private_outputs_ = ["T_", "column_labels_", "row_labels_", "tau_rc_", "tau_cr_", "history_"]
+        self.nonprivate_outputs_ = {
+            "row_assignment_": "each raw row assigned to its best cluster under the last private T "
+                               "(reads the data without noise; the paper's evaluation step for NMI)",
+            "T_exact_": "noise-free contingency table of the final partitions (shown for teaching only)",
+        }
+        return self
+
+    @staticmethod
+    def _history_row(t, mode, T, dsig):
+        tau_rc, tau_cr = tau_scores(T)
+        return dict(iteration=t, after=mode, K=int(T.shape[0]), L=int(T.shape[1]), delta_sigma=float(dsig),
+                    tau_rc=tau_rc, tau_cr=tau_cr)

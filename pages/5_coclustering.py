@@ -1,0 +1,238 @@
+"""Co-clustering: Fast-τCC and the private DP-τCC on a count matrix (documents × terms)."""
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpcore.cocluster.dptaucc import DPTauCC
+from dpcore.cocluster.examples import column_partition_frequencies, figure1_solutions
+from dpcore.cocluster.taucc import FastTauCC
+from dpcore.data import CLUTO_NAMES
+from dpcore.kmeans.baselines import MAX_DENSE_CELLS, DPLloydKMeans
+from dpcore.metrics import nmi
+from dpcore.plots.cocluster import contingency_heatmaps, figure1_leak, reordered_matrix, tau_history
+from ui.common import (Timer, add_to_session_budget, current_spec, dataset_from_spec, privacy_statement,
+                       run_guarded, show_ledger)
+
+RESULT_KEY = "cocluster_result"
+BLOCKS_DEFAULT = {"kind": "blocks", "n_rows": 200, "n_cols": 150, "k": 3, "l": 3, "signal": 5.0, "noise": 0.5,
+                  "random_state": 0}
+
+st.title("Co-clustering")
+st.markdown("""
+A **co-clustering** groups the rows *and* the columns of a table at once: documents into
+topics and words into word groups. Its summary is the **contingency table T**: t_kl is the
+total count of the words of column cluster l in the documents of row cluster k.
+**Fast-τCC** alternately moves every row, then every column, to the cluster that maximises
+the Goodman–Kruskal association τ̂ between the two partitions. **DP-τCC** does the same a
+fixed number of times 𝓘 with two private steps per move: each object *draws* its cluster
+with the exponential mechanism (90 % of the step's budget) and T is released with Laplace
+noise (10 %). The budget of each half-iteration is ε/(2𝓘).
+""")
+
+# ----------------------------------------------------------------------------- dataset
+spec = current_spec()
+choices = {}
+if spec.get("kind") in ("cluto", "blocks"):
+    choices["current"] = f"current dataset (from the Data page): {dataset_from_spec(spec).name}"
+choices["blocks"] = "synthetic block matrix"
+for name in CLUTO_NAMES:
+    choices[name] = f"CLUTO {name}"
+choice = st.selectbox("Count matrix", list(choices), format_func=choices.get,
+                      help="A documents × terms count matrix: the Data page's choice when it is one, a synthetic "
+                           "block matrix (k×l co-clusters with Poisson noise) or one of the seven CLUTO sets.")
+if choice == "current":
+    data_spec = spec
+elif choice == "blocks":
+    with st.expander("Block matrix parameters", expanded=False):
+        c1, c2, c3 = st.columns(3)
+        data_spec = dict(
+            kind="blocks",
+            n_rows=int(c1.number_input("rows", 2, 20_000, 200, help="Number of rows (documents).")),
+            n_cols=int(c2.number_input("columns", 2, 20_000, 150, help="Number of columns (terms).")),
+            k=int(c3.number_input("row clusters k", 1, 50, 3, help="True number of row clusters.")),
+            l=int(c1.number_input("column clusters l", 1, 50, 3, help="True number of column clusters.")),
+            signal=float(c2.number_input("signal", 0.0, 100.0, 5.0, help="Extra Poisson rate inside a co-cluster.")),
+            noise=float(c3.number_input("noise", 0.0, 100.0, 0.5, help="Poisson rate everywhere.")),
+            random_state=0)
+else:
+    data_spec = {"kind": "cluto", "name": choice}
+ds = run_guarded(dataset_from_spec, data_spec)
+if ds is None:
+    st.stop()
+n_classes = ds.n_classes or 3
+st.caption(f"{ds.description} · {ds.X.nnz:,} non-zeros · labels are used only to evaluate (NMI).")
+
+# ----------------------------------------------------------------------------- form
+with st.form("cocluster_form"):
+    c1, c2, c3, c4 = st.columns(4)
+    epsilon = c1.number_input("privacy budget ε", value=1.0, step=0.1, format="%.3f",
+                              help="Total ε of one DP-τCC run (must be > 0). Neighbouring matrices differ by 1 "
+                                   "in one cell (one word occurrence).")
+    n_iter = c2.number_input("iterations 𝓘", value=4, step=1,
+                             help="Full iterations (a column and a row update each); each half-iteration costs "
+                                  "ε/(2𝓘). The paper uses 4. Must be ≥ 1.")
+    K0 = c3.number_input("row clusters K0", value=int(n_classes), step=1,
+                         help="Initial number of row clusters (≥ 2); the paper sets it to the number of classes.")
+    L0 = c4.number_input("column clusters L0", value=int(n_classes), step=1,
+                         help="Initial number of column clusters (≥ 2); the paper sets it equal to K0.")
+    c1, c2, c3, c4 = st.columns(4)
+    seed = c1.number_input("seed", value=0, min_value=0, max_value=2**31 - 1, step=1,
+                           help="Random seed of the runs (blind initialisation and the mechanisms' noise).")
+    run_fast = c2.checkbox("also run Fast-τCC (non-private)", True,
+                           help="The non-private reference, started from random partitions with the same K0, L0.")
+    n_init = c3.number_input("Fast-τCC restarts", value=5, step=1,
+                             help="Fast-τCC runs from this many random starts and keeps the one with the largest "
+                                  "τ̂_R|C + τ̂_C|R. Started at the true number of clusters, a single run often "
+                                  "loses a cluster (the paper's reference runs once). Must be ≥ 1.")
+    run_km = c4.checkbox("also run DP k-means (diffprivlib)", False,
+                         help="The paper's DP-KMeans peer on L2-normalised rows with public bounds [0, 1]. It "
+                              "protects a whole row and is slow on wide matrices; refused above "
+                              f"{MAX_DENSE_CELLS:,} cells.")
+    submitted = st.form_submit_button("Run")
+
+
+def run_all():
+    """Runs behind the button; returns a result dict or raises ValueError (shown by run_guarded)."""
+    bar = st.progress(0.0, text="DP-τCC…")
+    dp = DPTauCC(n_row_clusters=K0, n_col_clusters=L0, epsilon=epsilon, n_iterations=n_iter, random_state=int(seed))
+    with Timer() as t_dp:
+        dp.fit(ds.X, callback=lambda t, total: bar.progress(0.6 * t / total, text=f"DP-τCC iteration {t}/{total}"))
+    res = dict(spec=data_spec, params=dict(epsilon=epsilon, I=n_iter, K0=K0, L0=L0, seed=int(seed)), dp=dp,
+               t_dp=t_dp.seconds, fast=None, km=None)
+    if run_fast:
+        bar.progress(0.65, text="Fast-τCC…")
+        with Timer() as t_f:
+            res["fast"] = FastTauCC(K0, L0, n_init=n_init, random_state=int(seed)).fit(ds.X)
+        res["t_fast"] = t_f.seconds
+    if run_km and ds.n * ds.d > MAX_DENSE_CELLS:
+        st.warning(f"DP k-means skipped: diffprivlib needs a dense {ds.n}×{ds.d} array "
+                   f"({ds.n * ds.d:,} cells > {MAX_DENSE_CELLS:,}).")
+    elif run_km:
+        bar.progress(0.8, text="DP k-means (diffprivlib)…")
+        with Timer() as t_k:
+            res["km"] = DPLloydKMeans(int(K0), epsilon, radius=1.0, nonnegative=True,
+                                      random_state=int(seed)).fit(ds.X)
+        res["t_km"] = t_k.seconds
+    bar.progress(1.0, text="done")
+    return res
+
+
+if submitted:
+    result = run_guarded(run_all)
+    if result is not None:
+        st.session_state[RESULT_KEY] = result
+        add_to_session_budget(result["dp"].ledger_, "DP-τCC")
+        if result["km"] is not None:
+            add_to_session_budget(result["km"].ledger_, "DP k-means")
+
+# ----------------------------------------------------------------------------- results
+res = st.session_state.get(RESULT_KEY)
+if res is not None:
+    rds = dataset_from_spec(res["spec"])
+    dp, fast, km = res["dp"], res["fast"], res["km"]
+    p = res["params"]
+    st.subheader(f"Results on {rds.name} (ε = {p['epsilon']:g}, 𝓘 = {p['I']}, K0 = {p['K0']}, L0 = {p['L0']})")
+    cols = st.columns(4)
+    if rds.labels is not None:
+        cols[0].metric("DP-τCC row NMI", f"{nmi(rds.labels, dp.row_assignment_):.3f}",
+                       help="Rows assigned to the last private T using the raw data (the paper's evaluation "
+                            "step; NOT private), compared with the true classes.")
+        cols[1].metric("NMI of the private row partition", f"{nmi(rds.labels, dp.row_labels_):.3f}",
+                       help="The row partition drawn by the last exponential-mechanism step (private; rows of a "
+                            "deleted cluster count as one extra group).")
+        if fast is not None:
+            cols[2].metric("Fast-τCC row NMI", f"{nmi(rds.labels, fast.row_labels_):.3f}",
+                           help="Non-private reference with the same K0, L0 (best of the restarts).")
+        if km is not None:
+            cols[3].metric("DP k-means row NMI", f"{nmi(rds.labels, km.labels_):.3f}",
+                           help="diffprivlib DPLloyd with the same ε (labels: nearest released centre, NOT private).")
+    cols = st.columns(4)
+    cols[0].metric("τ̂_{R|C} of released T", f"{dp.tau_rc_:.4f}")
+    cols[1].metric("τ̂_{C|R} of released T", f"{dp.tau_cr_:.4f}")
+    cols[2].metric("released T size", f"{dp.T_.shape[0]} × {dp.T_.shape[1]}")
+    cols[3].metric("DP-τCC time", f"{res['t_dp']:.2f} s")
+    if fast is not None:
+        st.caption(f"Fast-τCC: τ̂_R|C = {fast.tau_rc_:.4f}, τ̂_C|R = {fast.tau_cr_:.4f}, "
+                   f"{fast.n_row_clusters_}×{fast.n_col_clusters_} co-clusters, {fast.n_iter_} rounds "
+                   f"({'converged' if fast.converged_ else 'stopped at max_iter'}), {res['t_fast']:.2f} s.")
+    if km is not None:
+        st.caption(f"DP k-means: {km.n_iter_} iterations, {res['t_km']:.1f} s.")
+
+    tabs = st.tabs(["Reordered matrix", "Contingency tables", "τ̂ per step", "Ledger"])
+    with tabs[0]:
+        view = st.radio("Order rows and columns by", ["DP-τCC (private partitions)", "Fast-τCC"] if fast is not None
+                        else ["DP-τCC (private partitions)"], horizontal=True,
+                        help="Rows and columns are grouped by cluster; red lines separate the clusters.")
+        if view.startswith("DP"):
+            fig = reordered_matrix(rds.X, dp.row_labels_, dp.column_labels_, title="Matrix ordered by DP-τCC")
+        else:
+            fig = reordered_matrix(rds.X, fast.row_labels_, fast.column_labels_, title="Matrix ordered by Fast-τCC")
+        st.plotly_chart(fig, width="stretch")
+        st.caption("The picture shows the raw counts (the data owner's view); only the partitions come from the run.")
+    with tabs[1]:
+        tables = {"released T (private)": dp.T_, "true T of the same partitions (not private)": dp.T_exact_}
+        if fast is not None:
+            tables["Fast-τCC T (not private)"] = fast.T_
+        st.plotly_chart(contingency_heatmaps(tables), width="stretch")
+        st.caption("Laplace noise of scale 1/ε₁ per cell (ε₁ = 10 % of ε/(2𝓘)); negative cells are set to 0 and "
+                   "all-zero rows/columns deleted.")
+    with tabs[2]:
+        st.plotly_chart(tau_history(dp.history_), width="stretch")
+        st.dataframe(pd.DataFrame(dp.history_), hide_index=True, width="stretch")
+    with tabs[3]:
+        show_ledger(dp.ledger_, "Privacy ledger of the DP-τCC run")
+        if km is not None:
+            show_ledger(km.ledger_, "Privacy ledger of the DP k-means run")
+
+    private = ["every released contingency table T (Laplace) and the τ̂ values computed from it",
+               "the column partition and the row partition drawn by the exponential mechanism"]
+    not_private = ["the final row assignment used for NMI (raw rows against the last private T)",
+                   "the 'true T' shown next to the released one", "Fast-τCC's results",
+                   "the class labels (used only to compute NMI)", "the reordered matrix picture (raw counts)"]
+    caveats = ["DP-τCC's neighbouring matrices differ by 1 in ONE cell (one word occurrence in one document), "
+               "not by a whole document; DP k-means protects a whole row."]
+    if km is not None:
+        private.append("DP k-means centres")
+        not_private.append("DP k-means labels (raw rows against the released centres)")
+    privacy_statement(private, not_private, caveats)
+else:
+    privacy_statement(["DP-τCC's released tables T and its column and row partitions"],
+                      ["the evaluation assignment and NMI, Fast-τCC, the labels"],
+                      ["Press Run to co-cluster the chosen matrix."])
+
+# ----------------------------------------------------------------------------- Fig. 1
+st.subheader("Why co-clustering leaks more than clustering (the paper's Fig. 1)")
+sol = figure1_solutions()
+st.plotly_chart(figure1_leak(sol["A"], sol["A_prime"],
+                             (sol["A_solution"]["rows"], sol["A_solution"]["cols"]),
+                             (sol["A_prime_solution"]["rows"], sol["A_prime_solution"]["cols"]),
+                             sol["A_solution"]["T"], sol["A_prime_solution"]["T"]), width="stretch")
+st.markdown("""
+Rows are customers u1–u4, columns products p1–p6. A′ differs from A in one cell: customer u3
+bought one unit of product p3. The best 2×2 co-clusterings (exhaustive search of
+τ̂_{R|C} + τ̂_{C|R}) are the paper's: the **table** changes from T to T′, and so does the
+**column partition** - p3 moves from {p1, p2, p3} to {p3, …, p6}. Publishing either the table or
+the product groups tells whether u3's purchase is in the data. DP-τCC randomises both: below,
+the frequency of each released column partition on A and on A′ may differ by at most a factor
+e^ε (up to sampling error).
+""")
+with st.form("fig1_form"):
+    c1, c2 = st.columns(2)
+    eps_fig = c1.number_input("ε for the simulation", value=2.0, step=0.5, format="%.2f",
+                              help="Budget of each simulated DP-τCC run (K0 = L0 = 2, 𝓘 = 1). Must be > 0.")
+    runs_fig = c2.number_input("runs on each matrix", value=200, min_value=10, max_value=2000, step=50,
+                               help="More runs = smaller sampling error (about 5 ms per run).")
+    go_fig = st.form_submit_button("Simulate DP-τCC on A and A′")
+if go_fig:
+    rows = run_guarded(column_partition_frequencies, eps_fig, int(runs_fig), 1, 0)
+    if rows is not None:
+        st.session_state["cocluster_fig1"] = dict(eps=eps_fig, rows=rows)
+fig1 = st.session_state.get("cocluster_fig1")
+if fig1 is not None:
+    df = pd.DataFrame(fig1["rows"]).head(10)
+    df["ratio A/A′"] = np.where(df["freq_A_prime"] > 0, df["freq_A"] / df["freq_A_prime"].where(df["freq_A_prime"] > 0, 1), np.nan)
+    st.dataframe(df.rename(columns={"freq_A": "frequency on A", "freq_A_prime": "frequency on A′"}),
+                 hide_index=True, width="stretch")
+    st.caption(f"The 10 most frequent released column partitions (p-numbers; '|' separates clusters, '/' lists "
+               f"products in no cluster). DP bounds each true ratio by e^ε = {np.exp(fig1['eps']):.2f}. These "
+               "simulations use the fixed public matrices of Fig. 1, so they spend no budget of your data.")

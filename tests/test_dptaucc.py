@@ -1,0 +1,203 @@
+"""DP-τCC (dpcore.cocluster.dptaucc): budget, neighbouring-input frequency tests of its two
+mechanisms, agreement with Fast-τCC as ε → ∞, the blind start, bad input, and a reduced
+version of the CLUTO acceptance (the full table is printed by benchmarks/bench_cocluster.py).
+
+Frequency tests (dpcore.audit.frequency_check): N releases on A and on A′ (Fig. 1: one cell
++1), outputs bucketed; every bucket must satisfy p_A ≤ e^ε p_A′ and the reverse within
+Clopper–Pearson bounds, Bonferroni-corrected over the 2 × buckets intervals, at 99 %
+family-wise confidence: a correct mechanism fails with probability ≤ 1 %. Each test also
+runs a negative control (the same counts judged against a claim clearly below the true
+privacy loss), which must be rejected, so the check has the power to fail.
+"""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpcore.audit import bucket_counts, frequency_check
+from dpcore.cocluster.dptaucc import (DPTauCC, _block_pattern, dp_update_part,
+                                      random_matrix_init, release_table)
+from dpcore.cocluster.taucc import (FastTauCC, aggregate_columns, association_weights, contingency_table,
+                                    figure1_matrices, range_sensitivity)
+from dpcore.data import load_cluto, make_block_matrix
+from dpcore.metrics import nmi
+from dpcore.privacy import exponential_mechanism_probabilities
+
+CONF = 0.99
+ROWS = np.array([0, 0, 1, 1])          # Fig. 1 partitions of A (public inputs of one step)
+COLS = np.array([0, 0, 0, 1, 1, 1])
+
+
+# ----------------------------------------------------------------------------- budget
+@pytest.mark.parametrize("eps,I", [(0.1, 1), (1.0, 4), (3.0, 7)])
+def test_ledger_sums_to_epsilon_with_the_paper_split(eps, I):
+    ds = make_block_matrix(60, 40, 2, 2, signal=3.0, noise=0.5, random_state=1)
+    m = DPTauCC(2, 2, epsilon=eps, n_iterations=I, random_state=0).fit(ds.X)
+    entries = m.ledger_.entries
+    assert len(entries) == 4 * I  # per iteration: 2 assignments + 2 tables
+    # exact in real arithmetic; a float sum of 4I terms is off by at most ~4I ulps
+    assert m.ledger_.epsilon == pytest.approx(eps, rel=1e-12)
+    half = eps / (2 * I)
+    assign = [e.epsilon for e in entries if e.mechanism.startswith("exponential")]
+    table = [e.epsilon for e in entries if e.mechanism.startswith("Laplace")]
+    assert len(assign) == len(table) == 2 * I
+    assert np.allclose(assign, 0.9 * half, rtol=1e-12) and np.allclose(table, 0.1 * half, rtol=1e-12)
+    assert m.ledger_.delta == 0.0
+    assert set(m.private_outputs_) >= {"T_", "column_labels_", "row_labels_"}
+    assert "row_assignment_" in m.nonprivate_outputs_ and "T_exact_" in m.nonprivate_outputs_
+
+
+# ----------------------------------------------------------------------------- sensitivity 1
+def test_table_sensitivity_is_one_cell_by_one():
+    A, A2 = figure1_matrices()
+    T = contingency_table(A, ROWS, COLS, 2, 2)
+    T2 = contingency_table(A2, ROWS, COLS, 2, 2)
+    assert np.abs(T2 - T).sum() == 1.0 and T2[1, 0] - T[1, 0] == 1.0  # eq. 4.11
+
+
+# ----------------------------------------------------------------------------- frequency tests
+def test_laplace_table_release_neighbouring_frequencies():
+    """Alg. 2 (noise, clipping at 0, deleting zero rows) on the exact tables of A and A′."""
+    A, A2 = figure1_matrices()
+    eps1 = 1.0
+    rng = np.random.default_rng(11)
+    N = 30_000
+
+    def released_cell(M):
+        T_exact = contingency_table(M, ROWS, COLS, 2, 2)
+        out = np.empty(N)
+        for i in range(N):
+            T, kr, kc = release_table(T_exact, eps1, rng)
+            # the changed cell (row cluster 1, column cluster 0), 0 if it was deleted
+            out[i] = T[list(kr).index(1), list(kc).index(0)] if 1 in kr and 0 in kc else 0.0
+        return out
+
+    a, b = released_cell(A), released_cell(A2)
+    # a bucket for the point mass at 0 (clipped), then half-unit buckets, then the tail
+    edges = np.r_[0.0, 1e-12, np.arange(0.5, 4.01, 0.5), 1e9]
+    ca, cb = bucket_counts(a, b, edges)
+    assert frequency_check(ca, cb, eps1, confidence=CONF).passed
+    # power: the true loss is ε₁ (Laplace tails and the clipped mass both have ratio e^ε₁)
+    assert not frequency_check(ca, cb, eps1 / 2, confidence=CONF).passed
+
+
+def test_exponential_assignment_neighbouring_frequencies():
+    """Alg. 3 on the column-aggregated rows of A and A′ with a fixed public table T."""
+    A, A2 = figure1_matrices()
+    T_pub = np.array([[6.0, 4.0], [3.0, 7.0]])  # any released table is public at this point
+    eps2 = 1.0
+    B = aggregate_columns(sp.csr_matrix(A), COLS, 2)
+    B2 = aggregate_columns(sp.csr_matrix(A2), COLS, 2)
+    delta = range_sensitivity(association_weights(T_pub))
+    # exact privacy loss of the whole output (only row 3's utilities differ)
+    P = exponential_mechanism_probabilities(B @ association_weights(T_pub).T, eps2, delta, range_sensitivity=True)
+    P2 = exponential_mechanism_probabilities(B2 @ association_weights(T_pub).T, eps2, delta, range_sensitivity=True)
+    true_loss = np.abs(np.log(P / P2)).max()
+    assert 0.3 * eps2 < true_loss <= eps2 + 1e-12
+    # the n draws of Alg. 3 are independent given T, so stacking N copies of the 4 rows
+    # gives N independent releases of the whole 4-row partition in one call
+    N = 100_000
+    rng = np.random.default_rng(12)
+    la, _ = dp_update_part(np.tile(B, (N, 1)), T_pub, eps2, rng)
+    lb, _ = dp_update_part(np.tile(B2, (N, 1)), T_pub, eps2, rng)
+    code = np.array([8, 4, 2, 1])  # the partition of the 4 rows as one of 16 outcomes
+    ca, cb = bucket_counts(la.reshape(N, 4) @ code, lb.reshape(N, 4) @ code)
+    assert frequency_check(ca, cb, eps2, confidence=CONF).passed
+    assert not frequency_check(ca, cb, true_loss / 2, confidence=CONF).passed
+
+
+def test_deleted_clusters_leave_their_members_unassigned(monkeypatch):
+    """Alg. 2's deletion as post-processing: with the noise replaced by a fixed −0.5 on every
+    cell (to make the outcome deterministic), the all-zero row cluster and column cluster are
+    deleted, their members get label −1 and the other clusters are renumbered."""
+    import dpcore.cocluster.dptaucc as mod
+    monkeypatch.setattr(mod, "laplace_mechanism", lambda v, s, e, r=None: np.asarray(v, float) - 0.5)
+    A = sp.csr_matrix(np.array([[5.0, 0, 0, 2], [0, 5, 0, 1], [0, 0, 0, 0.0], [0, 0, 5, 3]]))
+    # row 2 is all zero and alone in row cluster 1: that cluster is deleted
+    T, r, c, T_exact = mod.dp_compute_t(A, [0, 0, 1, 2], [0, 1, 2, 0], 1.0, 0)
+    assert r.tolist() == [0, 0, -1, 1] and c.tolist() == [0, 1, 2, 0]
+    assert T.shape == (2, 3) and np.allclose(T, np.maximum(T_exact - 0.5, 0.0))
+    B = sp.csr_matrix(np.array([[5.0, 0, 0], [0, 5, 0], [0, 0, 0.0]]))
+    T, r, c, _ = mod.dp_compute_t(B, [0, 1, 1], [0, 1, 2], 1.0, 0)  # column cluster 2 is all zero
+    assert c.tolist() == [0, 1, -1] and r.tolist() == [0, 1, 1] and T.shape == (2, 2)
+
+
+# ----------------------------------------------------------------------------- ε → ∞
+def test_huge_epsilon_matches_fast_taucc_from_the_same_start():
+    """With ε = 1e6 the exponential mechanism is an arg-max and the Laplace noise ~1e-4: DP-τCC
+    must reproduce Fast-τCC run from the same blind start with DP-τCC's schedule (single
+    passes, 𝓘 rounds). Strong blocks; the tolerance 0.05 is the issue's."""
+    ds = make_block_matrix(200, 150, 3, 3, signal=5.0, noise=0.5, random_state=0)
+    for seed in range(6):
+        dp = DPTauCC(3, 3, epsilon=1e6, n_iterations=4, random_state=seed).fit(ds.X)
+        fast = FastTauCC(3, 3, init="blind", max_iter=4, max_iter_per_mode=1, random_state=seed).fit(ds.X)
+        assert abs(nmi(ds.labels, dp.row_assignment_) - nmi(ds.labels, fast.row_labels_)) <= 0.05
+        assert abs(nmi(ds.labels, dp.row_labels_) - nmi(ds.labels, fast.row_labels_)) <= 0.05
+
+
+# ----------------------------------------------------------------------------- blind start
+def test_random_matrix_init_structure():
+    r0, c0, T0 = random_matrix_init(9, 12, 3, 3, 0.0, 0)
+    assert np.bincount(r0).tolist() == [3, 3, 3] and np.bincount(c0).tolist() == [4, 4, 4]
+    assert np.array_equal(T0, 4.0 * np.eye(3)[r0].T)  # block diagonal, no flips
+    # flips: each cell switched with probability p -> E[T0[l, i]] = |C_l|(1−p) on the block, |C_l| p off it
+    p, n, m = 0.01, 3000, 3000
+    r0, c0, T0 = random_matrix_init(n, m, 3, 3, p, 1)
+    on = T0[r0, np.arange(n)]
+    off = T0.sum(axis=0) - on
+    # per row: on ~ 1000 − Bin(1000, p), off ~ Bin(2000, p); means over 3000 rows, 5 SE allowance
+    assert abs(on.mean() - 1000 * (1 - p)) < 5 * np.sqrt(1000 * p * (1 - p) / n)
+    assert abs(off.mean() - 2000 * p) < 5 * np.sqrt(2000 * p * (1 - p) / n)
+    # K0 != L0: the extra clusters get distinct patterns with at least two ones
+    P = _block_pattern(2, 3)
+    assert P.shape == (2, 3) and P[:, :2].tolist() == [[1, 0], [0, 1]] and P[:, 2].tolist() == [1, 1]
+    P = _block_pattern(5, 3)
+    assert P.shape == (5, 3) and len({tuple(row) for row in P}) == 5
+
+
+def test_same_seed_same_release_and_sparse_only():
+    ds = make_block_matrix(80, 60, 2, 2, signal=3.0, noise=0.5, random_state=2)
+    a = DPTauCC(2, 2, epsilon=1.0, random_state=5).fit(ds.X)
+    b = DPTauCC(2, 2, epsilon=1.0, random_state=5).fit(ds.X)
+    assert np.array_equal(a.T_, b.T_) and np.array_equal(a.column_labels_, b.column_labels_)
+    # a 300 000 × 200 000 sparse matrix (480 GB dense) runs: nothing is densified
+    rng = np.random.default_rng(3)
+    n, m, nnz = 300_000, 200_000, 30_000
+    A = sp.csr_matrix((np.ones(nnz), (rng.integers(0, n, nnz), rng.integers(0, m, nnz))), shape=(n, m))
+    big = DPTauCC(3, 3, epsilon=1.0, n_iterations=1, random_state=0).fit(A)
+    assert big.row_assignment_.shape == (n,) and big.column_labels_.shape == (m,)
+
+
+# ----------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("X,kw,message", [
+    (np.array([[1.0, -2.0], [0.0, 1.0]]), {}, "non-negative"),
+    (np.zeros((0, 3)), {}, "non-empty"),
+    (np.zeros((4, 4)), {}, "at least one positive entry"),
+    (np.ones((4, 4)), dict(n_row_clusters=1), r"n_row_clusters \(K0\) must be an integer >= 2"),
+    (np.ones((4, 4)), dict(n_col_clusters=1), r"n_col_clusters \(L0\) must be an integer >= 2"),
+    (np.ones((4, 4)), dict(n_row_clusters=5), r"n_row_clusters \(K0\) must be <= the number of rows"),
+    (np.ones((4, 4)), dict(n_iterations=0), r"n_iterations \(I\) must be an integer >= 1"),
+    (np.ones((4, 4)), dict(epsilon=0.0), "epsilon must be > 0"),
+    (np.ones((4, 4)), dict(epsilon=-1.0), "epsilon must be > 0"),
+    (np.ones((4, 4)), dict(assignment_share=1.0), "assignment_share must be in"),
+    (np.broadcast_to(np.float64(1.0), (5000, 4001)), {}, "pass a scipy.sparse matrix"),
+])
+def test_bad_input_raises_value_error(X, kw, message):
+    with pytest.raises(ValueError, match=message):
+        DPTauCC(**{"n_row_clusters": 2, "n_col_clusters": 2, **kw}).fit(X)
+
+
+# ----------------------------------------------------------------------------- CLUTO (reduced)
+def test_cluto_reduced_acceptance_tr41():
+    """Reduced version of the CLUTO acceptance (the full 10-run table over the seven sets and
+    ε ∈ {0.1, 0.5, 1, 3} is printed by benchmarks/bench_cocluster.py): on tr41 (878 × 7454,
+    10 classes), medians over 5 runs. DP-τCC at ε = 3 reaches ≥ 60 % of Fast-τCC's NMI, and
+    its NMI at ε = 3 exceeds that at ε = 0.1 (where ε₂ = 0.0056 per row: near-uniform
+    assignments, NMI ≈ 0.1)."""
+    ds = load_cluto("tr41")
+    k = ds.n_classes
+    runs = range(5)
+    fast = np.median([nmi(ds.labels, FastTauCC(k, k, random_state=s).fit(ds.X).row_labels_) for s in runs])
+    dp = {eps: np.median([nmi(ds.labels, DPTauCC(k, k, epsilon=eps, random_state=s).fit(ds.X).row_assignment_)
+                          for s in runs]) for eps in (0.1, 3.0)}
+    assert dp[3.0] >= 0.6 * fast
+    assert dp[3.0] > dp[0.1] + 0.1
