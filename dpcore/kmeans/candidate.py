@@ -1,0 +1,318 @@
+"""Private k-means (and k-median) by a private candidate set and local swaps: Algorithm 4 of
+Balcan, Dick, Liang, Mou & Zhang (ICML 2017), with its extensions (Alg. 5 for sparse data,
+§6.2 k-median) and the SuLQ refinement of its experiments (§7).
+
+Pipeline of :class:`CandidateKMeans`:
+
+0. clip the points to the public ball B(0, Λ) (per record: free);
+1. JL projection to R^p, p = ⌈ln(n)/2⌉ by default (data-independent: free); projected
+   points clipped to B(0, Λ) again (per record: free);
+2. stage ``candidate`` — Alg. 2 (:func:`dpcore.kmeans.partition.candidate_set`):
+   ``n_repeats`` private partitions (Alg. 1) of randomly shifted cubes; pure ε_cand-DP;
+3. stage ``localswap`` — Alg. 3 (:func:`dpcore.kmeans.localswap.localswap`): k of the
+   candidates by local swaps with the exponential mechanism; pure ε_swap-DP;
+4. stage ``recovery`` — every point goes to its nearest chosen candidate in R^p, and the
+   k clusters' centres in R^d are released by noisy means (Gaussian), or by Alg. 5
+   (``recovery="sparse"``, pure ε), or by a private 1-median (``objective="kmedian"``),
+   parallel over clusters (Lemma 1); then ``refine_iter`` optional SuLQ (private Lloyd)
+   iterations in R^d (§7 runs 8). All Gaussian releases of this stage share (ε_rec, δ) by
+   exact Gaussian-DP composition (:class:`dpcore.kmeans.recovery.GaussianBudget`).
+
+Budget. ε is split over the three stages by ``budget_split`` (default
+:data:`DEFAULT_SPLIT`: candidate 0.40 · localswap 0.10 · recovery 0.50); each stage is one
+ledger entry, the last stage gets ε minus the others so the entries sum to exactly ε
+(basic composition); δ goes entirely to the recovery stage (the only one that is not pure
+ε-DP; 0 with ``recovery="sparse"``). Why this split: with honest accounting the candidate
+set decides the partition of the points (the largest share of the final loss, see
+``benchmarks/bench_kmeans.py``), the Gaussian noise of the means in R^d is the other part of
+the loss, and the exponential mechanism of the local search has a scale 8Λ²(T+1)/ε that at
+practical n dwarfs most loss differences, so extra budget there buys little. The authors'
+public code is known to overspend; nothing here is taken from it.
+
+Practical parameters versus the theory — all privacy-neutral (privacy holds for any value),
+each documented where it is defined: p = ⌈ln n / 2⌉ (the paper's §7); ``n_repeats = 1``
+(§7 repeats k times, i.e. ε_cand/k per partition, with which no cube holds γ points at
+practical n); ``max_depth = ⌈log₂ n / 2⌉`` (ε′ = ε/(2·max_depth): each level costs budget);
+γ = max((p ln 2 + ln n)/ε′, n/(10k)) (:func:`~dpcore.kmeans.partition.default_gamma`; the
+paper's 20 ln(n/δ)/ε′ exceeds n); T = max(2, ⌈k/4⌉) swaps
+(:func:`~dpcore.kmeans.localswap.default_swap_iterations`) from a seed drawn from the
+released candidates (:func:`~dpcore.kmeans.localswap.seed_from_candidates`);
+``refine_iter = 0`` (at ε ≈ 1 and n ≤ 10⁵ the extra Gaussian releases cost more than the
+Lloyd steps gain; the page lets users try §7's 8).
+
+Neighbouring datasets: one point replaced (or added/removed); n is public, as in the paper.
+"""
+from __future__ import annotations
+
+import math
+
+from .._validation import check_delta, check_epsilon, check_int, check_random_state, check_real
+from ..privacy import PrivacyLedger, PrivateEstimatorMixin
+from ._utils import (RADIUS_LEAK_REASON, check_points, clip_rows, nearest_centres, resolve_radius, row_sq_norms,
+                     truncate_rows_to_sparsity)
+from .localswap import default_swap_iterations, localswap, seed_from_candidates
+from .partition import candidate_set, default_projection_dim, jl_matrix, jl_project, max_projection_dim
+from .recovery import (GaussianBudget, private_lloyd, private_medians, noisy_means, sparse_noisy_means,
+                       MEANS_SENSITIVITY_FACTOR, MEDIAN_STEP_SENSITIVITY_FACTOR)
+
+__all__ = ["CandidateKMeans", "CandidateKMedian", "DEFAULT_SPLIT", "STAGES", "resolve_budget_split",
+           "stage_explanations", "default_candidate_depth"]
+
+STAGES = ("candidate", "localswap", "recovery")
+DEFAULT_SPLIT = {"candidate": 0.40, "localswap": 0.10, "recovery": 0.50}
+MEDIAN_GRADIENT_STEPS = 5
+
+
+def default_candidate_depth(n):
+    """⌈log₂(n)/2⌉: half the paper's depth bound log n. Cubes then reach edge ≈ 4Λ/√n;
+    deeper cubes rarely hold γ points at practical n, and every extra level divides ε′."""
+    return max(1, math.ceil(math.log2(max(n, 2)) / 2))
+
+
+def resolve_budget_split(budget_split, epsilon):
+    """Stage -> ε, summing to exactly ε (the last stage gets ε minus the others).
+
+    ``budget_split``: dict of positive shares over :data:`STAGES` summing to 1 (within
+    1e-9); None -> :data:`DEFAULT_SPLIT`.
+    """
+    split = DEFAULT_SPLIT if budget_split is None else budget_split
+    if not isinstance(split, dict) or set(split) != set(STAGES):
+        raise ValueError(f"budget_split must be a dict with exactly the stages {', '.join(STAGES)}; got {split!r}")
+    shares = {s: check_real(split[s], f"budget_split['{s}']", 0.0, 1.0, low_inclusive=False) for s in STAGES}
+    if abs(sum(shares.values()) - 1.0) > 1e-9:
+        raise ValueError(f"budget_split shares must sum to 1; got {sum(shares.values()):g}")
+    eps = {s: epsilon * shares[s] for s in STAGES[:-1]}
+    eps[STAGES[-1]] = epsilon - sum(eps.values())
+    return eps
+
+
+def stage_explanations(objective="kmeans", recovery="dense"):
+    """One sentence per stage for the app: what it releases and why it costs that much."""
+    loss = "‖x − z‖²" if objective == "kmeans" else "‖x − z‖"
+    rec = {"dense": "noisy sums and counts of the k clusters in R^d (Gaussian; clusters are disjoint, so "
+                    "the k releases cost the budget once — parallel composition, Lemma 1)",
+           "sparse": "Alg. 5: per cluster, the largest coordinates of the sum chosen by the exponential "
+                     "mechanism and their values by Laplace noise (parallel composition)",
+           "median": "a private 1-median per cluster: noisy mean then noisy gradient steps (Gaussian, "
+                     "parallel composition)"}[recovery if objective == "kmeans" else "median"]
+    return {
+        "candidate": "Alg. 1–2: shifted grids are subdivided where a cube holds more than γ points; every "
+                     "keep/drop decision is a noisy threshold, so the budget is split over repetitions and "
+                     "over depths (a point sits in one cube per depth).",
+        "localswap": f"Alg. 3: T swaps chosen by the exponential mechanism on the loss {loss} plus one final "
+                     "choice among the iterates; the budget is split over the T + 1 uses.",
+        "recovery": "Alg. 4: " + rec + "; then the optional SuLQ refinement of §7 (private Lloyd iterations in R^d, "
+                    "each reassigns the points and releases again). Gaussian releases share the stage's (ε, δ) "
+                    "by exact Gaussian-DP composition.",
+    }
+
+
+class CandidateKMeans(PrivateEstimatorMixin):
+    """(ε, δ)-DP k-means by a private candidate set, local swaps and noisy means
+    (Balcan et al. 2017, Alg. 4; see the module docstring for the stages and the budget).
+
+    Parameters
+    ----------
+    n_clusters : k, in [1, n].
+    epsilon : total ε > 0 (split over the stages by ``budget_split``).
+    radius : the public radius Λ (required): points outside B(0, Λ) are clipped. ``"data"``
+        uses max ‖x‖ with a warning: nothing released is then private.
+    delta : δ of the recovery stage, in (0, 1); may be 0 for the pure-ε pipeline
+        (``recovery="sparse"``), which spends no δ anyway.
+    objective : ``"kmeans"`` or ``"kmedian"`` (§6.2: the same candidate set and local
+        search with the loss ‖x − z‖, recovery by a private 1-median).
+    projection_dim : p in [1, ⌈8 ln n⌉] (default ⌈ln(n)/2⌉).
+    n_repeats : repetitions of the private partition (Alg. 2's T; default 1).
+    max_depth : depth bound of Alg. 1 (default ⌈log₂(n)/2⌉); no cube is deeper.
+    gamma : threshold of Alg. 1 (default :func:`~dpcore.kmeans.partition.default_gamma`).
+    n_swaps : local-search rounds T (default max(2, ⌈k/4⌉)).
+    swap_init : ``"seeded"`` (default: Z⁽⁰⁾ by :func:`~dpcore.kmeans.localswap.seed_from_candidates`,
+        free post-processing of the candidates) or ``"uniform"`` (the paper's uniform draw).
+    refine_iter : SuLQ iterations after recovery, in [0, 1000] (default 0; §7 uses 8).
+    recovery : ``"dense"`` (noisy means) or ``"sparse"`` (Alg. 5; needs ``sparsity``).
+    sparsity, eta : s (rows are truncated to their s largest entries, per record) and the
+        accuracy η of Alg. 5 (m = ⌈2s/η⌉ coordinates kept per centre).
+    budget_split : dict stage -> share of ε (default :data:`DEFAULT_SPLIT`).
+    random_state : None, int or Generator.
+
+    Attributes (after ``fit``)
+    --------------------------
+    cluster_centers_ (k, d), projected_centers_ (k, p), candidates_ (m, p): private.
+    projection_ (d, p): public randomness.  budget_ : stage -> (ε, δ).
+    labels_ : nearest released centre of every point — NOT private.
+    n_clipped_, n_projected_clipped_, n_truncated_, swap_losses_ : computed from the data —
+    NOT private (shown for teaching).
+    """
+
+    def __init__(self, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, objective="kmeans", projection_dim=None,
+                 n_repeats=1, max_depth=None, gamma=None, n_swaps=None, swap_init="seeded", refine_iter=0,
+                 recovery="dense", sparsity=None, eta=0.5, budget_split=None, random_state=None):
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.radius = radius
+        self.delta = delta
+        self.objective = objective
+        self.projection_dim = projection_dim
+        self.n_repeats = n_repeats
+        self.max_depth = max_depth
+        self.gamma = gamma
+        self.n_swaps = n_swaps
+        self.swap_init = swap_init
+        self.refine_iter = refine_iter
+        self.recovery = recovery
+        self.sparsity = sparsity
+        self.eta = eta
+        self.budget_split = budget_split
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ validation
+    def _validate(self, X):
+        X = check_points(X)
+        n, d = X.shape
+        k = check_int(self.n_clusters, "n_clusters", 1, n)
+        eps = check_epsilon(self.epsilon)
+        if self.objective not in ("kmeans", "kmedian"):
+            raise ValueError(f"objective must be 'kmeans' or 'kmedian'; got {self.objective!r}")
+        if self.recovery not in ("dense", "sparse"):
+            raise ValueError(f"recovery must be 'dense' or 'sparse'; got {self.recovery!r}")
+        if self.recovery == "sparse" and self.objective != "kmeans":
+            raise ValueError("recovery='sparse' (Alg. 5) is for objective='kmeans' only")
+        refine = check_int(self.refine_iter, "refine_iter", 0, 1000)
+        if self.swap_init not in ("seeded", "uniform"):
+            raise ValueError(f"swap_init must be 'seeded' or 'uniform'; got {self.swap_init!r}")
+        if self.recovery == "sparse":
+            if self.sparsity is None:
+                raise ValueError("sparsity must be given with recovery='sparse': a public bound s >= 1 on the "
+                                 "non-zeros per row")
+            check_int(self.sparsity, "sparsity", 1, d)
+            check_real(self.eta, "eta", 0.0, 1.0, low_inclusive=False)
+        gaussian = self.recovery == "dense"
+        delta = check_delta(self.delta, allow_zero=not gaussian)
+        p = default_projection_dim(n) if self.projection_dim is None else \
+            check_int(self.projection_dim, "projection_dim", 1, max_projection_dim(n))
+        n_rep = check_int(self.n_repeats, "n_repeats", 1, 1000)
+        depth = default_candidate_depth(n) if self.max_depth is None else \
+            check_int(self.max_depth, "max_depth", 1, 60)
+        if self.gamma is not None:
+            check_real(self.gamma, "gamma", 0.0, None)
+        swaps = default_swap_iterations(k) if self.n_swaps is None else check_int(self.n_swaps, "n_swaps", 1, 100_000)
+        eps_stage = resolve_budget_split(self.budget_split, eps)
+        return X, n, d, k, eps, delta, p, n_rep, depth, swaps, refine, eps_stage, gaussian
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y=None):
+        X, n, d, k, eps, delta, p, n_rep, depth, swaps, refine, eps_stage, gaussian = self._validate(X)
+        lam, derived = resolve_radius(self.radius, X)
+        rng = check_random_state(self.random_state)
+        ledger = PrivacyLedger(budget_epsilon=eps, budget_delta=delta)
+        self.nonprivate_outputs_ = {
+            "labels_": "each point assigned to its nearest released centre using the raw data",
+            "n_clipped_": "exact number of points outside B(0, Λ), computed from the data",
+            "n_projected_clipped_": "exact number of projected points outside B(0, Λ), computed from the data",
+            "swap_losses_": "losses L(Z⁽ᵗ⁾) of the local-search iterates on the raw (projected) data",
+        }
+        if derived:
+            self.nonprivate_outputs_["radius_"] = RADIUS_LEAK_REASON
+
+        # 0. public ball, optional s-sparsity (per record)
+        X, self.n_clipped_ = clip_rows(X, lam)
+        self.n_truncated_ = 0
+        if self.recovery == "sparse":
+            X, self.n_truncated_ = truncate_rows_to_sparsity(X, int(self.sparsity))
+            self.nonprivate_outputs_["n_truncated_"] = "exact number of rows with more than s non-zeros"
+        sq = row_sq_norms(X)
+
+        # 1. JL projection (public randomness) and the projected ball
+        A = jl_matrix(d, p, rng)
+        Y, self.n_projected_clipped_ = clip_rows(jl_project(X, A), lam)
+
+        # 2. candidate set (Alg. 2)
+        e = eps_stage["candidate"]
+        cand = candidate_set(Y, e, lam, n_rep, depth, self.gamma, min_size=k + 1, random_state=rng,
+                             n_clusters=k)
+        part = cand.partitions[0]
+        ledger.record("candidate set (Alg. 1–2)", "randomised subdivision f(m) (Laplace threshold)", e, 0.0,
+                      note=f"{n_rep} repetition(s) × {depth} depth(s), 2 cubes per depth change when a point is "
+                           f"replaced: ε′ = {part.epsilon_prime:.3g} per decision, γ = {part.gamma:.4g}; "
+                           f"{cand.centers.shape[0]} candidates")
+
+        # 3. local swaps (Alg. 3)
+        e = eps_stage["localswap"]
+        init = seed_from_candidates(cand.centers, cand.leaves, k, rng) if self.swap_init == "seeded" else None
+        ls = localswap(Y, cand.centers, k, e, lam, swaps, self.objective, rng, init=init)
+        ledger.record("k centres among the candidates (Alg. 3)", "exponential mechanism", e, 0.0,
+                      note=f"{swaps} swaps + 1 final choice, ε/{swaps + 1} each, utility −L with sensitivity "
+                           f"{'4Λ²' if self.objective == 'kmeans' else '2Λ'} (exponent ε·ΔL/"
+                           f"{'8Λ²' if self.objective == 'kmeans' else '4Λ'})")
+        Zp = cand.centers[ls.centers_index]
+        labels_p, _ = nearest_centres(Y, Zp)
+
+        # 4. recovery in R^d, then 5. refinement — one stage sharing (ε_rec, δ_rec)
+        e_rec = eps_stage["recovery"]
+        d_rec = delta if gaussian else 0.0
+        if self.objective == "kmedian":
+            n_steps = MEDIAN_GRADIENT_STEPS
+            budget = GaussianBudget(e_rec, d_rec, (refine + 1) * (n_steps + 1))
+            centres, _ = private_medians(X, labels_p, k, lam, budget, n_steps, rng)
+            for _ in range(refine):
+                lab, _ = nearest_centres(X, centres, sq_norms=sq)
+                centres, _ = private_medians(X, lab, k, lam, budget, n_steps, rng, previous=centres)
+            ledger.record("cluster 1-medians in R^d (§6.2)" + (f" + {refine} refinement(s)" if refine else ""),
+                          "Gaussian (noisy mean + noisy gradient steps)", e_rec, d_rec,
+                          note=f"{budget.n_releases} releases composed exactly (GDP), sensitivities "
+                               f"{MEANS_SENSITIVITY_FACTOR:g}Λ and {MEDIAN_STEP_SENSITIVITY_FACTOR:.3g}Λ; "
+                               "parallel over clusters (Lemma 1)")
+        elif self.recovery == "sparse":
+            e_alg5 = e_rec / (refine + 1)
+            centres, _, _ = sparse_noisy_means(X, labels_p, k, lam, int(self.sparsity), self.eta, e_alg5, rng)
+            for _ in range(refine):
+                lab, _ = nearest_centres(X, centres, sq_norms=sq)
+                centres, _, _ = sparse_noisy_means(X, lab, k, lam, int(self.sparsity), self.eta, e_alg5, rng,
+                                                   previous=centres)
+            ledger.record("sparse cluster centres in R^d (Alg. 5)" + (f" + {refine} refinement(s)" if refine else ""),
+                          "exponential + Laplace", e_rec, 0.0,
+                          note=f"{refine + 1} use(s) of Alg. 5 at ε/{refine + 1} each (basic composition): "
+                               "coordinate choice ε/2, values and counts ε/2; parallel over clusters")
+        else:
+            budget = GaussianBudget(e_rec, d_rec, refine + 1)
+            centres, _ = noisy_means(X, labels_p, k, lam, budget, rng)
+            if refine:
+                centres, _ = private_lloyd(X, centres, lam, refine, budget, rng, sq)
+            ledger.record("cluster means in R^d (Alg. 4)" + (f" + {refine} SuLQ refinement(s) (§7)" if refine else ""),
+                          "Gaussian (noisy sums and counts)", e_rec, d_rec,
+                          note=f"{refine + 1} release(s) of (sums, Λ·counts), L2 sensitivity 2Λ, composed exactly "
+                               f"(GDP): σ = {budget.sigma(MEANS_SENSITIVITY_FACTOR * lam):.4g} each; parallel over "
+                               "clusters (Lemma 1)")
+
+        self.radius_ = lam
+        self.projection_ = A
+        self.candidates_ = cand.centers
+        self.candidate_result_ = cand
+        self.projected_centers_ = Zp
+        self.swap_result_ = ls
+        self.swap_losses_ = ls.losses
+        self.cluster_centers_ = centres
+        self.labels_, _ = nearest_centres(X, centres, sq_norms=sq)
+        self.budget_ = {s: (eps_stage[s], d_rec if s == "recovery" else 0.0) for s in STAGES}
+        self.stage_explanations_ = stage_explanations(self.objective, self.recovery)
+        self.ledger_ = ledger
+        self.private_outputs_ = ["cluster_centers_", "projected_centers_", "candidates_"]
+        if derived:
+            self.private_outputs_ = []
+        return self
+
+    def predict(self, X):
+        """Nearest released centre (NOT private: it reads the raw points)."""
+        X = check_points(X)
+        return nearest_centres(X, self.cluster_centers_)[0]
+
+
+class CandidateKMedian(CandidateKMeans):
+    """The k-median variant (§6.2): :class:`CandidateKMeans` with ``objective="kmedian"``."""
+
+    def __init__(self, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, projection_dim=None, n_repeats=1,
+                 max_depth=None, gamma=None, n_swaps=None, refine_iter=0, budget_split=None, random_state=None):
+        super().__init__(n_clusters=n_clusters, epsilon=epsilon, radius=radius, delta=delta, objective="kmedian",
+                         projection_dim=projection_dim, n_repeats=n_repeats, max_depth=max_depth, gamma=gamma,
+                         n_swaps=n_swaps, refine_iter=refine_iter, budget_split=budget_split,
+                         random_state=random_state)

@@ -1,0 +1,134 @@
+"""Sample-and-aggregate k-means (Nissim, Raskhodnikova & Smith 2007), the baseline of §7 of
+Balcan et al. 2017, on top of the generic aggregator :mod:`dpcore.sample_aggregate`.
+
+f(X_S) = k-means (scikit-learn, k-means++ seeding, one run) on a random subset S; its k
+centres are encoded as one vector of R^{kd} (the centres' coordinates one after the other,
+block j = centre j). The order in which k-means lists its centres is arbitrary, so the
+distance between two outputs is the permutation-invariant matching distance
+
+    d_M(v, w) = √( min over permutations π of Σ_j ‖v_j − w_π(j)‖² ),
+
+(:func:`dpcore.sample_aggregate.matching_distances` with ``n_blocks = k``; for large m·k a
+memory-light pairwise evaluation of the same distance, :func:`matching_distances_lowmem`).
+Centres lie in B(0, Λ), so d_M ≤ 2Λ√k: the public diameter. The aggregator then releases
+the centre of attention plus Gaussian noise scaled to its smooth sensitivity, (ε, δ)-DP;
+the released blocks are moved into B(0, Λ) (post-processing).
+
+As the paper reports, the noise is orders of magnitude too large in high dimension: Alg. 1's
+guarantee needs ε > 2D/√m with D = kd, so m would have to exceed (2kd/ε)² subsets.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from sklearn.cluster import KMeans as _SkKMeans
+
+from .._validation import check_delta, check_epsilon, check_int, check_random_state
+from ..privacy import PrivacyLedger, PrivateEstimatorMixin
+from ..sample_aggregate import matching_distances, sample_aggregate
+from ._utils import RADIUS_LEAK_REASON, check_points, clip_rows, nearest_centres, project_to_ball, resolve_radius
+
+__all__ = ["SampleAggregateKMeans", "matching_distances_lowmem", "default_n_subsets"]
+
+_DENSE_MATCHING_LIMIT = 4_000_000  # m²k² cells of the all-pairs cost array built by matching_distances
+
+
+def matching_distances_lowmem(B, n_blocks):
+    """The matching distance of :func:`dpcore.sample_aggregate.matching_distances` evaluated
+    one output at a time (memory m·k² instead of m²·k²; Hungarian algorithm per pair)."""
+    B = np.asarray(B, dtype=np.float64)
+    m, D = B.shape
+    k = n_blocks
+    V = B.reshape(m, k, D // k)
+    sq = np.sum(V ** 2, axis=2)
+    D2 = np.zeros((m, m))
+    for i in range(m - 1):
+        C = sq[i][None, :, None] + sq[i + 1:, None, :] - 2.0 * np.einsum("ab,jcb->jac", V[i], V[i + 1:])
+        C = np.maximum(C, 0.0)
+        for off, Cj in enumerate(C):
+            r, c = linear_sum_assignment(Cj)
+            D2[i, i + 1 + off] = D2[i + 1 + off, i] = Cj[r, c].sum()
+    return np.sqrt(D2)
+
+
+def default_n_subsets(n, k):
+    """m = min(100, ⌊n/(2k)⌋): Alg. 1's subsampling rule (no point in more than √m subsets)
+    is practically never met below m ≈ 50 for n in the thousands, and every subset needs at
+    least k points (here ≥ 2k) for k-means to run."""
+    return max(2, min(100, n // (2 * k)))
+
+
+class SampleAggregateKMeans(PrivateEstimatorMixin):
+    """(ε, δ)-DP k-means by sample and aggregate (Nissim et al. 2007).
+
+    Parameters
+    ----------
+    n_clusters : k.   epsilon, delta : privacy parameters (ε > 0, δ ∈ (0, 1)).
+    radius : public radius Λ (required; ``"data"`` leaks, with a warning).
+    n_subsets : m (default :func:`default_n_subsets`); subsets have ⌊n/m⌋ ≥ k points.
+    random_state : None, int or Generator.
+
+    Attributes: ``cluster_centers_`` (private), ``aggregate_`` (the
+    :class:`dpcore.sample_aggregate.AggregateResult`, whose fields other than ``released``
+    are NOT private), ``labels_`` and ``n_clipped_`` (NOT private), ``ledger_``.
+    """
+
+    def __init__(self, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, n_subsets=None, random_state=None):
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.radius = radius
+        self.delta = delta
+        self.n_subsets = n_subsets
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        X = check_points(X)
+        n, d = X.shape
+        k = check_int(self.n_clusters, "n_clusters", 1, n)
+        eps = check_epsilon(self.epsilon)
+        delta = check_delta(self.delta)
+        if n < 4 * k:
+            raise ValueError(f"sample and aggregate needs n >= 4·n_clusters (at least 2 subsets of 2k points); "
+                             f"got n={n}, n_clusters={k}")
+        m = default_n_subsets(n, k) if self.n_subsets is None else check_int(self.n_subsets, "n_subsets", 2, n // k)
+        lam, derived = resolve_radius(self.radius, X)
+        rng = check_random_state(self.random_state)
+        X, self.n_clipped_ = clip_rows(X, lam)
+        dense = X.toarray() if hasattr(X, "toarray") else X
+        seeds = rng.integers(0, 2 ** 31 - 1, size=m)
+        counter = iter(range(m))
+
+        def f(Xs):  # k-means on one subset (any algorithm may be used: f is a black box)
+            km = _SkKMeans(n_clusters=k, init="k-means++", n_init=1, random_state=int(seeds[next(counter)]))
+            return km.fit(Xs).cluster_centers_.ravel()
+
+        if m * m * k * k <= _DENSE_MATCHING_LIMIT:
+            dist = (lambda B: matching_distances(B, k)) if k > 1 else None
+        else:
+            dist = lambda B: matching_distances_lowmem(B, k)  # noqa: E731
+        ledger = PrivacyLedger(budget_epsilon=eps, budget_delta=delta)
+        res = sample_aggregate(dense, f, m, eps, delta, diameter=2.0 * lam * math.sqrt(k), distances=dist,
+                               n_blocks=k, random_state=rng, ledger=ledger,
+                               what=f"{k} centres (vector of R^{k * d}) by sample and aggregate")
+        self.radius_ = lam
+        self.n_subsets_ = m
+        self.aggregate_ = res
+        self.cluster_centers_ = project_to_ball(res.released.reshape(k, d), lam)
+        self.labels_, _ = nearest_centres(X, self.cluster_centers_)
+        self.ledger_ = ledger
+        self.private_outputs_ = [] if derived else ["cluster_centers_"]
+        self.nonprivate_outputs_ = {
+            "labels_": "each point assigned to its nearest released centre using the raw data",
+            "n_clipped_": "exact number of points outside B(0, Λ), computed from the data",
+            "aggregate_": "diagnostics of the aggregator (subset outputs, smooth sensitivity, chosen subset); "
+                          "only aggregate_.released is private",
+        }
+        if derived:
+            self.nonprivate_outputs_["radius_"] = RADIUS_LEAK_REASON
+        return self
+
+    def predict(self, X):
+        """Nearest released centre (NOT private)."""
+        return nearest_centres(check_points(X), self.cluster_centers_)[0]

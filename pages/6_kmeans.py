@@ -1,0 +1,199 @@
+"""k-means: private centres in high dimension (Balcan et al. 2017) against its baselines."""
+import pandas as pd
+import streamlit as st
+
+from dpcore.data import CLUTO_NAMES
+from dpcore.kmeans._utils import l2_normalize_rows
+from dpcore.kmeans.candidate import DEFAULT_SPLIT, stage_explanations
+from dpcore.kmeans.compare import METHODS, compare_methods
+from dpcore.kmeans.partition import default_projection_dim
+from dpcore.plots.kmeans import budget_bars, candidate_view, centres_scatter, objective_bars
+from ui.common import (Timer, add_to_session_budget, current_spec, dataset_from_spec, privacy_statement,
+                       run_guarded, show_ledger)
+
+RESULT_KEY = "kmeans_result"
+GAUSS_DEFAULT = {"kind": "gaussians", "n": 5000, "d": 50, "k": 8, "sigma": 0.1, "center_box": 1.0, "random_state": 0}
+
+st.title("k-means")
+st.markdown("""
+**k-means** looks for k centres that make the squared distances from the points to their
+nearest centre small. Releasing centres leaks: one point can move a centre. The private
+method of **Balcan et al. (ICML 2017)** works in four stages, each paying a share of ε:
+
+1. **candidate set** (Alg. 1–2): project the points to a few dimensions (Johnson–Lindenstrauss),
+   split a randomly shifted cube into sub-cubes again and again, and keep subdividing a cube
+   only when a *noisy* count says it holds many points; the centres of the cubes are the
+   candidates;
+2. **local swaps** (Alg. 3): start from k candidates and swap one for another, each swap drawn
+   by the exponential mechanism on the clustering loss;
+3. **recovery** (Alg. 4): group the points by their nearest chosen candidate and release each
+   group's **noisy mean** in the original space (groups are disjoint, so this costs ε once);
+   optionally a few private Lloyd (SuLQ) iterations refine the centres (§7).
+
+Its baselines: **SuLQ k-means** (noisy Lloyd iterations), **sample and aggregate** (k-means on
+random subsets, the most central answer plus noise) and **DP-Lloyd** (diffprivlib). Every run
+is compared with non-private **k-means++**.
+""")
+
+# ----------------------------------------------------------------------------- dataset
+spec = current_spec()
+choices = {}
+if spec.get("kind") in ("gaussians", "yaleb", "subspaces"):
+    choices["current"] = f"current dataset (from the Data page): {dataset_from_spec(spec).name}"
+choices["gaussians"] = "Gaussian mixture"
+choices["yaleb"] = "Extended Yale B faces (rows of unit norm)"
+for name in CLUTO_NAMES:
+    choices[name] = f"CLUTO {name} (L2-normalised rows)"
+choice = st.selectbox("Dataset", list(choices), format_func=choices.get,
+                      help="Points to cluster: the Data page's choice when it is a point set, a Gaussian mixture "
+                           "(the paper's synthetic data is 64 Gaussians in R^100), Yale B faces, or a CLUTO "
+                           "document-term matrix with every row scaled to norm 1 (a per-record map: it leaks nothing).")
+if choice == "current":
+    data_spec = spec
+elif choice == "gaussians":
+    with st.expander("Gaussian mixture parameters", expanded=False):
+        c1, c2, c3 = st.columns(3)
+        data_spec = dict(
+            kind="gaussians",
+            n=int(c1.number_input("points n", 10, 200_000, GAUSS_DEFAULT["n"], help="Number of points.")),
+            d=int(c2.number_input("dimension d", 1, 2000, GAUSS_DEFAULT["d"], help="Dimension of the space.")),
+            k=int(c3.number_input("components", 1, 200, GAUSS_DEFAULT["k"], help="Number of Gaussian components.")),
+            sigma=float(c1.number_input("component σ", 0.0, 10.0, GAUSS_DEFAULT["sigma"], step=0.01, format="%.3f",
+                                        help="Standard deviation of every component.")),
+            center_box=1.0,
+            random_state=int(c2.number_input("data seed", 0, 2**31 - 1, 0, help="Seed of the generator.")))
+elif choice == "yaleb":
+    data_spec = {"kind": "yaleb", "subjects": 5, "n_per_subject": 64, "pca_dim": 9, "d": 50, "normalize": "rows",
+                 "random_state": 0}
+else:
+    data_spec = {"kind": "cluto", "name": choice}
+ds = run_guarded(dataset_from_spec, data_spec)
+if ds is None:
+    st.stop()
+X = l2_normalize_rows(ds.X) if ds.kind == "counts" else ds.X
+default_radius = float(ds.extras.get("public_radius", 1.0)) if ds.kind == "points" else 1.0
+st.caption(f"{ds.description} · n = {ds.n:,}, d = {ds.d:,}"
+           + (" · rows scaled to norm 1" if ds.kind == "counts" else "")
+           + f" · public radius suggested by the dataset's definition: Λ = {default_radius:.4g}")
+
+# ----------------------------------------------------------------------------- form
+with st.form("kmeans_form"):
+    c1, c2, c3, c4 = st.columns(4)
+    k = c1.number_input("clusters k", value=int(ds.n_classes or 8), step=1,
+                        help="Number of centres (1 ≤ k ≤ n).")
+    epsilon = c2.number_input("privacy budget ε", value=1.0, step=0.1, format="%.3f",
+                              help="Total ε of each private run (must be > 0). Neighbouring datasets differ in one "
+                                   "point (replaced).")
+    delta = c3.number_input("δ", value=1e-6, format="%.1e",
+                            help="δ of the Gaussian noise (noisy means), in (0, 1).")
+    radius = c4.number_input("public radius Λ", value=default_radius, format="%.4g",
+                             help="A bound on ‖x‖ chosen WITHOUT looking at the data (here: from the dataset's "
+                                  "definition). Points outside are clipped onto the sphere of radius Λ. Must be > 0.")
+    methods = st.multiselect("private methods", list(METHODS), default=["candidate", "sulq", "sample_aggregate"],
+                             format_func=lambda m: METHODS[m][0],
+                             help="Each selected method runs with the same k, ε, δ and Λ (each run spends ε). "
+                                  "k-means++ (non-private) always runs as the reference.")
+    c1, c2, c3 = st.columns(3)
+    seed = c1.number_input("seed", value=0, min_value=0, max_value=2**31 - 1, step=1,
+                           help="Random seed of the runs (projection, shifts, mechanisms' noise).")
+    leak = c2.checkbox("use Λ = max ‖x‖ from the data (leaks!)", False,
+                       help="What a careless user does: the radius is read off the data. The runs then are NOT "
+                            "differentially private; shown to teach why Λ must be public.")
+    with st.expander("Candidate-set method: advanced", expanded=False):
+        a1, a2, a3, a4 = st.columns(4)
+        p = a1.number_input("projection dimension p", value=default_projection_dim(ds.n), step=1,
+                            help="Dimension of the JL projection (paper's experiments: ⌈ln(n)/2⌉; theory: 8 ln n).")
+        refine = a2.number_input("SuLQ refinement iterations", value=0, min_value=0, max_value=50, step=1,
+                                 help="Private Lloyd iterations after recovery (§7 uses 8). They share the "
+                                      "recovery stage's budget, so each adds noise.")
+        share_c = a3.number_input("candidate share", value=DEFAULT_SPLIT["candidate"], step=0.05, format="%.2f",
+                                  help="Share of ε for the candidate set (Alg. 1–2).")
+        share_l = a4.number_input("local-swap share", value=DEFAULT_SPLIT["localswap"], step=0.05, format="%.2f",
+                                  help="Share of ε for the local swaps (Alg. 3). Recovery gets the rest.")
+        sparsity = a1.number_input("sparsity s (Alg. 5)", value=100, min_value=1, step=10,
+                                   help="Public bound on non-zeros per row for the sparse recovery; longer rows keep "
+                                        "their s largest entries (a per-record map).")
+    submitted = st.form_submit_button("Run")
+
+
+def run_all():
+    """Everything behind the button: one call into dpcore, a progress bar."""
+    bar = st.progress(0.0, text="starting…")
+    split = {"candidate": share_c, "localswap": share_l, "recovery": 1.0 - share_c - share_l}
+    if split["recovery"] <= 0:
+        raise ValueError("candidate share + local-swap share must be < 1 (recovery gets the rest)")
+    cand_opts = dict(projection_dim=int(p), refine_iter=int(refine), budget_split=split)
+    options = {"candidate": cand_opts, "candidate_kmedian": dict(cand_opts),
+               "candidate_sparse": dict(cand_opts, sparsity=int(sparsity))}
+    with Timer() as t:
+        cmp = compare_methods(X, int(k), float(epsilon), "data" if leak else float(radius), methods, float(delta),
+                              options, int(seed), progress=lambda f, txt: bar.progress(min(f, 1.0), text=txt))
+    return dict(spec=data_spec, params=dict(k=int(k), epsilon=float(epsilon), delta=float(delta), leak=leak,
+                                            seed=int(seed)), cmp=cmp, seconds=t.seconds)
+
+
+if submitted:
+    if not methods:
+        st.error("methods must contain at least one private method")
+    else:
+        result = run_guarded(run_all)
+        if result is not None:
+            st.session_state[RESULT_KEY] = result
+            for r in result["cmp"].results:
+                add_to_session_budget(r.estimator.ledger_, f"k-means: {r.label}")
+
+# ----------------------------------------------------------------------------- results
+res = st.session_state.get(RESULT_KEY)
+if res is not None:
+    rds = dataset_from_spec(res["spec"])
+    RX = l2_normalize_rows(rds.X) if rds.kind == "counts" else rds.X
+    cmp, prm = res["cmp"], res["params"]
+    st.subheader(f"Results on {rds.name} (k = {prm['k']}, ε = {prm['epsilon']:g}, δ = {prm['delta']:.1e}, "
+                 f"Λ = {cmp.radius:.4g})")
+    if cmp.radius_from_data:
+        st.warning("Λ was computed from the data (max ‖x‖): none of these runs is differentially private.")
+    rows = [{"method": r.label, "k-means objective": r.objective, "÷ k-means++": r.ratio,
+             "k-median objective ÷ k-means++'s": r.kmedian_ratio, "seconds": r.seconds,
+             "ε spent": r.estimator.ledger_.epsilon if hasattr(r.estimator, "ledger_") else 0.0}
+            for r in [cmp.reference] + cmp.results]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption(f"{cmp.n_clipped} point(s) lay outside B(0, Λ) and were clipped (an exact count: not private). "
+               "Objectives are evaluated on the clipped points with the raw data (evaluation only).")
+    st.plotly_chart(objective_bars(cmp.ratios()), width="stretch")
+
+    labels = {r.label: r for r in cmp.results}
+    shown = st.selectbox("centres to draw", list(labels), help="Whose released centres are drawn over the points.")
+    r = labels[shown]
+    fig = centres_scatter(RX, rds.labels, {f"{shown} (private)": r.centres,
+                                           "k-means++ (not private)": cmp.reference.centres},
+                          title="Points (coloured by true class) with released and non-private centres")
+    st.plotly_chart(fig, width="stretch")
+
+    est = r.estimator
+    if r.key.startswith("candidate"):
+        st.markdown("**Inside the candidate-set method** — the projected space R^p, the private candidate set and "
+                    "the k candidates the local search chose (their groups give the noisy means).")
+        Y = (RX @ est.projection_)
+        st.plotly_chart(candidate_view(Y, est.candidates_, est.swap_result_.centers_index,
+                                       est.candidate_result_.depths), width="stretch")
+        st.plotly_chart(budget_bars(est.ledger_), width="stretch")
+        expl = stage_explanations(est.objective, est.recovery)
+        st.markdown("\n".join(f"- **{s}** (ε = {est.budget_[s][0]:.3g}"
+                              + (f", δ = {est.budget_[s][1]:.1e}" if est.budget_[s][1] else "") + f"): {expl[s]}"
+                              for s in expl))
+    show_ledger(est.ledger_, title=f"Privacy ledger of {shown}")
+    private = [f"the centres released by each private method ({', '.join(x.label for x in cmp.results)})"]
+    if any(x.key.startswith("candidate") for x in cmp.results):
+        private.append("the candidate set and the chosen projected centres of the candidate-set method")
+    not_private = ["labels from assigning the points to the released centres (used for the colours and the "
+                   "objectives)", "the objectives and ratios (computed from the raw data)",
+                   "the number of clipped points", "k-means++ and its centres (non-private reference)"]
+    caveats = ["Λ = max ‖x‖ was read off the data: NOTHING on this page is private for this run"] \
+        if cmp.radius_from_data else []
+    if rds.kind == "points" and rds.d > 3:
+        caveats.append("the 2-D view uses the top principal directions of the data (a display choice, not a release)")
+    privacy_statement(private, not_private, caveats)
+else:
+    privacy_statement(["the centres released by each private method"],
+                      ["labels from assigning points to the released centres", "a radius Λ read off the data"],
+                      ["press Run to cluster"])
