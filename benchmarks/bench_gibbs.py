@@ -1,0 +1,243 @@
+"""Benchmark of the Gibbs subspace clustering sampler (issue 10).
+
+    python benchmarks/bench_gibbs.py [--sweeps-ref 200] [--sweeps 2000] [--fig3 SWEEPS] [--rhat]
+
+1. ms/sweep at the Fig. 3 setting (n=1000, d=10, k=3, q=3, σ=0.1, ε=10) of
+   - the REFERENCE: a direct numpy transcription of App. D Alg. 3-4 (null space by SVD for
+     every column, Hoff's coordinate-wise vector Bingham sweep with scalar rejection
+     sampling of the 1-D conditional: the paper's Case 1 / Case 2 for |a| large, Hoff's
+     Beta(1/2, 1 + min(k, max(k − a, −1/2))) envelope otherwise), kept here and run for a
+     few hundred sweeps;
+   - OURS (dpcore.subspace.gibbs.GibbsSubspaceClustering: batched z-step, exact ACG column
+     draws, Householder-updated null spaces), 1 chain and 8 chains batched;
+   and the ratio. Both are timed in the same process, as CPU time (process_time) and wall
+   time: the machine is shared, so wall times are noisy.
+2. Draws per second of the 1-D sampler at |a| ∈ {1, 1e2, 1e4} (k = 5/2, i.e. the d' = 8
+   columns of the Fig. 3 setting), for each method, and its acceptance-rate table.
+3. Optional (--fig3 N): the Fig. 3 experiment, 8 chains × ε ∈ {0.1, 1, 10, 100} from the
+   random (private) init and from the k-plane init, N sweeps each, with split-R̂ / ESS and
+   the mixing verdict (the README figure for "from the random init, for which ε the chains
+   mixed").
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.linalg
+from scipy import special
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from dpcore.data import make_union_of_subspaces  # noqa: E402
+from dpcore.subspace import bingham as bg  # noqa: E402
+from dpcore.subspace.diagnostics import diagnostics_table, mixing_verdict  # noqa: E402
+from dpcore.subspace.gibbs import GibbsSubspaceClustering  # noqa: E402
+
+
+# =============================================================================== reference
+def ref_sample_theta(a, k, rng):
+    """Scalar rejection sampling of f(x) ∝ x^(-1/2)(1-x)^k e^(ax) as in the paper / Hoff."""
+    if a < -50:  # paper's Case 1
+        while True:
+            x = rng.gamma(0.5, 1.0 / abs(a))
+            if x >= 1:
+                continue
+            if rng.random() <= (1 - x) ** k:
+                return x
+    if a > k + 50:  # paper's Case 2, simplified (Z -> inf)
+        M = max(2 * math.sqrt(a), math.e * special.beta(0.5, k + 1))
+        B = special.beta(0.5, k + 1)
+        while True:
+            z = rng.gamma(k + 1, 1.0 / a)
+            if z >= 1:
+                continue
+            x = 1 - z
+            beta_pdf = x ** -0.5 * z ** k / B
+            if rng.random() < x ** -0.5 / (M * (1 + math.exp(-a * x) * beta_pdf)):
+                return x
+    # Hoff (2009) / rstiefel: Beta(1/2, bb) envelope, bb = 1 + min(k, max(k - a, -1/2));
+    # f/g ∝ (1 - x)^kk e^(ax) with kk = k - bb + 1 >= 0, log-concave, maximum c below
+    bb = 1 + min(k, max(k - a, -0.5))
+    kk = k - bb + 1
+    if a <= 0:
+        c = 0.0
+    elif kk == 0:
+        c = a
+    else:
+        xs = max(0.0, 1 - kk / a)
+        c = kk * math.log1p(-xs) + a * xs
+    while True:
+        x = rng.beta(0.5, bb)
+        if math.log(rng.random()) <= kk * math.log1p(-x) + a * x - c:
+            return x
+
+
+def ref_vector_bingham_gibbs(A, x, rng):
+    """Alg. 4, transcribed: one coordinate sweep of Hoff's sampler for exp(xᵀAx)."""
+    d = A.shape[0]
+    lam, E = np.linalg.eigh(A)
+    y = E.T @ x
+    k = (d - 3) / 2
+    for i in rng.permutation(d):
+        others = [j for j in range(d) if j != i]
+        r2 = 1 - y[i] ** 2
+        qj = y[others] ** 2 / r2
+        a = lam[i] - qj @ lam[others]
+        th = ref_sample_theta(a, k, rng)
+        s = 1 if rng.random() < 0.5 else -1
+        y[i] = s * math.sqrt(th)
+        y[others] = np.sign(y[others]) * np.sqrt((1 - th) * qj)
+    return E @ y
+
+
+def ref_matrix_bingham_gibbs(A, B, U, rng):
+    """Alg. 3, transcribed."""
+    d, q = U.shape
+    U = U.copy()
+    for r in rng.permutation(q):
+        others = np.delete(U, r, axis=1)
+        N = scipy.linalg.null_space(others.T) if q > 1 else np.eye(d)
+        z = N.T @ U[:, r]
+        At = B[r] * (N.T @ A @ N)
+        z = ref_vector_bingham_gibbs(At, z, rng)
+        U[:, r] = N @ z
+    return U
+
+
+def ref_gibbs(X, k, q, eps, n_sweeps, rng):
+    n, d = X.shape
+    U = [np.linalg.qr(rng.standard_normal((d, q)))[0] for _ in range(k)]
+    B = np.full(q, eps / 2)
+    for _ in range(n_sweeps):
+        d2 = np.stack([np.sum(X ** 2, 1) - np.sum((X @ Ul) ** 2, 1) for Ul in U], axis=1)
+        logits = -eps / 2 * d2
+        p = np.exp(logits - logits.max(1, keepdims=True))
+        p /= p.sum(1, keepdims=True)
+        z = (rng.random(n)[:, None] > np.cumsum(p, 1)[:, :-1]).sum(1)
+        for ell in range(k):
+            Xl = X[z == ell]
+            U[ell] = ref_matrix_bingham_gibbs(Xl.T @ Xl, B, U[ell], rng)
+    return U
+
+
+# =============================================================================== helpers
+def timed(fn):
+    c0, w0 = time.process_time(), time.perf_counter()
+    out = fn()
+    return out, time.process_time() - c0, time.perf_counter() - w0
+
+
+def bench_sweeps(args):
+    ds = make_union_of_subspaces(1000, 10, 3, 3, 0.1, random_state=0)
+    print("== Gibbs sweeps at the Fig. 3 setting (n=1000, d=10, k=3, q=3, σ=0.1, ε=10) ==")
+    _, c_ref, w_ref = timed(lambda: ref_gibbs(ds.X, 3, 3, 10.0, args.sweeps_ref, np.random.default_rng(0)))
+    ref_ms = (c_ref / args.sweeps_ref * 1e3, w_ref / args.sweeps_ref * 1e3)
+    print(f"reference (Alg. 3-4 transcription), {args.sweeps_ref} sweeps: {ref_ms[0]:.3f} ms/sweep CPU, "
+          f"{ref_ms[1]:.3f} ms/sweep wall -> 10,000 sweeps ≈ {ref_ms[0] * 10:.1f} s CPU")
+    for C in (1, 8):
+        g = GibbsSubspaceClustering(3, 3, epsilon=10.0, n_iter=args.sweeps, n_chains=C, random_state=0)
+        _, c, w = timed(lambda: g.fit(ds.X, ds.labels, ds.subspaces))
+        ms = (c / args.sweeps * 1e3, w / args.sweeps * 1e3)
+        per_chain = ms[0] / C
+        print(f"ours, {C} chain(s), {args.sweeps} sweeps: {ms[0]:.3f} ms/sweep CPU ({per_chain:.3f} per chain-sweep), "
+              f"{ms[1]:.3f} wall -> 10,000 sweeps of one chain ≈ {per_chain * 10:.2f} s CPU; "
+              f"ratio reference/ours per chain-sweep = {ref_ms[0] / per_chain:.1f}x (CPU), "
+              f"{ref_ms[1] / (ms[1] / C):.1f}x (wall)")
+    n_h = max(50, args.sweeps // 5)
+    g = GibbsSubspaceClustering(3, 3, epsilon=10.0, n_iter=n_h, n_chains=1, column_sampler="hoff", random_state=0)
+    _, c, w = timed(lambda: g.fit(ds.X, ds.labels, ds.subspaces))
+    print(f"ours with column_sampler='hoff' (Alg. 4 coordinate sweeps, batched), 1 chain, {n_h} sweeps: "
+          f"{c / n_h * 1e3:.3f} ms/sweep CPU")
+
+
+def bench_1d(args):
+    print("\n== 1-D conditional sampler, k = 5/2 (draws of 100,000 at once) ==")
+    rng = np.random.default_rng(1)
+    N = 100_000
+    for a in (1.0, 1e2, 1e4, -1.0, -1e2, -1e4):
+        row = []
+        for method in ("auto", "acg", "case1", "case2", "case2_paper"):
+            if (method == "case1" and a >= 0) or (method.startswith("case2") and a <= 1):
+                row.append(f"{method}: -")
+                continue
+            _, c, _ = timed(lambda: bg.sample_bingham_1d(np.full(N, a), 2.5, random_state=rng, method=method))
+            row.append(f"{method}: {N / c / 1e6:.2f} M/s")
+        print(f"a = {a:>8g}: " + ", ".join(row))
+    # scalar reference (what the transcription does per coordinate)
+    for a in (1.0, 1e2, 1e4):
+        M = 2000
+        _, c, _ = timed(lambda: [ref_sample_theta(a, 2.5, rng) for _ in range(M)])
+        print(f"a = {a:>8g}: scalar reference sampler {M / c / 1e3:.1f} k draws/s")
+    print("\nacceptance rate per proposal (k = 5/2): a, case1, case2, acg")
+    for a in (-1e4, -100, -30, -10, -1, 1, 10, 20, 30, 100, 1e4):
+        cells = []
+        for method in ("case1", "case2", "acg"):
+            if (method == "case1" and a >= 0) or (method == "case2" and a <= 1):
+                cells.append("  -  ")
+                continue
+            _, _, acc = bg._DRAWERS[method](np.full(20000, float(a)), np.full(20000, 2.5), rng)
+            cells.append(f"{acc.mean():.3f}")
+        print(f"  {a:>8g}  " + "  ".join(cells))
+    print("\nvector Bingham ACG (d = 8, eigenvalues scale 1e4): ", end="")
+    A = np.diag(np.linspace(0, 1e4, 8))
+    _, c, _ = timed(lambda: bg.sample_vector_bingham(A, size=100_000, random_state=rng))
+    print(f"{1e5 / c / 1e3:.0f} k draws/s")
+
+
+def settle_sweep(cost, burn_in):
+    """Sweep by which every chain has first entered the central 99.8 % of the pooled
+    post-burn-in costs (how long the chains took to reach the region they then sample)."""
+    lo, hi = np.quantile(cost[:, burn_in:], [0.001, 0.999])
+    inside = (cost >= lo) & (cost <= hi)
+    first = [int(np.argmax(row)) + 1 if row.any() else cost.shape[1] + 1 for row in inside]
+    return max(first)
+
+
+def fig3(args):
+    ds = make_union_of_subspaces(1000, 10, 3, 3, 0.1, random_state=args.data_seed)
+    print(f"\n== Fig. 3: 8 chains, {args.fig3} sweeps, burn-in = first half, data seed {args.data_seed}, "
+          f"chain seed {args.seed} ==")
+    for init in args.inits.split(","):
+        for eps in (float(e) for e in args.eps.split(",")):
+            g = GibbsSubspaceClustering(3, 3, epsilon=eps, n_iter=args.fig3, n_chains=8, init=init,
+                                        random_state=args.seed)
+            _, c, w = timed(lambda: g.fit(ds.X, ds.labels, ds.subspaces))
+            tab = diagnostics_table(g.traces_, g.burn_in_)
+            verdict = mixing_verdict(g.traces_, g.burn_in_)
+            cells = ", ".join(f"{r['trace']}: R̂={r['split_rhat']:.3f} ESS={r['ess']:.0f}" for r in tab
+                              if r["trace"] in ("cost", "dw"))
+            fin = g.traces_["cost"][:, -1]
+            accs = g.traces_["accuracy"][:, -1]
+            print(f"init={init:6s} ε={eps:<6g} {'MIXED' if verdict['mixed'] else 'not yet'} | {cells} | "
+                  f"settled by sweep {settle_sweep(g.traces_['cost'], g.burn_in_)} | "
+                  f"final cost {fin.min():.4f}-{fin.max():.4f}, accuracy of z {accs.min():.2f}-{accs.max():.2f} "
+                  f"| {c:.1f} s CPU, {w:.1f} s wall", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sweeps-ref", type=int, default=200)
+    ap.add_argument("--sweeps", type=int, default=2000)
+    ap.add_argument("--fig3", type=int, default=0, help="run the Fig. 3 experiment with this many sweeps")
+    ap.add_argument("--eps", default="0.1,1,10,100", help="ε values of the Fig. 3 run (comma-separated)")
+    ap.add_argument("--inits", default="random,kplane", help="starts of the Fig. 3 run (comma-separated)")
+    ap.add_argument("--seed", type=int, default=0, help="random_state of the chains in the Fig. 3 run")
+    ap.add_argument("--data-seed", type=int, default=0, help="random_state of the Fig. 3 dataset")
+    ap.add_argument("--skip-sweeps", action="store_true")
+    ap.add_argument("--skip-1d", action="store_true")
+    args = ap.parse_args()
+    if not args.skip_sweeps:
+        bench_sweeps(args)
+    if not args.skip_1d:
+        bench_1d(args)
+    if args.fig3:
+        fig3(args)
+
+
+if __name__ == "__main__":
+    main()

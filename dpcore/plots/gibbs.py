@@ -1,0 +1,115 @@
+"""Figures of the Gibbs sampler's mixing diagnostics (Fig. 3 of the subspace paper).
+
+- :func:`traces_grid` - rows = traces (test statistic, cost, d_W, ...), columns = ε
+  (small multiples); every chain is one line, overlaid, in the same colour in every panel;
+  the burn-in is shaded; the statistic panels carry the 1/√T line expected under exact
+  sampling.
+- :func:`trace_figure` - one trace, one panel per ε.
+- :func:`diagnostics_table_figure` - the R̂/ESS table as a plotly table.
+
+Long traces are thinned to at most ``max_points`` points per line (every m-th sweep,
+the last one always kept), so that 8 chains × 10,000 sweeps × 4 ε stay responsive.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+__all__ = ["traces_grid", "trace_figure", "diagnostics_table_figure", "TRACE_LABELS"]
+
+CHAIN_COLOURS = qualitative.Plotly + qualitative.D3
+TRACE_LABELS = {"statistic": "§5 test statistic", "cost": "k-means cost (eq. 3)", "dw": "d_W to truth",
+                "accuracy": "accuracy of z"}
+
+
+def _thin(T, max_points):
+    step = max(1, math.ceil(T / max_points))
+    idx = np.arange(0, T, step)
+    if idx[-1] != T - 1:
+        idx = np.append(idx, T - 1)
+    return idx
+
+
+def _run_label(key):
+    return f"ε = {key:g}" if isinstance(key, (int, float)) else str(key)
+
+
+def traces_grid(runs, metrics=("statistic", "cost", "dw"), burn_in=None, max_points=1000, height_per_row=230,
+                title=""):
+    """Small multiples of Fig. 3.
+
+    Parameters
+    ----------
+    runs : dict key -> traces, where key is ε (or any label) and traces is a dict
+        name -> array (n_chains, n_sweeps) (e.g. ``GibbsSubspaceClustering.traces_``).
+    metrics : the trace names to draw, one row each (rows absent from every run are skipped).
+    burn_in : int or dict key -> int; the shaded burn-in (default: none).
+    """
+    keys = list(runs)
+    if not keys:
+        raise ValueError("runs must contain at least one run")
+    rows = [m for m in metrics if any(m in runs[k] for k in keys)]
+    if not rows:
+        raise ValueError(f"none of the traces {metrics} is present")
+    fig = make_subplots(rows=len(rows), cols=len(keys), shared_xaxes=True, horizontal_spacing=0.04,
+                        vertical_spacing=0.06, column_titles=[_run_label(k) for k in keys],
+                        row_titles=[TRACE_LABELS.get(m, m) for m in rows])
+    for c, key in enumerate(keys, start=1):
+        traces = runs[key]
+        b = burn_in.get(key) if isinstance(burn_in, dict) else burn_in
+        for r, name in enumerate(rows, start=1):
+            if name not in traces:
+                continue
+            x = np.asarray(traces[name])
+            C, T = x.shape
+            idx = _thin(T, max_points)
+            sweeps = idx + 1
+            for ch in range(C):
+                fig.add_trace(go.Scattergl(
+                    x=sweeps, y=x[ch, idx], mode="lines", line=dict(width=1, color=CHAIN_COLOURS[ch % len(CHAIN_COLOURS)]),
+                    name=f"chain {ch}", legendgroup=f"chain {ch}", showlegend=(r == 1 and c == 1),
+                    hovertemplate=f"chain {ch}<br>sweep %{{x}}<br>{TRACE_LABELS.get(name, name)} %{{y:.4g}}<extra>{_run_label(key)}</extra>"),
+                    row=r, col=c)
+            if name == "statistic":
+                ref = 1.0 / np.sqrt(sweeps)
+                fig.add_trace(go.Scattergl(x=sweeps, y=ref, mode="lines", line=dict(width=2, color="black", dash="dash"),
+                                           name="1/√T (exact sampling)", legendgroup="ref",
+                                           showlegend=(c == 1), hoverinfo="skip"), row=r, col=c)
+                fig.update_yaxes(type="log", row=r, col=c)
+            if b:
+                fig.add_vrect(x0=0, x1=b, fillcolor="grey", opacity=0.12, line_width=0, row=r, col=c)
+    for c in range(1, len(keys) + 1):
+        fig.update_xaxes(title_text="sweep", row=len(rows), col=c)
+    fig.update_layout(height=max(300, height_per_row * len(rows) + 80), title=title or None,
+                      margin=dict(l=60, r=30, t=60 if title else 40, b=50),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+    return fig
+
+
+def trace_figure(runs, metric="cost", burn_in=None, max_points=1000, title=""):
+    """One trace (``metric``) with one panel per run (ε as small multiples), chains overlaid."""
+    return traces_grid(runs, metrics=(metric,), burn_in=burn_in, max_points=max_points, height_per_row=320,
+                       title=title)
+
+
+def diagnostics_table_figure(rows, title=""):
+    """A plotly table of diagnostics rows (dicts with keys such as ε, trace, split_rhat,
+    ess, mean, sd, verdict); numbers are rounded for reading."""
+    if not rows:
+        raise ValueError("rows must not be empty")
+    cols = list(rows[0].keys())
+
+    def fmt(v):
+        if isinstance(v, float):
+            return "–" if not np.isfinite(v) else f"{v:.4g}"
+        return str(v)
+
+    fig = go.Figure(go.Table(header=dict(values=cols, align="left"),
+                             cells=dict(values=[[fmt(r.get(c)) for r in rows] for c in cols], align="left")))
+    fig.update_layout(title=title or None, margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+                      height=60 + 28 * len(rows))
+    return fig

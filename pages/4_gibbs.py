@@ -1,0 +1,242 @@
+"""Gibbs: the exponential mechanism for subspace clustering (§4), sampled by Gibbs, and
+whether its chains mixed (Fig. 3) - the mixing is part of the privacy story."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dpcore._validation import check_epsilon, check_int
+from dpcore.metrics import clustering_accuracy, wasserstein_distance
+from dpcore.plots.gibbs import traces_grid
+from dpcore.subspace.diagnostics import MIN_ESS, RHAT_THRESHOLD, diagnostics_table, mixing_verdict
+from dpcore.subspace.gibbs import MAX_CHAINS, GibbsSubspaceClustering
+from ui.common import (Timer, add_to_session_budget, current_dataset, privacy_statement, run_guarded,
+                       show_ledger)
+
+RESULT_KEY = "gibbs_result"
+MAX_PAGE_ITER = 10_000          # the paper's run length; the page refuses more
+MAX_EPS = 6                     # ε values per submission
+MAX_WORK = 320_000_000          # n × sweeps × chains × ε values (= the full Fig. 3 run at n = 1000)
+INITS = {"random": "random (private)", "kplane": "k-plane (NOT private)", "ssc": "SSC (NOT private)",
+         "lrr": "LRR (NOT private)"}
+
+
+def parse_epsilons(text):
+    """'0.1, 1, 10' -> [0.1, 1.0, 10.0]; ValueError in the words of dpcore otherwise."""
+    parts = [p for p in text.replace(";", ",").split(",") if p.strip()]
+    if not parts:
+        raise ValueError("epsilon must be given: one or more numbers > 0, separated by commas")
+    if len(parts) > MAX_EPS:
+        raise ValueError(f"give at most {MAX_EPS} values of epsilon at once; got {len(parts)}")
+    out = []
+    for p in parts:
+        try:
+            v = float(p)
+        except ValueError:
+            raise ValueError(f"epsilon must be a number > 0; got {p.strip()!r}") from None
+        out.append(check_epsilon(v, "epsilon"))
+    return out
+
+
+def check_run(n, n_iter, n_chains, eps_list):
+    """The page's bounds (so that a run cannot freeze the app for long)."""
+    n_iter = check_int(n_iter, "n_iter (sweeps per chain)", 1, MAX_PAGE_ITER)
+    n_chains = check_int(n_chains, "n_chains", 1, MAX_CHAINS)
+    work = n * n_iter * n_chains * len(eps_list)
+    if work > MAX_WORK:
+        raise ValueError(f"this run is too long for the page: n × sweeps × chains × ε values = {work:,} > {MAX_WORK:,}; "
+                         "use fewer sweeps, chains or ε values (or run benchmarks/bench_gibbs.py --fig3)")
+    return n_iter, n_chains
+
+
+def run_all(ds, eps_list, params, bar):
+    """Fit one estimator per ε (same seed), moving the progress bar; returns the result dict."""
+    runs, models, seconds = {}, {}, {}
+    n_runs = len(eps_list)
+    for j, eps in enumerate(eps_list):
+        def cb(i, n, j=j, eps=eps):
+            bar.progress(min(1.0, (j + i / n) / n_runs), text=f"ε = {eps:g}: sweep {i} of {n}")
+        model = GibbsSubspaceClustering(epsilon=eps, callback=cb, **params)
+        with Timer() as t:
+            model.fit(ds.X, ds.labels, ds.subspaces if ds.subspaces is not None and
+                      ds.subspaces.shape == (params["n_clusters"], ds.d, params["subspace_dim"]) else None)
+        runs[eps], models[eps], seconds[eps] = model.traces_, model, t.seconds
+    return runs, models, seconds
+
+
+def summarise(ds, models, seconds):
+    """Tables and verdicts kept in the session (numbers only, no estimators)."""
+    table, summary, verdicts = [], [], {}
+    for eps, m in models.items():
+        v = mixing_verdict(m.traces_, m.burn_in_)
+        verdicts[eps] = {"mixed": v["mixed"], "text": v["text"], "rule": v["rule"]}
+        for r in diagnostics_table(m.traces_, m.burn_in_):
+            table.append({"ε": eps, "trace": r["description"], "split-R̂": r["split_rhat"], "ESS": r["ess"],
+                          "mean after burn-in": r["mean"], "sd": r["sd"], "note": r["note"]})
+        row = {"ε": eps, "verdict": "mixed" if v["mixed"] else "not yet",
+               "released chain": m.selected_chain_, "cost of released sample": m.cost_,
+               "mean cost, last samples": m.cost_mean_}
+        if ds.subspaces is not None and ds.subspaces.shape == m.subspaces_.shape:
+            row["d_W of released sample"] = wasserstein_distance(m.subspaces_, ds.subspaces)
+            row["mean d_W, last samples"] = m.dw_mean_
+        if ds.labels is not None:
+            row["accuracy of released z"] = clustering_accuracy(ds.labels, m.labels_)
+        row["rows clipped"] = m.n_clipped_
+        row["ms per sweep (all chains)"] = 1e3 * m.seconds_per_sweep_
+        row["seconds"] = seconds[eps]
+        summary.append(row)
+    return table, summary, verdicts
+
+
+# ----------------------------------------------------------------------------- page
+st.title("Gibbs sampler: private subspace clustering that must mix")
+st.markdown(r"""
+The exponential mechanism of the subspace clustering paper (§4) releases **one sample** of
+
+$p(\theta;X) \propto \exp\!\big(-\tfrac{\varepsilon}{2}\sum_i d^2(x_i, S_{z_i})\big)$, θ = (subspaces, labels z),
+
+which is ε-differentially private **if the sample is exact** (Prop. 4.1, with ‖x‖ ≤ 1). Exact
+sampling is out of reach, so a Gibbs sampler alternates the labels z (eq. 11) and the
+subspaces (matrix Bingham, eq. 12). Its output is private only **once the chain has mixed**:
+run several chains and check that they agree.
+""")
+
+ds = current_dataset()
+if ds.kind != "points":
+    st.info(f"The current dataset ({ds.name}) is a count matrix. This page works on points: choose a union "
+            "of subspaces, a Gaussian mixture or Yale B faces on the Data page.")
+    st.stop()
+st.caption(f"Dataset: **{ds.name}** — n = {ds.n}, d = {ds.d}" + (f", {ds.n_classes} classes" if ds.n_classes else ""))
+
+default_k = int(ds.n_classes or 3)
+default_q = int(ds.subspaces.shape[2]) if ds.subspaces is not None else max(1, min(3, ds.d - 1))
+
+with st.form("gibbs_form"):
+    c1, c2, c3 = st.columns(3)
+    eps_text = c1.text_input("ε values (comma-separated)", "0.1, 1, 10, 100",
+                             help="Privacy parameter of eq. (10), one run per value (Fig. 3 uses 0.1, 1, 10, 100). "
+                                  f"Each must be > 0; at most {MAX_EPS} values. Each run is a separate release "
+                                  "and adds to the session budget.")
+    n_iter = c2.number_input("sweeps per chain (n_iter)", value=1000, step=500,
+                             help=f"Gibbs sweeps (z-step + subspace step) per chain, 1 to {MAX_PAGE_ITER:,} "
+                                  "(the paper runs 10,000). Long runs show a progress bar; the page refuses runs "
+                                  "longer than the full Fig. 3 experiment.")
+    n_chains = c3.number_input("chains", value=8, step=1,
+                               help=f"Independent chains run side by side, 1 to {MAX_CHAINS} (Fig. 3 uses 8). "
+                                    "Chains that disagree have not mixed.")
+    c4, c5, c6 = st.columns(3)
+    k = c4.number_input("clusters k", value=default_k, step=1,
+                        help="Number of subspaces (default: the number of classes). 1 ≤ k ≤ n.")
+    q = c5.number_input("subspace dimension q", value=default_q, step=1,
+                        help="Dimension of every subspace (default: the true one). 1 ≤ q < d.")
+    seed = c6.number_input("seed", value=0, step=1, help="Random seed of the run (chains get independent streams).")
+    c7, c8, c9 = st.columns(3)
+    init = c7.selectbox("start (init)", list(INITS), format_func=INITS.get,
+                        help="random: uniform random subspaces, independent of the data (private). k-plane, SSC, "
+                             "LRR: non-private solutions, as in the paper's experiments — they void the privacy "
+                             "guarantee, however long the chain runs afterwards is not accounted for.")
+    release = c8.selectbox("release", ["sample", "mean"],
+                           format_func={"sample": "last sample (ε)", "mean": "mean of last 100 samples ((2·100−1)·ε)"}.get,
+                           help="What is published. The last sample costs ε. The average of the last m = 100 "
+                                "consecutive samples (as reported in the paper) costs (2m − 1)·ε = 199·ε: each "
+                                "extra sweep's kernel can change probabilities by at most e^(2ε).")
+    select = c9.selectbox("released chain", ["first", "best_private", "best"],
+                          format_func={"first": "chain 0 (ε)", "best_private": "lowest cost, chosen privately",
+                                       "best": "lowest cost (NOT private)"}.get,
+                          help="chain 0: fixed before seeing the data. Lowest cost, chosen privately: the "
+                               "exponential mechanism picks a chain (costs ε plus ε for every chain it looks at). "
+                               "Lowest cost: picked on the raw data — not private.")
+    submitted = st.form_submit_button("Run chains", type="primary")
+
+if submitted:
+    eps_list = run_guarded(parse_epsilons, eps_text)
+    checked = run_guarded(check_run, ds.n, n_iter, n_chains, eps_list) if eps_list is not None else None
+    if checked is not None:
+        n_iter_ok, n_chains_ok = checked
+        params = dict(n_clusters=k, subspace_dim=q, n_iter=n_iter_ok, n_chains=n_chains_ok, init=init,
+                      release=release, n_average=min(100, n_iter_ok), select=select, random_state=int(seed))
+        bar = st.progress(0.0, text="Starting the chains…")
+        out = run_guarded(run_all, ds, eps_list, params, bar)
+        if out is None:
+            bar.progress(1.0, text="Failed: the previous result is kept")
+        else:
+            runs, models, seconds = out
+            bar.progress(1.0, text="Done")
+            for eps, m in models.items():
+                add_to_session_budget(m.ledger_, f"Gibbs (ε = {eps:g})")
+            table, summary, verdicts = summarise(ds, models, seconds)
+            first = next(iter(models.values()))
+            st.session_state[RESULT_KEY] = dict(
+                dataset=ds.name, params=params, runs=runs, burn_in={e: m.burn_in_ for e, m in models.items()},
+                table=table, summary=summary, verdicts=verdicts,
+                ledgers={e: m.ledger_ for e, m in models.items()}, caveats=list(first.caveats_),
+                is_private=first.is_private_, private_outputs=list(first.private_outputs_),
+                nonprivate_outputs=dict(first.nonprivate_outputs_))
+
+res = st.session_state.get(RESULT_KEY)
+if res is None:
+    st.info("Choose the parameters and press **Run chains**. The defaults reproduce Fig. 3 with 1,000 sweeps "
+            "(the paper runs 10,000).")
+else:
+    p = res["params"]
+    st.subheader("Verdict")
+    st.caption(f"{res['dataset']} — {p['n_chains']} chain(s) × {p['n_iter']} sweeps, start: {INITS[p['init']]}")
+    if not res["is_private"]:
+        st.error("⚠️ **Not private.** " + " ".join(c for c in res["caveats"] if "non-private" in c or "not private" in c))
+    for eps, v in res["verdicts"].items():
+        (st.success if v["mixed"] else st.warning)(f"**ε = {eps:g}: {'mixed' if v['mixed'] else 'not yet mixed'}.** {v['text']}")
+    first_rule = next(iter(res["verdicts"].values()))["rule"]
+    st.caption(f"Rule: {first_rule} (R̂ threshold {RHAT_THRESHOLD}, minimum ESS {MIN_ESS}.)")
+    if not all(v["mixed"] for v in res["verdicts"].values()):
+        st.caption("Chains stuck at different cost levels usually sit in different partitions (from a random "
+                   "start, a chain can keep a third of the points in the wrong cluster for thousands of sweeps). "
+                   "Run more sweeps or more chains; 'lowest cost, chosen privately' then releases the best chain "
+                   "through a second exponential mechanism, paid for in the ledger.")
+
+    st.subheader("Traces (chains overlaid, one column per ε)")
+    metrics = [m for m in ("statistic", "cost", "dw", "accuracy") if any(m in t for t in res["runs"].values())]
+    st.plotly_chart(traces_grid(res["runs"], metrics=metrics, burn_in=res["burn_in"]), width="stretch")
+    st.caption("What to look for: after the shaded burn-in, the chains of one ε should overlap and wander around "
+               "the same level. Chains stuck at different cost levels have not mixed (often a wrong partition). "
+               "The test statistic should follow the dashed 1/√T line; because every sweep flips the basis "
+               "signs at random it does so even when the subspaces are stuck, so it is a weak check.")
+
+    st.subheader("R̂ and effective sample size")
+    st.dataframe(pd.DataFrame(res["table"]), hide_index=True, width="stretch")
+    st.caption("split-R̂ compares the first and second halves of every chain after burn-in (≈ 1 when they agree); "
+               "ESS is the number of independent draws the correlated samples are worth.")
+
+    st.subheader("Released samples")
+    st.dataframe(pd.DataFrame(res["summary"]), hide_index=True, width="stretch")
+
+    privacy_statement(
+        private=[f"the released sample of eq. (10) ({', '.join(res['private_outputs'])}) of each ε run — "
+                 "ε-DP only asymptotically (exact sampling of eq. (10)), and only from the random start"]
+        if res["is_private"] else [],
+        not_private=["the traces, R̂/ESS table, verdict and costs (they read the raw data, the true subspaces and "
+                     "every sample of every chain: teaching diagnostics, not releases)",
+                     "the other chains' samples (each would cost ε more)",
+                     "labels obtained by assigning the raw points to the released subspaces (not shown)"]
+                    + ([f"the released samples ({res['nonprivate_outputs'].get('subspaces_', 'see the caveats')})"]
+                       if not res["is_private"] else []),
+        caveats=res["caveats"])
+    for eps, ledger in res["ledgers"].items():
+        with st.expander(f"Privacy ledger, ε = {eps:g}"):
+            show_ledger(ledger)
+
+with st.expander("Why mixing matters for privacy"):
+    st.markdown("""
+- The guarantee of the exponential mechanism is about the **distribution** of what is released: on two
+  datasets that differ in one point, every output must be almost equally likely (within a factor e^ε).
+  The formula of eq. (10) has that property; a chain that has not reached it does not.
+- A chain that has **not mixed** releases a sample that still depends on where it started and on the path it
+  took — for example a partition it happened to get stuck in. Nothing bounds how much that reveals.
+- A chain started from a **non-private** solution (k-plane, SSC, LRR, as in the paper's experiments) carries
+  that solution's information forward; unless it has fully forgotten its start — which no finite run proves —
+  the guarantee is void.
+- Several chains from dispersed starts that agree (R̂ ≈ 1, enough effective draws) are the usual evidence
+  that a sampler has reached its target. It is evidence, not proof: the page says "not yet" whenever the
+  evidence is missing.
+- Even an exactly mixed sampler releases **one** sample for ε. Publishing more samples (other chains, or the
+  average of the last ones) costs more, and the ledger records it.
+""")
