@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import inspect
 import json
 import math
 import multiprocessing
@@ -70,7 +71,10 @@ def _subspace_defaults(ds):
 
 
 def _kmeans_defaults(ds):
-    return {"n_clusters": int(ds.n_classes or 3)}
+    """k from the classes; the radius Λ is the generator's public radius when the dataset has
+    one (Gaussian mixtures), otherwise ``"data"`` — which leaks, and the estimator's warning
+    is kept in the row's ``warnings`` column."""
+    return {"n_clusters": int(ds.n_classes or 3), "radius": ds.extras.get("public_radius", "data")}
 
 
 def _cocluster_defaults(ds):
@@ -98,6 +102,17 @@ ALGORITHMS: dict[str, Algorithm] = {
     # co-clustering
     "fast_taucc": Algorithm("dpcore.cocluster.taucc:FastTauCC", False, "cocluster", description="Fast-τCC (non-private)"),
     "dp_taucc": Algorithm("dpcore.cocluster.dptaucc:DPTauCC", True, "cocluster", description="DP-τCC (Alg. 1)"),
+    # k-means (high-dimensional paper); delta is passed on, the radius comes from _kmeans_defaults
+    "candidate_kmeans": Algorithm("dpcore.kmeans.candidate:CandidateKMeans", True, "kmeans", takes_delta=True,
+                                  description="candidate set + local swap + recovery (Alg. 1-4)"),
+    "sulq_kmeans": Algorithm("dpcore.kmeans.sulq:SuLQKMeans", True, "kmeans", takes_delta=True,
+                             description="SuLQ k-means (Blum et al. 2005)"),
+    "sa_kmeans": Algorithm("dpcore.kmeans.sample_aggregate:SampleAggregateKMeans", True, "kmeans", takes_delta=True,
+                           description="sample-and-aggregate k-means (Nissim et al. 2007)"),
+    "dplloyd": Algorithm("dpcore.kmeans.baselines:DPLloydKMeans", True, "kmeans",
+                         description="DP-Lloyd (diffprivlib)"),
+    "kmeanspp": Algorithm("dpcore.kmeans.baselines:KMeansPlusPlus", False, "kmeans",
+                          description="k-means++ (non-private)"),
 }
 
 #: Named methods offered by the privacy–utility page and the reproduce CLI (the papers' names).
@@ -114,6 +129,11 @@ PRESETS = {
     "Gibbs": {"name": "gibbs"},
     "Fast-τCC": {"name": "fast_taucc"},
     "DP-τCC": {"name": "dp_taucc"},
+    "k-means++": {"name": "kmeanspp"},
+    "candidate set": {"name": "candidate_kmeans"},
+    "SuLQ k-means": {"name": "sulq_kmeans"},
+    "s.a. k-means": {"name": "sa_kmeans"},
+    "DP-Lloyd": {"name": "dplloyd", "params": {"row_map": "clip"}},
 }
 
 
@@ -158,12 +178,20 @@ def _metric_kmeans_objective(ds, est, ctx):
     return M.kmeans_objective(ds.X, est.cluster_centers_)
 
 
+def _metric_objective_ratio(ds, est, ctx):
+    """k-means objective of the released centres / that of the true centres (mixtures only)."""
+    if ds.centers is None:
+        return math.nan
+    return M.kmeans_objective(ds.X, est.cluster_centers_) / M.kmeans_objective(ds.X, ds.centers)
+
+
 METRICS = {
     "d_W": (_metric_subspace_dw, {"subspace"}),
     "cost": (_metric_subspace_cost, {"subspace"}),
     "nmi": (_metric_nmi, {"subspace", "cocluster", "kmeans"}),
     "accuracy": (_metric_accuracy, {"subspace", "cocluster", "kmeans"}),
     "objective": (_metric_kmeans_objective, {"kmeans"}),
+    "objective_ratio": (_metric_objective_ratio, {"kmeans"}),
 }
 
 
@@ -245,7 +273,9 @@ def run_task(task) -> dict:
     cls = entry.load()
     ss = run_seed(task["seed"], a["label"], task["epsilon"], task["trial"])
     rng = np.random.default_rng(ss)
-    params = {**FAMILY_DEFAULTS[entry.family](ds), **a["params"]}
+    accepted = inspect.signature(cls.__init__).parameters
+    defaults = {k: v for k, v in FAMILY_DEFAULTS[entry.family](ds).items() if k in accepted}
+    params = {**defaults, **a["params"]}
     if entry.private:
         params["epsilon"] = task["epsilon"]
         if entry.takes_delta and task["delta"] is not None:

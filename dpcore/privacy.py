@@ -166,7 +166,9 @@ def advanced_composition(epsilon, delta, k, delta_slack=None):
 def advanced_composition_inverse(total_epsilon, total_delta, k):
     """Per-query (ε, δ) whose k-fold advanced composition (Prop. E.2, slack = δ) is exactly
     (total_epsilon, total_delta): δ = δ'/(k+1) and ε solves the monotone equation by Brent's
-    method."""
+    method. The root is bracketed by hi = min(ε′, ln(1 + ε′) + 1): composing k ≥ 1 queries of
+    ε costs more than ε, and at ε = ln(1 + ε′) + 1 ≥ 1 the term k·ε(e^ε − 1) alone is at
+    least e(1 + ε′) − 1 > ε′ — so e^ε never overflows, even for ε′ = 1e6."""
     total_epsilon = check_epsilon(total_epsilon, "total_epsilon")
     total_delta = check_delta(total_delta, "total_delta")
     k = check_int(k, "k", 1)
@@ -175,7 +177,7 @@ def advanced_composition_inverse(total_epsilon, total_delta, k):
     def f(eps):
         return advanced_composition(eps, delta, k)[0] - total_epsilon
 
-    hi = total_epsilon  # composition of k >= 1 queries of ε costs more than ε
+    hi = min(total_epsilon, math.log1p(total_epsilon) + 1.0)
     eps = optimize.brentq(f, 1e-300, hi, xtol=1e-300, rtol=1e-14, maxiter=1000)
     return eps, delta
 

@@ -11,19 +11,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+import warnings
+
 import pandas as pd
 import streamlit as st
 
 from dpcore.metrics import clustering_accuracy, nmi, subspace_cost, wasserstein_distance
 from dpcore.plots.data import projection_scatter
+from dpcore.plots.private_subspace import (aggregation_map, released_subspaces_figure, smooth_sensitivity_terms,
+                                           sulq_trajectory)
 from dpcore.plots.subspace import affinity_heatmap, runs_comparison
+from dpcore.subspace.sample_aggregate import SampleAggregateSubspace, default_delta
 from dpcore.subspace.solvers import make_solver
+from dpcore.subspace.sulq import SuLQKPlane
 from ui.common import (Timer, add_to_session_budget, current_dataset, current_spec, dataset_from_spec,
                        privacy_statement, run_guarded, show_ledger)
 
 RESULT_KEY = "cluster_result"
 HISTORY_KEY = "cluster_history"
 MAX_QUADRATIC_N = 5000  # methods with an n×n affinity: memory grows like n²
+QUADRATIC_SOLVERS = ("tsc", "ssc", "lrr")
 
 
 @dataclass
@@ -34,6 +41,8 @@ class Method:
     about: str = ""
     private: bool = False
     quadratic: bool = False                      # builds an n×n matrix (memory ~ 8·n² bytes)
+    reference: str | None = None                 # private methods: the non-private solver shown next to them
+    noise: str = ""                              # private methods: where the noise goes (markdown)
     extras: dict = field(default_factory=dict)
 
 
@@ -89,6 +98,83 @@ def _lrr_widgets(ds):
     )
 
 
+# log-scale ε grid 0.01 … 1000 (1-2-5 steps per decade)
+EPSILON_GRID = [round(m * 10.0 ** e, 10) for e in range(-2, 3) for m in (1, 2, 5)] + [1000.0]
+
+
+def _privacy_widgets(ds, prefix):
+    """ε on a log-scale slider and δ as text (blank = 1/(n ln n), §5); returns (ε, δ-or-None).
+    A δ that is not a number is reported with the estimator's words ("delta must be in (0, 1)")."""
+    c1, c2 = st.columns(2)
+    eps = c1.select_slider("privacy budget ε (log scale)", EPSILON_GRID, value=1.0, key=f"{prefix}_eps",
+                           help="Total ε of the run. Smaller ε = more noise = stronger privacy. The grid is "
+                                "logarithmic, 0.01 … 1000, like the x-axis of Fig. 2.")
+    n = max(ds.n, 2)
+    txt = c2.text_input("δ (blank = 1/(n ln n))", "", key=f"{prefix}_delta",
+                        help=f"Total δ, in (0, 1). Blank uses the paper's 1/(n ln n) = {default_delta(n):.3g} "
+                             "for this dataset (§5).")
+    return float(eps), _parse_delta(txt)
+
+
+def _parse_delta(txt):
+    txt = (txt or "").strip()
+    if not txt:
+        return None
+    try:
+        return float(txt)
+    except ValueError:
+        return txt          # the estimator rejects it: "delta must be a number in (0, 1)"
+
+
+def _sa_widgets(ds):
+    eps, delta = _privacy_widgets(ds, "sa")
+    c1, c2 = st.columns(2)
+    solver = c1.selectbox("solver on each subset", ["tsc", "ssc", "lrr", "kplane"], key="sa_solver",
+                          format_func=lambda s: {"tsc": "TSC", "ssc": "SSC", "lrr": "LRR", "kplane": "k-plane"}[s],
+                          help="The non-private solver run on each of the m subsets (its default parameters; "
+                               "TSC is the paper's choice).")
+    m = int(c2.number_input("subsets m (0 = ⌈(ln n)²⌉)", 0, 1_000_000, 0, key="sa_m",
+                            help="Number of disjoint-ish subsets of n/m points. More subsets = less noise per "
+                                 "point of the aggregate but worse solutions on each subset. Each subset needs at "
+                                 "least k·(q+1) points."))
+    return dict(epsilon=eps, delta=delta, solver=solver, n_subsets=None if m == 0 else m)
+
+
+def _sulq_widgets(ds):
+    eps, delta = _privacy_widgets(ds, "sulq")
+    c1, c2 = st.columns(2)
+    T = int(c1.number_input("iterations T", 1, 1000, 10, key="sulq_T",
+                            help="k·T noisy queries share the total budget (Fig. 2 uses T = 10 and 50). "
+                                 "More iterations = more noise per query."))
+    comp = c2.selectbox("composition", ["advanced", "basic", "best"], key="sulq_comp",
+                        help="How the total (ε, δ) is split over the k·T queries: advanced = Prop. E.2, basic = "
+                             "even split, best = whichever gives each query the larger ε.")
+    return dict(epsilon=eps, delta=delta, n_iter=T, composition=comp)
+
+
+def _sa_build(params, k, q, seed):
+    return SampleAggregateSubspace(n_clusters=k, subspace_dim=q, random_state=seed, **params)
+
+
+def _sulq_build(params, k, q, seed):
+    return SuLQKPlane(n_clusters=k, subspace_dim=q, random_state=seed, **params)
+
+
+NOISE_SA = (
+    "**Where the noise goes.** The data are split into m random subsets and the solver runs on each (no noise). "
+    "Each output (k subspaces) becomes a vector of R^D (stacked projection matrices, D = k·d(d+1)/2). The "
+    "aggregation picks the subset output with the smallest distance to its t₀-th nearest neighbour — a point in "
+    "a dense cluster of outputs — and adds Gaussian-like noise S(B)/α·u to that **one vector**: S(B) is the smooth "
+    "sensitivity, small when many subset outputs agree. The noisy vector is turned back into k subspaces "
+    "(post-processing, free). Noise grows with D and shrinks with ε and with agreement between subsets.")
+NOISE_SULQ = (
+    "**Where the noise goes.** Starting from random subspaces (no data), every iteration assigns the points to "
+    "the current subspaces and asks, for each cluster ℓ, the query A_ℓA_ℓᵀ (sum of xxᵀ over its points, "
+    "points clipped to the unit ball). Gaussian noise N(0, σ²) is added to **every entry of each of the k·T "
+    "d×d matrices**; the new subspace is the top-q singular vectors of the noisy matrix. The total (ε, δ) is "
+    "split over the k·T queries by composition, so more iterations mean more noise per query.")
+
+
 def _solver_builder(name):
     return lambda params, k, q, seed: make_solver(name, k, q, random_state=seed, **params)
 
@@ -106,6 +192,13 @@ METHODS: dict[str, Method] = {
     "lrr": Method("LRR — low-rank representation (non-private)", _lrr_widgets, _solver_builder("lrr"), quadratic=True,
                   about="Writes all points as a low-rank combination of the points, with a column-sparse error "
                         "(inexact ALM), and clusters the resulting affinity."),
+    "sa": Method("Sample-aggregate (private, (ε, δ)-DP)", _sa_widgets, _sa_build, private=True, reference="solver",
+                 about="Alg. 1 of the paper: solve on m random subsets, privately aggregate the subset outputs "
+                       "with smooth-sensitivity noise (§3).", noise=NOISE_SA),
+    "sulq": Method("SuLQ k-plane (private, (ε, δ)-DP)", _sulq_widgets, _sulq_build, private=True,
+                   reference="kplane",
+                   about="k-plane whose subspace updates are answered by noisy queries (App. E, Alg. 5).",
+                   noise=NOISE_SULQ),
 }
 
 
@@ -122,11 +215,46 @@ def default_q(ds):
 
 
 def run_method(key, params, k, q, seed, X):
-    """Build and fit (ValueError propagates to run_guarded)."""
-    model = METHODS[key].build(params, k, q, seed)
-    with Timer() as t:
+    """Build and fit (ValueError propagates to run_guarded). Returns (model, seconds,
+    estimator warnings, non-private reference model or None)."""
+    method = METHODS[key]
+    model = method.build(params, k, q, seed)
+    with Timer() as t, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         model.fit(X)
-    return model, t.seconds
+    msgs = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UserWarning)))
+    reference = None
+    if method.reference is not None:
+        name = params["solver"] if method.reference == "solver" else method.reference
+        if not (name in QUADRATIC_SOLVERS and X.shape[0] > MAX_QUADRATIC_N):
+            reference = make_solver(name, k, q, random_state=seed).fit(X)
+    return model, t.seconds, msgs, reference
+
+
+def private_details(model):
+    """The public constants of a private run, as (name, value, meaning) rows."""
+    if isinstance(model, SampleAggregateSubspace):
+        th = model.theorem31_
+        return [
+            ("D", model.encoding_dim_, "length of the encoded output k·d(d+1)/2"),
+            ("m", model.n_subsets_, "number of subsets"),
+            ("n/m", model.subset_size_, "points per subset"),
+            ("s", model.max_multiplicity_, "no point is in more than s = ⌊√m⌋ subsets"),
+            ("α", f"{model.alpha_:.4g}", "noise divisor ε/(5√(2 ln(2/δ)))"),
+            ("β", f"{model.beta_:.4g}", "smoothness ε/(4(D + ln(2/δ)))"),
+            ("t₀", model.t0_, "⌈(m+s)/2⌉+1: the aggregation looks at each output's t₀-th nearest neighbour"),
+            ("2D/√m", f"{th['eps_threshold']:.4g}", "Thm 3.1 needs ε above this" + (" ✓" if th["eps_ok"] else " ✗")),
+            ("(ln n)²", f"{th['m_threshold']:.4g}", "Thm 3.1 needs m ≥ this" + (" ✓" if th["m_ok"] else " ✗")),
+            ("δ", f"{model.delta_:.3g}", "total δ"),
+        ]
+    return [
+        ("k·T", model.n_queries_, "number of noisy queries"),
+        ("per-query ε", f"{model.per_query_epsilon_:.4g}", f"from the total ε by {model.composition_used_} composition"),
+        ("per-query δ", f"{model.per_query_delta_:.3g}", "per-query δ"),
+        ("σ", f"{model.noise_sigma_:.4g}", f"noise per matrix entry ({model.noise_mechanism_} Gaussian mechanism)"),
+        ("δ", f"{model.delta_:.3g}", "total δ"),
+        ("clipped rows", model.n_clipped_, "rows with norm > 1 scaled onto the unit ball (count is NOT private)"),
+    ]
 
 
 def evaluate(ds, model, seconds):
@@ -182,7 +310,7 @@ if submitted:
         out = run_guarded(run_method, key, params, k, q, seed, ds.X)
         bar.progress(100, text="Done" if out is not None else "Failed: the previous result is kept")
         if out is not None:
-            model, seconds = out
+            model, seconds, msgs, reference = out
             metrics = evaluate(ds, model, seconds)
             fig_aff = None
             if getattr(model, "affinity_", None) is not None and ds.labels is not None:
@@ -190,9 +318,20 @@ if submitted:
             ledger = getattr(model, "ledger_", None)
             if ledger is not None:
                 add_to_session_budget(ledger, method.label)
+            figs = []
+            if method.private:
+                figs.append(released_subspaces_figure(
+                    ds.X, model.subspaces_, true=ds.subspaces, labels=model.labels_,
+                    nonprivate=None if reference is None else reference.subspaces_, title=method.label))
+                if isinstance(model, SampleAggregateSubspace):
+                    figs += [aggregation_map(model, true_subspaces=ds.subspaces), smooth_sensitivity_terms(model)]
+                else:
+                    figs.append(sulq_trajectory(model, X=ds.X, true_subspaces=ds.subspaces))
             result = dict(method=key, label=method.label, params=params, k=k, q=q, seed=seed, spec=spec,
                           dataset=ds.name, labels=model.labels_, subspaces=model.subspaces_, metrics=metrics,
-                          fig_aff=fig_aff, ledger=ledger, private=method.private,
+                          fig_aff=fig_aff, ledger=ledger, private=method.private, warnings=msgs, figs=figs,
+                          details=private_details(model) if method.private else None,
+                          reference=None if reference is None else evaluate(ds, reference, None),
                           private_outputs=list(getattr(model, "private_outputs_", [])),
                           nonprivate_outputs=dict(getattr(model, "nonprivate_outputs_", {})))
             st.session_state[RESULT_KEY] = result
@@ -215,9 +354,13 @@ if res["spec"] != spec:
 
 if res["private"]:
     not_private = [f"{name}: {why}" for name, why in res["nonprivate_outputs"].items()]
-    privacy_statement(private=res["private_outputs"] or ["see the ledger"],
-                      not_private=not_private + ["the metrics, computed from the raw data and the ground truth "
-                                                 "(evaluation only)"])
+    privacy_statement(private=[f"{o} (the released subspaces)" if o == "subspaces_" else o
+                               for o in res["private_outputs"]] or ["see the ledger"],
+                      not_private=["the cluster labels and colours: raw points assigned to the released subspaces"]
+                      + not_private + ["the metrics and the non-private reference solver, computed from the raw "
+                                       "data and the ground truth (evaluation only)"])
+    for msg in res["warnings"]:
+        st.warning(msg)
 else:
     privacy_statement(
         private=[],
@@ -237,15 +380,34 @@ with left:
                "subspaces (0 = identical); cost: mean squared distance to the nearest found subspace (eq. 3). "
                f"Parameters: k={res['k']}, q={res['q']}, seed={res['seed']}, "
                + ", ".join(f"{a}={b}" for a, b in res["params"].items()))
+    if res["reference"] is not None:
+        st.markdown("**Non-private reference (same solver, all data, no noise)**")
+        ref = {a: b for a, b in res["reference"].items() if a != "seconds"}
+        st.dataframe(pd.DataFrame({"value": ["—" if v is None else f"{v:.4g}" for v in ref.values()]},
+                                  index=list(ref)), width="stretch")
     if res["ledger"] is not None:
         show_ledger(res["ledger"])
+    if res["details"]:
+        st.markdown("**Constants of this private run (public)**")
+        st.dataframe(pd.DataFrame(res["details"], columns=["name", "value", "meaning"]).astype(str),
+                     hide_index=True, width="stretch")
 with right:
-    fig = projection_scatter(res_ds.X, res["labels"],
+    if res["private"]:
+        st.plotly_chart(res["figs"][0], width="stretch")
+        st.caption("Released subspaces (private) next to the true ones and the non-private solver's. The colours "
+                   "come from assigning the raw points to the released subspaces: they are NOT private.")
+    fig = None if res["private"] else projection_scatter(res_ds.X, res["labels"],
                              subspace_sets={"true": res_ds.subspaces, "found": res["subspaces"]},
                              label_name="found cluster", title="Points coloured by found cluster")
-    st.plotly_chart(fig, width="stretch")
-    st.caption("What to look for: one colour per subspace; the found subspaces (dashed) lie on the true ones "
-               "(solid) when d_W is small.")
+    if fig is not None:
+        st.plotly_chart(fig, width="stretch")
+        st.caption("What to look for: one colour per subspace; the found subspaces (dashed) lie on the true ones "
+                   "(solid) when d_W is small.")
+if res["private"]:
+    st.markdown(METHODS[res["method"]].noise)
+    for f in res["figs"][1:]:
+        st.plotly_chart(f, width="stretch")
+    st.caption("These diagnostics are computed from the raw data (teaching views, NOT private releases).")
 if res["fig_aff"] is not None:
     st.plotly_chart(res["fig_aff"], width="stretch")
     st.caption("What to look for: a block-diagonal pattern — strong links inside each true class and none "

@@ -83,3 +83,78 @@ def test_tsc_neighbours_too_large_is_an_error():
 def test_count_matrix_dataset_is_explained():
     at = page(spec={"kind": "blocks", "n_rows": 40, "n_cols": 30, "k": 2, "l": 2, "random_state": 0})
     assert any("count matrix" in i.value for i in at.info)
+
+
+# ----------------------------------------------------------------------------- private methods (issue 4)
+SA_SPEC = {"kind": "subspaces", "n": 600, "d": 6, "k": 2, "q": 2, "sigma": 0.01, "random_state": 0}
+
+
+def choose(at, method):
+    next(s for s in at.selectbox if s.label == "Method").set_value(method)
+    at.run()
+
+
+def set_eps(at, value):
+    next(s for s in at.select_slider if s.label.startswith("privacy budget ε")).set_value(value)
+
+
+@pytest.mark.parametrize("method", ["sa", "sulq"])
+def test_private_method_runs_shows_ledger_statement_and_spends_budget(method):
+    at = page(SA_SPEC)
+    choose(at, method)
+    set_eps(at, 1000.0)
+    run_button(at).click()
+    at.run()
+    assert not at.exception and not at.error
+    statement = at.info[0].value
+    assert "Private" in statement and "subspaces_" in statement
+    private_part, not_private_part = statement.split("**Not private:**")
+    assert "subspaces_" in private_part and "labels" in not_private_part
+    # the ledger of the run shows the chosen total ε, and the session meter took it
+    ledgers = [d.value for d in at.dataframe if "epsilon" in d.value.columns]
+    assert ledgers and float(ledgers[0]["epsilon"].sum()) == pytest.approx(1000.0)
+    assert at.session_state["session_ledger"].total()[0] == pytest.approx(1000.0)
+    assert any("Where the noise goes" in md.value for md in at.markdown)
+    # ε = 1000 on a nearly noiseless 2-subspace set: both methods are close to the truth (SuLQ's
+    # per-entry σ at ε' = 1000/(kT=20) is ~0.1 on matrices with entries ~n/(k d) = 50, so the top-q
+    # subspaces are nearly exact; sample-aggregate releases a subset solution plus small noise)
+    m = metrics(at)
+    assert float(m["d_W to truth"]) < 0.5
+
+
+def test_sulq_small_epsilon_is_worse_than_large():
+    # at ε = 0.01 the noise per entry (σ ≈ 2√(2 ln(1.25/δ'))/ε' with ε' ≪ 0.01) is ≥ 1e3 times
+    # the signal, so the released subspaces are random: d_W ≈ E d_W(random) ≈ 1.7 for k = 2,
+    # q = 2, d = 6, far above the ε = 1000 result (< 0.5, previous test)
+    at = page(SA_SPEC)
+    choose(at, "sulq")
+    set_eps(at, 0.01)
+    run_button(at).click()
+    at.run()
+    assert not at.exception and not at.error
+    assert float(metrics(at)["d_W to truth"]) > 0.8
+
+
+def test_private_bad_input_shows_error_and_keeps_result():
+    at = page(SA_SPEC)
+    choose(at, "sa")
+    run_button(at).click()
+    at.run()
+    before = metrics(at)
+    next(w for w in at.number_input if w.label.startswith("subsets m")).set_value(10_000)   # m > n
+    run_button(at).click()
+    at.run()
+    assert not at.exception
+    assert any("n_subsets" in e.value for e in at.error)
+    assert metrics(at) == before
+    next(w for w in at.number_input if w.label.startswith("subsets m")).set_value(0)
+    next(w for w in at.text_input if w.label.startswith("δ")).set_value("1.5")            # δ ∉ (0, 1)
+    run_button(at).click()
+    at.run()
+    assert any("delta" in e.value for e in at.error)
+    assert metrics(at) == before
+    next(w for w in at.text_input if w.label.startswith("δ")).set_value("abc")            # not a number
+    run_button(at).click()
+    at.run()
+    assert any("delta" in e.value for e in at.error)
+    assert metrics(at) == before

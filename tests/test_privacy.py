@@ -125,6 +125,14 @@ def test_prop_e2_advanced_composition_and_inverse():
     assert e2 == pytest.approx(eps, rel=1e-10) and d2 == pytest.approx(delta, rel=1e-12)
 
 
+@pytest.mark.parametrize("total", [709.0, 1000.0, 1e6])
+def test_prop_e2_inverse_for_huge_total_epsilon_does_not_overflow(total):
+    # e^ε overflows a float for ε > ~709.8; the inverse must still solve the equation exactly
+    eps, delta = advanced_composition_inverse(total, 1e-4, 30)
+    assert advanced_composition(eps, delta, 30)[0] == pytest.approx(total, rel=1e-10)
+    assert 1.0 < eps < math.log1p(total) + 1.0
+
+
 def test_basic_composition_and_ledger_totals():
     assert basic_composition([0.5, 0.25], [1e-6, 0]) == (0.75, 1e-6)
     led = PrivacyLedger(budget_epsilon=1.0)

@@ -53,11 +53,9 @@ subspaces), ``cost_`` and ``cost_history_`` (eq. (3) on the raw data), ``n_clipp
 """
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
-from scipy import optimize
 
 from .._validation import check_delta, check_epsilon, check_int, check_random_state
 from ..data import clip_to_ball, random_subspaces
@@ -89,27 +87,10 @@ def sulq_per_query_budget(epsilon, delta, n_queries, composition="advanced"):
     basic = (epsilon / n_queries, delta / n_queries, "basic")
     if composition == "basic":
         return basic
-    if epsilon <= 100.0:
-        adv = advanced_composition_inverse(epsilon, delta, n_queries) + ("advanced",)
-    else:
-        adv = _advanced_composition_inverse_large(epsilon, delta, n_queries) + ("advanced",)
+    adv = advanced_composition_inverse(epsilon, delta, n_queries) + ("advanced",)
     if composition == "advanced" or adv[0] >= basic[0]:
         return adv
     return basic
-
-
-def _advanced_composition_inverse_large(total_epsilon, total_delta, k):
-    """Prop. E.2 inverted for a large total ε′ (the foundation's
-    ``advanced_composition_inverse`` brackets the root with ε = ε′, where e^ε overflows once
-    ε′ > ~709). Same equation, same δ = δ′/(k+1), with the bracket
-    hi = ln(1 + ε′) + 1: there k·ε(e^ε − 1) ≥ e(1 + ε′) − 1 > ε′, so the root lies below."""
-    delta = total_delta / (k + 1)
-    hi = min(total_epsilon, math.log1p(total_epsilon) + 1.0)
-
-    def f(eps):
-        return advanced_composition(eps, delta, k)[0] - total_epsilon
-
-    return optimize.brentq(f, 1e-300, hi, xtol=1e-300, rtol=1e-14, maxiter=1000), delta
 
 
 def noisy_scatter(X, labels, ell, sigma, rng):
