@@ -24,8 +24,10 @@ from dpcore.plots.subspace import affinity_heatmap, runs_comparison
 from dpcore.subspace.sample_aggregate import SampleAggregateSubspace, default_delta
 from dpcore.subspace.solvers import make_solver
 from dpcore.subspace.sulq import SuLQKPlane
-from ui.common import (Timer, add_to_session_budget, current_dataset, current_spec, dataset_from_spec,
-                       privacy_statement, run_guarded, show_ledger)
+from dpcore.export import estimator_snippet
+from ui.common import (DEFAULT_DATASET, Timer, add_to_session_budget, current_dataset, current_spec,
+                       dataset_from_spec, privacy_statement, run_guarded, show_ledger)
+from ui.share import Preset, as_float, as_int, as_str, bind_url, one_of, preset_picker, publish_url, snippet_expander
 
 RESULT_KEY = "cluster_result"
 HISTORY_KEY = "cluster_history"
@@ -202,6 +204,35 @@ METHODS: dict[str, Method] = {
 }
 
 
+YALEB_5 = {"kind": "yaleb", "subjects": 5, "n_per_subject": 64, "pca_dim": 9, "d": 50, "normalize": "rows",
+           "random_state": 0}
+PRESETS = {
+    "Paper Fig. 2 (n=1000, d=10): SSC": Preset(
+        {"cl_method": "ssc", "cl_k": 3, "cl_q": 3, "cl_seed": 0}, DEFAULT_DATASET,
+        "The middle panel of Fig. 2 with the non-private SSC reference."),
+    "Paper Fig. 2: SuLQ-10 at ε = 10": Preset(
+        {"cl_method": "sulq", "cl_k": 3, "cl_q": 3, "cl_seed": 0, "sulq_eps": 10.0, "sulq_T": 10,
+         "sulq_comp": "advanced", "sulq_delta": ""}, DEFAULT_DATASET,
+        "SuLQ k-plane with 10 iterations at ε = 10: the paper finds it better than sample-aggregate here."),
+    "Paper Fig. 2: sample-aggregate (TSC) at ε = 1000": Preset(
+        {"cl_method": "sa", "cl_k": 3, "cl_q": 3, "cl_seed": 0, "sa_eps": 1000.0, "sa_solver": "tsc", "sa_m": 0,
+         "sa_delta": ""}, DEFAULT_DATASET,
+        "Sample-aggregate needs a large ε at n = 1000 (Thm 3.1: ε > 2D/√m ≈ 48)."),
+    "Yale B, 5 faces: LRR": Preset(
+        {"cl_method": "lrr", "cl_k": 5, "cl_q": 9, "cl_seed": 0}, YALEB_5,
+        "Five subjects of Extended Yale B, d = 50 (§5): LRR separates them exactly."),
+}
+#: the widgets whose values travel in the page's link
+URL_FIELDS = {"cl_method": one_of(list(METHODS)), "cl_k": as_int(1, 100_000), "cl_q": as_int(1, 100_000),
+              "cl_seed": as_int(0, 2**31 - 1), "kp_n_init": as_int(1, 200), "kp_max_iter": as_int(1, 10_000),
+              "kp_init": one_of(["random", "points"]), "tsc_s": as_int(0, 100_000),
+              "tsc_variant": one_of(["full", "simplified"]), "ssc_max_iter": as_int(1, 100_000), "ssc_alpha": as_float(), "lrr_lam": as_float(),
+              "lrr_max_iter": as_int(1, 100_000), "sa_eps": one_of(EPSILON_GRID),
+              "sa_delta": as_str, "sa_solver": one_of(["tsc", "ssc", "lrr", "kplane"]), "sa_m": as_int(0, 1_000_000),
+              "sulq_eps": one_of(EPSILON_GRID), "sulq_delta": as_str, "sulq_T": as_int(1, 1000),
+              "sulq_comp": one_of(["advanced", "basic", "best"])}
+
+
 def default_q(ds):
     """q from the dataset: the true subspace dimension when known, 9 for Yale B (the
     paper's per-subject 9-D PCA), otherwise 3; always below d."""
@@ -257,6 +288,19 @@ def private_details(model):
     ]
 
 
+def reproduce_code(spec, ds, model, private):
+    """The "reproduce in Python" snippet of a run: same estimator, same parameters, same numbers."""
+    prints = [("cost (eq. 3):", "subspace_cost(ds.X, model.subspaces_)")]
+    if ds.labels is not None:
+        prints.insert(0, ("accuracy:", "clustering_accuracy(ds.labels, model.labels_)"))
+    if ds.subspaces is not None:
+        prints.append(("d_W to truth:", "wasserstein_distance(model.subspaces_, ds.subspaces)"))
+    if private:
+        prints.append(("privacy spent (epsilon, delta):", "model.ledger_.total()"))
+    return estimator_snippet(spec, model, prints=prints, imports=[
+        "from dpcore.metrics import clustering_accuracy, subspace_cost, wasserstein_distance"])
+
+
 def evaluate(ds, model, seconds):
     labels = model.labels_
     U = model.subspaces_
@@ -274,6 +318,8 @@ def evaluate(ds, model, seconds):
 st.title("Cluster")
 st.markdown("Run a subspace clustering method on the dataset chosen on the **Data** page and compare "
             "what it finds with the truth.")
+bind_url("cluster", URL_FIELDS)
+preset_picker("cluster", PRESETS)
 
 ds = current_dataset()
 spec = current_spec()
@@ -284,22 +330,23 @@ if ds.kind != "points":
 st.caption(f"Dataset: **{ds.name}** — n = {ds.n}, d = {ds.d}"
            + (f", {ds.n_classes} classes" if ds.n_classes else ""))
 
-key = st.selectbox("Method", list(METHODS), format_func=lambda m: METHODS[m].label,
+key = st.selectbox("Method", list(METHODS), format_func=lambda m: METHODS[m].label, key="cl_method",
                    help="The non-private solvers are the reference every private method is compared with.")
 method = METHODS[key]
 st.caption(method.about)
 
 with st.form("cluster_form"):
     c1, c2, c3 = st.columns(3)
-    k = int(c1.number_input("clusters k", 1, 100_000, int(ds.n_classes or 3),
+    k = int(c1.number_input("clusters k", 1, 100_000, int(ds.n_classes or 3), key="cl_k",
                             help="Number of subspaces to find (default: the number of classes). Must be ≤ n."))
-    q = int(c2.number_input("subspace dimension q", 1, 100_000, default_q(ds),
+    q = int(c2.number_input("subspace dimension q", 1, 100_000, default_q(ds), key="cl_q",
                             help="Dimension of every subspace (default: the true one when known, 9 for Yale B, "
                                  "else 3). Must be < d."))
-    seed = int(c3.number_input("seed", 0, 2**31 - 1, 0,
+    seed = int(c3.number_input("seed", 0, 2**31 - 1, 0, key="cl_seed",
                                help="Random seed of the method (initialisations, k-means of the spectral step)."))
     params = method.widgets(ds)
     submitted = st.form_submit_button("Run", type="primary")
+publish_url(URL_FIELDS)
 
 if submitted:
     if method.quadratic and ds.n > MAX_QUADRATIC_N:
@@ -332,6 +379,7 @@ if submitted:
                           fig_aff=fig_aff, ledger=ledger, private=method.private, warnings=msgs, figs=figs,
                           details=private_details(model) if method.private else None,
                           reference=None if reference is None else evaluate(ds, reference, None),
+                          code=reproduce_code(spec, ds, model, method.private) if spec.get("kind") != "upload" else None,
                           private_outputs=list(getattr(model, "private_outputs_", [])),
                           nonprivate_outputs=dict(getattr(model, "nonprivate_outputs_", {})))
             st.session_state[RESULT_KEY] = result
@@ -412,6 +460,9 @@ if res["fig_aff"] is not None:
     st.plotly_chart(res["fig_aff"], width="stretch")
     st.caption("What to look for: a block-diagonal pattern — strong links inside each true class and none "
                "across — is what lets the spectral step find the clusters.")
+
+if res.get("code"):
+    snippet_expander(res["code"])
 
 history = st.session_state.get(HISTORY_KEY, [])
 if len(history) > 1:

@@ -1,0 +1,114 @@
+"""Shareable links, presets and the "reproduce in Python" export (issue 8), on the Cluster page."""
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = {"kind": "subspaces", "n": 300, "d": 6, "k": 2, "q": 2, "sigma": 0.01, "random_state": 0}
+CLUSTER = str(ROOT / "pages" / "3_cluster.py")
+
+
+def page(path=CLUSTER, query=None, spec=SMALL):
+    at = AppTest.from_file(path, default_timeout=120)
+    if spec is not None:
+        at.session_state["dataset"] = {"spec": spec}
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def widget(at, label):
+    for group in (at.number_input, at.selectbox, at.select_slider, at.text_input):
+        for w in group:
+            if w.label.startswith(label):
+                return w
+    raise KeyError(label)
+
+
+def controls(at):
+    out = {}
+    for group in (at.number_input, at.selectbox, at.select_slider, at.text_input):
+        for w in group:
+            out[w.label] = w.value
+    return out
+
+
+def test_link_round_trip_restores_the_controls():
+    at = page()
+    widget(at, "Method").set_value("sulq")
+    at.run()
+    widget(at, "privacy budget ε").set_value(10.0)
+    widget(at, "seed").set_value(7)
+    widget(at, "iterations T").set_value(20)
+    widget(at, "composition").set_value("basic")
+    next(b for b in at.button if b.label == "Run").click()
+    at.run()
+    assert not at.exception and not at.error
+    link = {k: at.query_params[k] for k in at.query_params}
+    assert json.loads(link["data"]) == SMALL and link["cl_method"] == "sulq" and link["sulq_eps"] == "10.0"
+    # a new session opened from the link (no session state, not even the dataset) shows the same view
+    again = page(query=link, spec=None)
+    assert controls(again) == controls(at)
+    assert again.session_state["dataset"]["spec"] == SMALL
+
+
+@pytest.mark.parametrize("query, name", [
+    ({"cl_k": "abc"}, "cl_k"),                     # not a number
+    ({"cl_q": "0"}, "cl_q"),                       # outside the widget's range
+    ({"cl_method": "magic"}, "cl_method"),         # unknown option
+    ({"data": "{not json"}, "data"),               # broken dataset spec
+    ({"data": json.dumps({"kind": "subspaces", "n": 5, "k": 10})}, "data"),   # n < k: dpcore's ValueError
+])
+def test_bad_link_parameters_are_ignored_with_a_warning(query, name):
+    at = page(query=query)
+    assert not at.exception
+    assert any(name in w.value and "Ignored link parameters" in w.value for w in at.warning)
+    assert at.session_state["dataset"]["spec"] == SMALL          # the dataset stays
+    next(b for b in at.button if b.label == "Run").click()       # and the page still works
+    at.run()
+    assert not at.exception and not at.error
+
+
+def test_preset_sets_all_controls_and_the_dataset():
+    at = page()
+    widget(at, "Preset").set_value("Yale B, 5 faces: LRR")
+    at.run()
+    assert not at.exception
+    assert at.session_state["dataset"]["spec"]["kind"] == "yaleb"
+    assert widget(at, "Method").value == "lrr"
+    assert (widget(at, "clusters k").value, widget(at, "subspace dimension q").value) == (5, 9)
+    widget(at, "Preset").set_value("Paper Fig. 2: SuLQ-10 at ε = 10")
+    at.run()
+    assert widget(at, "Method").value == "sulq" and widget(at, "privacy budget ε").value == 10.0
+    assert at.session_state["dataset"]["spec"]["n"] == 1000
+
+
+@pytest.mark.parametrize("method", ["kplane", "sa"])
+def test_reproduce_snippet_runs_and_gives_the_same_numbers(method):
+    at = page()
+    widget(at, "Method").set_value(method)
+    at.run()
+    next(b for b in at.button if b.label == "Run").click()
+    at.run()
+    res = at.session_state["cluster_result"]
+    code = res["code"]
+    assert code and any(code.strip() in c.value for c in at.code)      # the page shows it
+    out = io.StringIO()
+    ns = {}
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "reproduce.py", "exec"), ns)
+    # the same estimator, parameters and integer seed: bit-identical subspaces and labels
+    assert np.array_equal(ns["model"].subspaces_, res["subspaces"])
+    assert np.array_equal(ns["model"].labels_, res["labels"])
+    printed = dict(line.split(": ", 1) for line in out.getvalue().strip().splitlines() if ": " in line)
+    assert float(printed["d_W to truth"]) == pytest.approx(res["metrics"]["d_W to truth"], rel=1e-12)
+    assert float(printed["accuracy"]) == pytest.approx(res["metrics"]["accuracy"], rel=1e-12)
+    if method == "sa":
+        assert "privacy spent (epsilon, delta)" in printed
