@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+import math
 import warnings
 
 import pandas as pd
@@ -21,9 +22,11 @@ from dpcore.plots.data import projection_scatter
 from dpcore.plots.private_subspace import (aggregation_map, released_subspaces_figure, smooth_sensitivity_terms,
                                            sulq_trajectory)
 from dpcore.plots.subspace import affinity_heatmap, runs_comparison
-from dpcore.subspace.sample_aggregate import SampleAggregateSubspace, default_delta
+from dpcore.sample_aggregate import alg1_constants
+from dpcore.subspace.sample_aggregate import (SampleAggregateSubspace, default_delta, encoding_dim,
+                                             subspace_set_diameter)
 from dpcore.subspace.solvers import make_solver
-from dpcore.subspace.sulq import SuLQKPlane
+from dpcore.subspace.sulq import SuLQKPlane, sulq_noise
 from dpcore.export import estimator_snippet
 from ui.common import (DEFAULT_DATASET, Timer, add_to_session_budget, current_dataset, current_spec,
                        dataset_from_spec, privacy_statement, run_guarded, show_ledger)
@@ -43,6 +46,7 @@ class Method:
     about: str = ""
     private: bool = False
     quadratic: bool = False                      # builds an n×n matrix (memory ~ 8·n² bytes)
+    prefix: str = ""                             # private methods: widget-key prefix of ε and δ
     reference: str | None = None                 # private methods: the non-private solver shown next to them
     noise: str = ""                              # private methods: where the noise goes (markdown)
     extras: dict = field(default_factory=dict)
@@ -129,7 +133,6 @@ def _parse_delta(txt):
 
 
 def _sa_widgets(ds):
-    eps, delta = _privacy_widgets(ds, "sa")
     c1, c2 = st.columns(2)
     solver = c1.selectbox("solver on each subset", ["tsc", "ssc", "lrr", "kplane"], key="sa_solver",
                           format_func=lambda s: {"tsc": "TSC", "ssc": "SSC", "lrr": "LRR", "kplane": "k-plane"}[s],
@@ -139,11 +142,10 @@ def _sa_widgets(ds):
                             help="Number of disjoint-ish subsets of n/m points. More subsets = less noise per "
                                  "point of the aggregate but worse solutions on each subset. Each subset needs at "
                                  "least k·(q+1) points."))
-    return dict(epsilon=eps, delta=delta, solver=solver, n_subsets=None if m == 0 else m)
+    return dict(solver=solver, n_subsets=None if m == 0 else m)
 
 
 def _sulq_widgets(ds):
-    eps, delta = _privacy_widgets(ds, "sulq")
     c1, c2 = st.columns(2)
     T = int(c1.number_input("iterations T", 1, 1000, 10, key="sulq_T",
                             help="k·T noisy queries share the total budget (Fig. 2 uses T = 10 and 50). "
@@ -151,7 +153,7 @@ def _sulq_widgets(ds):
     comp = c2.selectbox("composition", ["advanced", "basic", "best"], key="sulq_comp",
                         help="How the total (ε, δ) is split over the k·T queries: advanced = Prop. E.2, basic = "
                              "even split, best = whichever gives each query the larger ε.")
-    return dict(epsilon=eps, delta=delta, n_iter=T, composition=comp)
+    return dict(n_iter=T, composition=comp)
 
 
 def _sa_build(params, k, q, seed):
@@ -194,11 +196,11 @@ METHODS: dict[str, Method] = {
     "lrr": Method("LRR — low-rank representation (non-private)", _lrr_widgets, _solver_builder("lrr"), quadratic=True,
                   about="Writes all points as a low-rank combination of the points, with a column-sparse error "
                         "(inexact ALM), and clusters the resulting affinity."),
-    "sa": Method("Sample-aggregate (private, (ε, δ)-DP)", _sa_widgets, _sa_build, private=True, reference="solver",
+    "sa": Method("Sample-aggregate (private, (ε, δ)-DP)", _sa_widgets, _sa_build, private=True, reference="solver", prefix="sa",
                  about="Alg. 1 of the paper: solve on m random subsets, privately aggregate the subset outputs "
                        "with smooth-sensitivity noise (§3).", noise=NOISE_SA),
     "sulq": Method("SuLQ k-plane (private, (ε, δ)-DP)", _sulq_widgets, _sulq_build, private=True,
-                   reference="kplane",
+                   reference="kplane", prefix="sulq",
                    about="k-plane whose subspace updates are answered by noisy queries (App. E, Alg. 5).",
                    noise=NOISE_SULQ),
 }
@@ -288,6 +290,28 @@ def private_details(model):
     ]
 
 
+def noise_preview(key, ds, eps, delta):
+    """One sentence: the noise this ε implies (public quantities only), updated as ε moves."""
+    k = int(st.session_state.get("cl_k", ds.n_classes or 3))
+    q = int(st.session_state.get("cl_q", default_q(ds)))
+    delta = default_delta(max(ds.n, 3)) if delta is None else delta
+    if key == "sulq":
+        T = int(st.session_state.get("sulq_T", 10))
+        sigma, eps_q, _, used, mech = sulq_noise(eps, delta, k * T, st.session_state.get("sulq_comp", "advanced"))
+        return (f"Noise at ε = {eps:g}: each of the k·T = {k * T} queries gets ε = {eps_q:.3g} ({used} composition), "
+                f"so σ = {sigma:.3g} ({mech} Gaussian) is added to every entry of each d×d matrix A_ℓA_ℓᵀ, whose "
+                f"entries are sums over about n/k = {ds.n // max(k, 1)} points of norm ≤ 1.")
+    m_set = int(st.session_state.get("sa_m", 0))
+    m = m_set or max(2, min(math.ceil(math.log(ds.n) ** 2), ds.n // (k * (q + 1)) or 2))
+    D = encoding_dim(k, ds.d)
+    c = alg1_constants(m, eps, delta, D)
+    lam = subspace_set_diameter(k, ds.d, q)
+    return (f"Noise at ε = {eps:g}: the chosen subset output (a vector of R^{D}) gets S(B)/α · u with "
+            f"1/α = {1 / c.alpha:.3g}; S(B) depends on how much the m = {m} subset outputs agree, between 0 and "
+            f"2Λ = {2 * lam:.3g}, so the noise per coordinate is at most {2 * lam / c.alpha:.3g}. Thm 3.1 needs "
+            f"ε > 2D/√m = {2 * D / math.sqrt(m):.3g}.")
+
+
 def reproduce_code(spec, ds, model, private):
     """The "reproduce in Python" snippet of a run: same estimator, same parameters, same numbers."""
     prints = [("cost (eq. 3):", "subspace_cost(ds.X, model.subspaces_)")]
@@ -335,6 +359,14 @@ key = st.selectbox("Method", list(METHODS), format_func=lambda m: METHODS[m].lab
 method = METHODS[key]
 st.caption(method.about)
 
+privacy_params = {}
+if method.private:
+    eps, delta = _privacy_widgets(ds, method.prefix)
+    privacy_params = dict(epsilon=eps, delta=delta)
+    preview = run_guarded(noise_preview, method.prefix, ds, eps, delta)
+    if preview:
+        st.caption(preview)
+
 with st.form("cluster_form"):
     c1, c2, c3 = st.columns(3)
     k = int(c1.number_input("clusters k", 1, 100_000, int(ds.n_classes or 3), key="cl_k",
@@ -344,7 +376,7 @@ with st.form("cluster_form"):
                                  "else 3). Must be < d."))
     seed = int(c3.number_input("seed", 0, 2**31 - 1, 0, key="cl_seed",
                                help="Random seed of the method (initialisations, k-means of the spectral step)."))
-    params = method.widgets(ds)
+    params = {**privacy_params, **method.widgets(ds)}
     submitted = st.form_submit_button("Run", type="primary")
 publish_url(URL_FIELDS)
 

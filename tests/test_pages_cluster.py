@@ -158,3 +158,23 @@ def test_private_bad_input_shows_error_and_keeps_result():
     at.run()
     assert any("delta" in e.value for e in at.error)
     assert metrics(at) == before
+
+
+def test_noise_preview_follows_epsilon_before_running():
+    # σ of SuLQ's Gaussian noise is decreasing in ε (per-query ε grows with the total), so the
+    # caption must show a smaller σ at ε = 100 than at ε = 1 — without pressing Run
+    import re
+    at = page(SA_SPEC)
+    choose(at, "sulq")
+
+    def sigma():
+        cap = next(c.value for c in at.caption if c.value.startswith("Noise at ε"))
+        return float(re.search(r"σ = ([0-9.e+-]+)", cap).group(1))
+    set_eps(at, 1.0)
+    at.run()
+    s1 = sigma()
+    set_eps(at, 100.0)
+    at.run()
+    assert sigma() < s1 / 10
+    choose(at, "sa")
+    assert any(c.value.startswith("Noise at ε") and "2D/√m" in c.value for c in at.caption)

@@ -93,6 +93,22 @@ def sulq_per_query_budget(epsilon, delta, n_queries, composition="advanced"):
     return basic
 
 
+def sulq_noise(epsilon, delta, n_queries, composition="advanced", gaussian="auto"):
+    """The noise a SuLQ k-plane run will add, from public quantities only: returns
+    ``(sigma, per_query_epsilon, per_query_delta, composition_used, mechanism)`` — σ of the
+    Gaussian noise on every entry of each A_l A_l^T (L2 sensitivity 2, Prop. E.1). The app
+    shows it as the user moves ε."""
+    eps_q, delta_q, used = sulq_per_query_budget(epsilon, delta, n_queries, composition)
+    if gaussian not in ("auto", "classic", "analytic"):
+        raise ValueError(f"gaussian must be 'auto', 'classic' or 'analytic'; got {gaussian!r}")
+    method = ("classic" if eps_q < 1.0 else "analytic") if gaussian == "auto" else gaussian
+    if method == "classic" and eps_q >= 1.0:
+        raise ValueError(f"gaussian='classic' needs a per-query epsilon < 1 (the classic Gaussian mechanism's "
+                         f"theorem); the total epsilon = {epsilon:g} over kT = {n_queries} queries gives "
+                         f"{eps_q:.4g}. Use gaussian='auto' or 'analytic'")
+    return gaussian_sigma(SULQ_SENSITIVITY, eps_q, delta_q, method=method), eps_q, delta_q, used, method
+
+
 def noisy_scatter(X, labels, ell, sigma, rng):
     """Steps 2–3 of Alg. 5: B̃ = Σ_{zᵢ=ℓ} xᵢxᵢᵀ + σW, W a d×d matrix of i.i.d. N(0, 1)."""
     A = X[labels == ell]
@@ -165,16 +181,7 @@ class SuLQKPlane(PrivateEstimatorMixin):
         n, d = X.shape
         rng = check_random_state(self.random_state)
         n_queries = k * T
-        eps_q, delta_q, used = sulq_per_query_budget(epsilon, delta, n_queries, self.composition)
-        if self.gaussian == "auto":
-            method = "classic" if eps_q < 1.0 else "analytic"
-        else:
-            method = self.gaussian
-        if method == "classic" and eps_q >= 1.0:
-            raise ValueError(f"gaussian='classic' needs a per-query epsilon < 1 (the classic Gaussian mechanism's "
-                             f"theorem); the total epsilon = {epsilon:g} over kT = {n_queries} queries gives "
-                             f"{eps_q:.4g}. Use gaussian='auto' or 'analytic'")
-        sigma = gaussian_sigma(SULQ_SENSITIVITY, eps_q, delta_q, method=method)
+        sigma, eps_q, delta_q, used, method = sulq_noise(epsilon, delta, n_queries, self.composition, self.gaussian)
 
         X_raw = X
         X, _ = clip_to_ball(X, 1.0)
