@@ -10,7 +10,9 @@ from dpcore.metrics import clustering_accuracy, wasserstein_distance
 from dpcore.plots.gibbs import traces_grid
 from dpcore.subspace.diagnostics import MIN_ESS, RHAT_THRESHOLD, diagnostics_table, mixing_verdict
 from dpcore.subspace.gibbs import MAX_CHAINS, GibbsSubspaceClustering
-from ui.common import (Timer, add_to_session_budget, current_dataset, privacy_statement, run_guarded,
+from dpcore.export import estimator_snippet
+from ui.share import Preset, as_int, as_str, bind_url, one_of, preset_picker, publish_url, snippet_expander
+from ui.common import (DEFAULT_DATASET, Timer, add_to_session_budget, current_dataset, current_spec, privacy_statement, run_guarded,
                        show_ledger)
 
 RESULT_KEY = "gibbs_result"
@@ -19,6 +21,26 @@ MAX_EPS = 6                     # ε values per submission
 MAX_WORK = 320_000_000          # n × sweeps × chains × ε values (= the full Fig. 3 run at n = 1000)
 INITS = {"random": "random (private)", "kplane": "k-plane (NOT private)", "ssc": "SSC (NOT private)",
          "lrr": "LRR (NOT private)"}
+
+
+URL_FIELDS = {"g_eps": as_str, "g_iter": as_int(), "g_chains": as_int(), "g_k": as_int(), "g_q": as_int(),
+              "g_seed": as_int(), "g_init": one_of(INITS), "g_release": one_of(["sample", "mean"]),
+              "g_select": one_of(["first", "best_private", "best"])}
+PRESETS = {
+    "Paper Fig. 3 mixing (random start, 1,000 sweeps)": Preset(
+        {"g_eps": "0.1, 1, 10, 100", "g_iter": 1000, "g_chains": 8, "g_k": 3, "g_q": 3, "g_seed": 0,
+         "g_init": "random", "g_release": "sample", "g_select": "first"}, DEFAULT_DATASET,
+        "Fig. 3's setting (n = 1000, d = 10, k = 3, q = 3, σ = 0.1), 8 chains from the private random start. "
+        "The paper runs 10,000 sweeps; large ε mixes slowly."),
+    "Paper Fig. 3 from the k-plane start (NOT private)": Preset(
+        {"g_eps": "0.1, 1, 10, 100", "g_iter": 1000, "g_chains": 8, "g_k": 3, "g_q": 3, "g_seed": 0,
+         "g_init": "kplane", "g_release": "sample", "g_select": "first"}, DEFAULT_DATASET,
+        "As in the paper's experiments: chains start at the non-private k-plane solution (voids the guarantee)."),
+    "Quick look: ε = 1 and 10, 200 sweeps": Preset(
+        {"g_eps": "1, 10", "g_iter": 200, "g_chains": 4, "g_k": 3, "g_q": 3, "g_seed": 0,
+         "g_init": "random", "g_release": "sample", "g_select": "first"}, DEFAULT_DATASET,
+        "A run of a few seconds for a lecture."),
+}
 
 
 def parse_epsilons(text):
@@ -101,7 +123,10 @@ subspaces (matrix Bingham, eq. 12). Its output is private only **once the chain 
 run several chains and check that they agree.
 """)
 
+bind_url("gibbs", URL_FIELDS)
+preset_picker("gibbs", PRESETS)
 ds = current_dataset()
+spec = current_spec()
 if ds.kind != "points":
     st.info(f"The current dataset ({ds.name}) is a count matrix. This page works on points: choose a union "
             "of subspaces, a Gaussian mixture or Yale B faces on the Data page.")
@@ -113,40 +138,41 @@ default_q = int(ds.subspaces.shape[2]) if ds.subspaces is not None else max(1, m
 
 with st.form("gibbs_form"):
     c1, c2, c3 = st.columns(3)
-    eps_text = c1.text_input("ε values (comma-separated)", "0.1, 1, 10, 100",
+    eps_text = c1.text_input("ε values (comma-separated)", "0.1, 1, 10, 100", key="g_eps",
                              help="Privacy parameter of eq. (10), one run per value (Fig. 3 uses 0.1, 1, 10, 100). "
                                   f"Each must be > 0; at most {MAX_EPS} values. Each run is a separate release "
                                   "and adds to the session budget.")
-    n_iter = c2.number_input("sweeps per chain (n_iter)", value=1000, step=500,
+    n_iter = c2.number_input("sweeps per chain (n_iter)", value=1000, step=500, key="g_iter",
                              help=f"Gibbs sweeps (z-step + subspace step) per chain, 1 to {MAX_PAGE_ITER:,} "
                                   "(the paper runs 10,000). Long runs show a progress bar; the page refuses runs "
                                   "longer than the full Fig. 3 experiment.")
-    n_chains = c3.number_input("chains", value=8, step=1,
+    n_chains = c3.number_input("chains", value=8, step=1, key="g_chains",
                                help=f"Independent chains run side by side, 1 to {MAX_CHAINS} (Fig. 3 uses 8). "
                                     "Chains that disagree have not mixed.")
     c4, c5, c6 = st.columns(3)
-    k = c4.number_input("clusters k", value=default_k, step=1,
+    k = c4.number_input("clusters k", value=default_k, step=1, key="g_k",
                         help="Number of subspaces (default: the number of classes). 1 ≤ k ≤ n.")
-    q = c5.number_input("subspace dimension q", value=default_q, step=1,
+    q = c5.number_input("subspace dimension q", value=default_q, step=1, key="g_q",
                         help="Dimension of every subspace (default: the true one). 1 ≤ q < d.")
-    seed = c6.number_input("seed", value=0, step=1, help="Random seed of the run (chains get independent streams).")
+    seed = c6.number_input("seed", value=0, step=1, key="g_seed", help="Random seed of the run (chains get independent streams).")
     c7, c8, c9 = st.columns(3)
-    init = c7.selectbox("start (init)", list(INITS), format_func=INITS.get,
+    init = c7.selectbox("start (init)", list(INITS), format_func=INITS.get, key="g_init",
                         help="random: uniform random subspaces, independent of the data (private). k-plane, SSC, "
                              "LRR: non-private solutions, as in the paper's experiments — they void the privacy "
                              "guarantee, however long the chain runs afterwards is not accounted for.")
-    release = c8.selectbox("release", ["sample", "mean"],
+    release = c8.selectbox("release", ["sample", "mean"], key="g_release",
                            format_func={"sample": "last sample (ε)", "mean": "mean of last 100 samples ((2·100−1)·ε)"}.get,
                            help="What is published. The last sample costs ε. The average of the last m = 100 "
                                 "consecutive samples (as reported in the paper) costs (2m − 1)·ε = 199·ε: each "
                                 "extra sweep's kernel can change probabilities by at most e^(2ε).")
-    select = c9.selectbox("released chain", ["first", "best_private", "best"],
+    select = c9.selectbox("released chain", ["first", "best_private", "best"], key="g_select",
                           format_func={"first": "chain 0 (ε)", "best_private": "lowest cost, chosen privately",
                                        "best": "lowest cost (NOT private)"}.get,
                           help="chain 0: fixed before seeing the data. Lowest cost, chosen privately: the "
                                "exponential mechanism picks a chain (costs ε plus ε for every chain it looks at). "
                                "Lowest cost: picked on the raw data — not private.")
     submitted = st.form_submit_button("Run chains", type="primary")
+publish_url(URL_FIELDS)
 
 if submitted:
     eps_list = run_guarded(parse_epsilons, eps_text)
@@ -171,7 +197,11 @@ if submitted:
                 table=table, summary=summary, verdicts=verdicts,
                 ledgers={e: m.ledger_ for e, m in models.items()}, caveats=list(first.caveats_),
                 is_private=first.is_private_, private_outputs=list(first.private_outputs_),
-                nonprivate_outputs=dict(first.nonprivate_outputs_))
+                nonprivate_outputs=dict(first.nonprivate_outputs_),
+                code=None if spec.get("kind") == "upload" else estimator_snippet(spec, first, prints=[
+                    ("epsilon:", "model.epsilon"), ("cost of the released sample:", "model.cost_"),
+                    ("privacy spent (epsilon, delta):", "model.ledger_.total()"),
+                    ("private:", "model.is_private_")]))
 
 res = st.session_state.get(RESULT_KEY)
 if res is None:
@@ -223,6 +253,8 @@ else:
     for eps, ledger in res["ledgers"].items():
         with st.expander(f"Privacy ledger, ε = {eps:g}"):
             show_ledger(ledger)
+    if res.get("code"):
+        snippet_expander(res["code"], label="Reproduce the first ε's run in Python")
 
 with st.expander("Why mixing matters for privacy"):
     st.markdown("""
