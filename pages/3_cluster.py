@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+import json
 import math
 import warnings
 
@@ -30,7 +31,7 @@ from dpcore.subspace.sulq import SuLQKPlane, sulq_noise
 from dpcore.export import estimator_snippet
 from ui.common import (DEFAULT_DATASET, Timer, add_to_session_budget, current_dataset, current_spec,
                        dataset_from_spec, privacy_statement, run_guarded, show_ledger)
-from ui.share import Preset, as_float, as_int, as_str, bind_url, one_of, preset_picker, publish_url, snippet_expander
+from ui.share import Preset, as_float, as_int, as_str, bind_url, follow_dataset, one_of, preset_picker, publish_url, snippet_expander
 
 RESULT_KEY = "cluster_result"
 HISTORY_KEY = "cluster_history"
@@ -354,6 +355,7 @@ if ds.kind != "points":
 st.caption(f"Dataset: **{ds.name}** — n = {ds.n}, d = {ds.d}"
            + (f", {ds.n_classes} classes" if ds.n_classes else ""))
 
+follow_dataset("cluster", json.dumps(spec, sort_keys=True), {"cl_k": int(ds.n_classes or 3), "cl_q": default_q(ds)})
 key = st.selectbox("Method", list(METHODS), format_func=lambda m: METHODS[m].label, key="cl_method",
                    help="The non-private solvers are the reference every private method is compared with.")
 method = METHODS[key]

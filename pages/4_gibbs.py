@@ -2,6 +2,8 @@
 whether its chains mixed (Fig. 3) - the mixing is part of the privacy story."""
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import streamlit as st
 
@@ -11,7 +13,7 @@ from dpcore.plots.gibbs import traces_grid
 from dpcore.subspace.diagnostics import MIN_ESS, RHAT_THRESHOLD, diagnostics_table, mixing_verdict
 from dpcore.subspace.gibbs import MAX_CHAINS, GibbsSubspaceClustering
 from dpcore.export import estimator_snippet
-from ui.share import Preset, as_int, as_str, bind_url, one_of, preset_picker, publish_url, snippet_expander
+from ui.share import Preset, as_int, as_str, bind_url, follow_dataset, one_of, preset_picker, publish_url, snippet_expander
 from ui.common import (DEFAULT_DATASET, Timer, add_to_session_budget, current_dataset, current_spec, privacy_statement, run_guarded,
                        show_ledger)
 
@@ -135,6 +137,8 @@ st.caption(f"Dataset: **{ds.name}** — n = {ds.n}, d = {ds.d}" + (f", {ds.n_cla
 
 default_k = int(ds.n_classes or 3)
 default_q = int(ds.subspaces.shape[2]) if ds.subspaces is not None else max(1, min(3, ds.d - 1))
+
+follow_dataset("gibbs", json.dumps(spec, sort_keys=True), {"g_k": default_k, "g_q": default_q})
 
 with st.form("gibbs_form"):
     c1, c2, c3 = st.columns(3)

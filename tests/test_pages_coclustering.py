@@ -14,6 +14,10 @@ def page():
     return at
 
 
+def matrix_box(at):
+    return next(s for s in at.selectbox if s.label == "Count matrix")
+
+
 def number(at, label):
     return next(w for w in at.number_input if w.label == label)
 
@@ -28,7 +32,7 @@ def metrics(at):
 
 def test_page_runs_on_blocks_and_shows_results_ledger_and_statement():
     at = page()
-    assert at.selectbox[0].value == "blocks"  # the default dataset is not a count matrix
+    assert matrix_box(at).value == "blocks"  # the default dataset is not a count matrix
     assert any("Not private" in i.value for i in at.info)
     next(c for c in at.checkbox if c.label.startswith("also run DP k-means")).check()
     button(at, "Run").click()
@@ -67,7 +71,7 @@ def test_bad_input_shows_error_and_keeps_previous_result():
 
 def test_cluto_dataset_and_figure1_simulation():
     at = page()
-    at.selectbox[0].set_value("cstr")
+    matrix_box(at).set_value("cstr")
     at.run()
     assert not at.exception
     assert number(at, "row clusters K0").value == 4  # defaults to the number of classes

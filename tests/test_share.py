@@ -141,3 +141,28 @@ def test_gibbs_link_preset_and_snippet():
     first = res["summary"][0]
     assert ns["model"].epsilon == first["ε"] == 1.0
     assert ns["model"].cost_ == pytest.approx(first["cost of released sample"], rel=1e-12)
+
+
+COCLUSTER = str(ROOT / "pages" / "5_coclustering.py")
+
+
+def test_cocluster_preset_link_and_snippet():
+    at = page(COCLUSTER)
+    widget(at, "Preset").set_value("Synthetic blocks, 3×3 co-clusters")
+    at.run()
+    assert widget(at, "Count matrix").value == "blocks"
+    widget(at, "privacy budget ε").set_value(2.0)
+    widget(at, "seed").set_value(5)
+    next(b for b in at.button if b.label == "Run").click()
+    at.run()
+    assert not at.exception and not at.error
+    link = {k: at.query_params[k] for k in at.query_params}
+    assert link["cc_matrix"] == "blocks" and link["cc_eps"] == "2.0" and link["cc_seed"] == "5"
+    again = page(COCLUSTER, query=link, spec=None)
+    assert controls(again) == controls(at)
+    res = at.session_state["cocluster_result"]
+    ns = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(res["code"], "reproduce.py", "exec"), ns)
+    assert np.array_equal(ns["model"].row_assignment_, res["dp"].row_assignment_)
+    assert ns["model"].ledger_.total() == res["dp"].ledger_.total()

@@ -131,6 +131,18 @@ def publish_url(fields) -> None:
         st.query_params.from_dict(values)
 
 
+def follow_dataset(page: str, data_id, defaults: dict) -> None:
+    """Reset the widgets whose default depends on the dataset (e.g. k = number of classes)
+    when the page's dataset changes, so that they follow it as unkeyed widgets would. Call
+    before drawing them. The first run (possibly from a link or a preset) keeps its values."""
+    marker = f"_{page}_data_id"
+    previous = st.session_state.get(marker)
+    st.session_state[marker] = data_id
+    if previous is not None and previous != data_id:
+        for key, value in defaults.items():
+            st.session_state[key] = value
+
+
 # ----------------------------------------------------------------------------- presets
 @dataclass
 class Preset:
