@@ -1,4 +1,6 @@
 """k-means: private centres in high dimension (Balcan et al. 2017) against its baselines."""
+import json
+
 import pandas as pd
 import streamlit as st
 
@@ -8,11 +10,36 @@ from dpcore.kmeans.candidate import DEFAULT_SPLIT, stage_explanations
 from dpcore.kmeans.compare import METHODS, compare_methods
 from dpcore.kmeans.partition import default_projection_dim
 from dpcore.plots.kmeans import budget_bars, candidate_view, centres_scatter, objective_bars
+from dpcore.export import call_snippet
+from ui.share import (Preset, as_bool, as_float, as_int, bind_url, follow_dataset, list_of, one_of, preset_picker,
+                      publish_url, snippet_expander)
 from ui.common import (Timer, add_to_session_budget, current_spec, dataset_from_spec, privacy_statement,
                        run_guarded, show_ledger)
 
 RESULT_KEY = "kmeans_result"
 GAUSS_DEFAULT = {"kind": "gaussians", "n": 5000, "d": 50, "k": 8, "sigma": 0.1, "center_box": 1.0, "random_state": 0}
+URL_FIELDS = {"km_data": one_of(["current", "gaussians", "yaleb", *CLUTO_NAMES]), "km_n": as_int(10, 200_000),
+              "km_d": as_int(1, 2000), "km_comp": as_int(1, 200), "km_sigma": as_float(0.0, 10.0),
+              "km_dseed": as_int(0, 2**31 - 1), "km_k": as_int(), "km_eps": as_float(), "km_delta": as_float(),
+              "km_radius": as_float(), "km_methods": list_of(METHODS), "km_seed": as_int(0, 2**31 - 1),
+              "km_leak": as_bool}
+PRESETS = {
+    "64 Gaussians in R^100 (§7: n = 20,000, k = 16, ε = 1)": Preset(
+        {"km_data": "gaussians", "km_n": 20_000, "km_d": 100, "km_comp": 64, "km_sigma": 0.1, "km_dseed": 0,
+         "km_k": 16, "km_eps": 1.0, "km_delta": 1e-6, "km_radius": 14.0, "km_leak": False, "km_seed": 0,
+         "km_methods": ["candidate", "sulq", "sample_aggregate", "dplloyd"]},
+        about="The paper's synthetic data (scaled to seconds): the candidate set beats SuLQ and "
+              "sample-and-aggregate (objective ÷ k-means++ ≈ 1.3 / 1.4 / 8.6). Λ = 14 comes from the generator."),
+    "The leaking radius (Λ read off the data)": Preset(
+        {"km_data": "gaussians", "km_n": 5000, "km_d": 50, "km_comp": 8, "km_sigma": 0.1, "km_dseed": 0,
+         "km_k": 8, "km_eps": 1.0, "km_delta": 1e-6, "km_leak": True, "km_seed": 0,
+         "km_methods": ["candidate", "sulq"]},
+        about="What a careless user does: Λ = max ‖x‖. The runs are then not private; the page says so."),
+    "Yale B faces, 5 subjects": Preset(
+        {"km_data": "yaleb", "km_k": 5, "km_eps": 1.0, "km_delta": 1e-6, "km_radius": 1.0, "km_leak": False,
+         "km_seed": 0, "km_methods": ["candidate", "sulq", "sample_aggregate"]},
+        about="Rows of unit norm, so Λ = 1 is public."),
+}
 
 st.title("k-means")
 st.markdown("""
@@ -36,6 +63,8 @@ is compared with non-private **k-means++**.
 """)
 
 # ----------------------------------------------------------------------------- dataset
+bind_url("kmeans", URL_FIELDS)
+preset_picker("kmeans", PRESETS)
 spec = current_spec()
 choices = {}
 if spec.get("kind") in ("gaussians", "yaleb", "subspaces"):
@@ -44,7 +73,9 @@ choices["gaussians"] = "Gaussian mixture"
 choices["yaleb"] = "Extended Yale B faces (rows of unit norm)"
 for name in CLUTO_NAMES:
     choices[name] = f"CLUTO {name} (L2-normalised rows)"
-choice = st.selectbox("Dataset", list(choices), format_func=choices.get,
+if st.session_state.get("km_data") not in choices:
+    st.session_state.pop("km_data", None)
+choice = st.selectbox("Dataset", list(choices), format_func=choices.get, key="km_data",
                       help="Points to cluster: the Data page's choice when it is a point set, a Gaussian mixture "
                            "(the paper's synthetic data is 64 Gaussians in R^100), Yale B faces, or a CLUTO "
                            "document-term matrix with every row scaled to norm 1 (a per-record map: it leaks nothing).")
@@ -55,13 +86,13 @@ elif choice == "gaussians":
         c1, c2, c3 = st.columns(3)
         data_spec = dict(
             kind="gaussians",
-            n=int(c1.number_input("points n", 10, 200_000, GAUSS_DEFAULT["n"], help="Number of points.")),
-            d=int(c2.number_input("dimension d", 1, 2000, GAUSS_DEFAULT["d"], help="Dimension of the space.")),
-            k=int(c3.number_input("components", 1, 200, GAUSS_DEFAULT["k"], help="Number of Gaussian components.")),
-            sigma=float(c1.number_input("component σ", 0.0, 10.0, GAUSS_DEFAULT["sigma"], step=0.01, format="%.3f",
+            n=int(c1.number_input("points n", 10, 200_000, GAUSS_DEFAULT["n"], key="km_n", help="Number of points.")),
+            d=int(c2.number_input("dimension d", 1, 2000, GAUSS_DEFAULT["d"], key="km_d", help="Dimension of the space.")),
+            k=int(c3.number_input("components", 1, 200, GAUSS_DEFAULT["k"], key="km_comp", help="Number of Gaussian components.")),
+            sigma=float(c1.number_input("component σ", 0.0, 10.0, GAUSS_DEFAULT["sigma"], step=0.01, format="%.3f", key="km_sigma",
                                         help="Standard deviation of every component.")),
             center_box=1.0,
-            random_state=int(c2.number_input("data seed", 0, 2**31 - 1, 0, help="Seed of the generator.")))
+            random_state=int(c2.number_input("data seed", 0, 2**31 - 1, 0, key="km_dseed", help="Seed of the generator.")))
 elif choice == "yaleb":
     data_spec = {"kind": "yaleb", "subjects": 5, "n_per_subject": 64, "pca_dim": 9, "d": 50, "normalize": "rows",
                  "random_state": 0}
@@ -72,6 +103,7 @@ if ds is None:
     st.stop()
 X = l2_normalize_rows(ds.X) if ds.kind == "counts" else ds.X
 default_radius = float(ds.extras.get("public_radius", 1.0)) if ds.kind == "points" else 1.0
+follow_dataset("kmeans", json.dumps(data_spec, sort_keys=True), {"km_k": int(ds.n_classes or 8), "km_radius": default_radius})
 st.caption(f"{ds.description} · n = {ds.n:,}, d = {ds.d:,}"
            + (" · rows scaled to norm 1" if ds.kind == "counts" else "")
            + f" · public radius suggested by the dataset's definition: Λ = {default_radius:.4g}")
@@ -79,24 +111,24 @@ st.caption(f"{ds.description} · n = {ds.n:,}, d = {ds.d:,}"
 # ----------------------------------------------------------------------------- form
 with st.form("kmeans_form"):
     c1, c2, c3, c4 = st.columns(4)
-    k = c1.number_input("clusters k", value=int(ds.n_classes or 8), step=1,
+    k = c1.number_input("clusters k", value=int(ds.n_classes or 8), step=1, key="km_k",
                         help="Number of centres (1 ≤ k ≤ n).")
-    epsilon = c2.number_input("privacy budget ε", value=1.0, step=0.1, format="%.3f",
+    epsilon = c2.number_input("privacy budget ε", value=1.0, step=0.1, format="%.3f", key="km_eps",
                               help="Total ε of each private run (must be > 0). Neighbouring datasets differ in one "
                                    "point (replaced).")
-    delta = c3.number_input("δ", value=1e-6, format="%.1e",
+    delta = c3.number_input("δ", value=1e-6, format="%.1e", key="km_delta",
                             help="δ of the Gaussian noise (noisy means), in (0, 1).")
-    radius = c4.number_input("public radius Λ", value=default_radius, format="%.4g",
+    radius = c4.number_input("public radius Λ", value=default_radius, format="%.4g", key="km_radius",
                              help="A bound on ‖x‖ chosen WITHOUT looking at the data (here: from the dataset's "
                                   "definition). Points outside are clipped onto the sphere of radius Λ. Must be > 0.")
-    methods = st.multiselect("private methods", list(METHODS), default=["candidate", "sulq", "sample_aggregate"],
+    methods = st.multiselect("private methods", list(METHODS), default=["candidate", "sulq", "sample_aggregate"], key="km_methods",
                              format_func=lambda m: METHODS[m][0],
                              help="Each selected method runs with the same k, ε, δ and Λ (each run spends ε). "
                                   "k-means++ (non-private) always runs as the reference.")
     c1, c2, c3 = st.columns(3)
-    seed = c1.number_input("seed", value=0, min_value=0, max_value=2**31 - 1, step=1,
+    seed = c1.number_input("seed", value=0, min_value=0, max_value=2**31 - 1, step=1, key="km_seed",
                            help="Random seed of the runs (projection, shifts, mechanisms' noise).")
-    leak = c2.checkbox("use Λ = max ‖x‖ from the data (leaks!)", False,
+    leak = c2.checkbox("use Λ = max ‖x‖ from the data (leaks!)", False, key="km_leak",
                        help="What a careless user does: the radius is read off the data. The runs then are NOT "
                             "differentially private; shown to teach why Λ must be public.")
     with st.expander("Candidate-set method: advanced", expanded=False):
@@ -114,6 +146,7 @@ with st.form("kmeans_form"):
                                    help="Public bound on non-zeros per row for the sparse recovery; longer rows keep "
                                         "their s largest entries (a per-record map).")
     submitted = st.form_submit_button("Run")
+publish_url(URL_FIELDS)
 
 
 def run_all():
@@ -128,8 +161,15 @@ def run_all():
     with Timer() as t:
         cmp = compare_methods(X, int(k), float(epsilon), "data" if leak else float(radius), methods, float(delta),
                               options, int(seed), progress=lambda f, txt: bar.progress(min(f, 1.0), text=txt))
+    code = None if data_spec.get("kind") == "upload" else call_snippet(
+        data_spec, compare_methods,
+        dict(n_clusters=int(k), epsilon=float(epsilon), radius="data" if leak else float(radius), methods=list(methods),
+             delta=float(delta), options=options, random_state=int(seed)),
+        X_expr="l2_normalize_rows(ds.X)" if ds.kind == "counts" else "ds.X",
+        prints=[("objective / k-means++:", "result.ratios()")], result="result",
+        imports=["from dpcore.kmeans._utils import l2_normalize_rows"] if ds.kind == "counts" else [])
     return dict(spec=data_spec, params=dict(k=int(k), epsilon=float(epsilon), delta=float(delta), leak=leak,
-                                            seed=int(seed)), cmp=cmp, seconds=t.seconds)
+                                            seed=int(seed)), cmp=cmp, seconds=t.seconds, code=code)
 
 
 if submitted:
@@ -193,6 +233,8 @@ if res is not None:
     if rds.kind == "points" and rds.d > 3:
         caveats.append("the 2-D view uses the top principal directions of the data (a display choice, not a release)")
     privacy_statement(private, not_private, caveats)
+    if res.get("code"):
+        snippet_expander(res["code"])
 else:
     privacy_statement(["the centres released by each private method"],
                       ["labels from assigning points to the released centres", "a radius Λ read off the data"],

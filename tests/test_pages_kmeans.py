@@ -30,7 +30,7 @@ def result_table(at):
 
 
 def set_small_mixture(at):
-    at.selectbox[0].set_value("gaussians")
+    next(s for s in at.selectbox if s.label == "Dataset").set_value("gaussians")
     at.run()
     number(at, "points n").set_value(1500)
     number(at, "dimension d").set_value(10)

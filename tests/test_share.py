@@ -166,3 +166,31 @@ def test_cocluster_preset_link_and_snippet():
         exec(compile(res["code"], "reproduce.py", "exec"), ns)
     assert np.array_equal(ns["model"].row_assignment_, res["dp"].row_assignment_)
     assert ns["model"].ledger_.total() == res["dp"].ledger_.total()
+
+
+KMEANS = str(ROOT / "pages" / "6_kmeans.py")
+
+
+def test_kmeans_preset_link_and_snippet():
+    at = page(KMEANS)
+    widget(at, "Preset").set_value("The leaking radius (Λ read off the data)")
+    at.run()
+    assert widget(at, "Dataset").value == "gaussians" and widget(at, "clusters k").value == 8
+    widget(at, "points n").set_value(800)           # keep the test fast
+    widget(at, "seed").set_value(4)
+    next(c for c in at.checkbox if c.label.startswith("use Λ")).uncheck()
+    next(b for b in at.button if b.label == "Run").click()
+    at.run()
+    assert not at.exception and not at.error
+    link = {k: at.query_params[k] for k in at.query_params}
+    assert link["km_methods"] == "candidate,sulq" and link["km_n"] == "800" and link["km_leak"] == "false"
+    again = page(KMEANS, query=link, spec=None)
+    before, after = controls(at), controls(again)
+    del before["centres to draw"]          # a result widget: the new session has not run yet
+    assert after == before
+    assert [m.value for m in again.multiselect] == [m.value for m in at.multiselect]
+    res = at.session_state["kmeans_result"]
+    ns = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(res["code"], "reproduce.py", "exec"), ns)
+    assert ns["result"].ratios() == res["cmp"].ratios()
