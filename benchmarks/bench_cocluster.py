@@ -4,6 +4,8 @@
     python benchmarks/bench_cocluster.py --runs 3   # fewer runs (quicker, noisier)
     python benchmarks/bench_cocluster.py --peer     # also diffprivlib DP k-means (slow)
     python benchmarks/bench_cocluster.py --skip-dense --skip-nmi   # timings only
+    python benchmarks/bench_cocluster.py --eps-study --sets cstr hitech --runs 50 \
+        --study-json /tmp/study.json   # only the ε-study of issue 5 (see eps_study)
 
 Prints
 1. seconds per run of Fast-τCC (K0 = L0 = #classes, run to convergence) and DP-τCC
@@ -99,6 +101,187 @@ def sparse_one_iteration(A, At, r, c, K, L, eps2, eps1, rng):
     return T, r, c
 
 
+# ----------------------------------------------------------------------------- ε-study (issue 5)
+STUDY_EPSILONS = (0.1, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 100.0, 1e6)
+
+
+def boot_median_ci(x, n_boot=10000, seed=0, alpha=0.05):
+    """Percentile bootstrap (1 − alpha) CI of the median of x."""
+    x = np.asarray(x, dtype=float)
+    rng = np.random.default_rng(seed)
+    meds = np.median(x[rng.integers(0, x.size, size=(n_boot, x.size))], axis=1)
+    return float(np.quantile(meds, alpha / 2)), float(np.quantile(meds, 1 - alpha / 2))
+
+
+def boot_median_diff_ci(x, y, n_boot=10000, seed=0, alpha=0.05):
+    """Percentile bootstrap CI of median(y) − median(x) (independent resampling of x and y)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    rng = np.random.default_rng(seed)
+    mx = np.median(x[rng.integers(0, x.size, size=(n_boot, x.size))], axis=1)
+    my = np.median(y[rng.integers(0, y.size, size=(n_boot, y.size))], axis=1)
+    d = my - mx
+    return float(np.quantile(d, alpha / 2)), float(np.quantile(d, 1 - alpha / 2))
+
+
+def eps_study(data, epsilons, runs, json_path=None, iterations=4):
+    """Per-run row NMI of DP-τCC (seeds 0..runs−1, 𝓘 = ``iterations``, K0 = L0 = #classes) at
+    every ε, with the τ̂ objective of the evaluated co-clustering, plus non-private references
+    started from the SAME blind RandomMatrix (same seed): Fast-τCC limited to the DP schedule
+    (single passes, 𝓘 rounds), Fast-τCC blind run to convergence, Fast-τCC random init.
+    Prints median [bootstrap 95 % CI], mean, quartiles; tests ε = 3 vs ε = 1."""
+    import json
+
+    from scipy import stats
+
+    from dpcore.cocluster.taucc import contingency_table, tau_scores
+    out = {}
+    for name, ds in data.items():
+        k = ds.n_classes
+        A = check_count_matrix(ds.X)
+        res = {f"dp eps={e:g}": dict(nmi=[], nmi_rl=[], tau=[], K=[]) for e in epsilons}
+        refs = {"fast blind 4 rounds x 1 pass": dict(max_iter=iterations, max_iter_per_mode=1, init="blind"),
+                "fast blind converged": dict(init="blind"),
+                "fast random converged": dict(init="random")}
+        for r in refs:
+            res[r] = dict(nmi=[], nmi_rl=[], tau=[], K=[])
+        for s in range(runs):
+            for e in epsilons:
+                m = DPTauCC(k, k, epsilon=e, n_iterations=iterations, random_state=s).fit(ds.X)
+                c = m.column_labels_
+                Te = contingency_table(A, m.row_assignment_, c, m.T_.shape[0], m.T_.shape[1])
+                d = res[f"dp eps={e:g}"]
+                d["nmi"].append(nmi(ds.labels, m.row_assignment_))
+                d["nmi_rl"].append(nmi(ds.labels, m.row_labels_))
+                d["tau"].append(sum(tau_scores(Te)))
+                d["K"].append(int(np.unique(m.row_assignment_).size))
+            for r, kw in refs.items():
+                f = FastTauCC(k, k, random_state=s, **kw).fit(ds.X)
+                d = res[r]
+                d["nmi"].append(nmi(ds.labels, f.row_labels_))
+                d["nmi_rl"].append(d["nmi"][-1])
+                d["tau"].append(f.tau_rc_ + f.tau_cr_)
+                d["K"].append(int(f.n_row_clusters_))
+        out[name] = res
+        print(f"\n### {name} ({ds.n}×{ds.d}, {k} classes), {runs} runs, 𝓘 = {iterations}")
+        print("| method | median NMI [95 % CI] | mean ± sd | q25–q75 | share NMI < 0.1 | median τ̂rc+τ̂cr | "
+              "median K | median NMI (row_labels_) |")
+        print("|---|---|---|---|---|---|---|---|")
+        for key, d in res.items():
+            x = np.array(d["nmi"])
+            lo, hi = boot_median_ci(x)
+            print(f"| {key} | {np.median(x):.3f} [{lo:.3f}, {hi:.3f}] | {x.mean():.3f} ± {x.std(ddof=1):.3f} | "
+                  f"{np.quantile(x, .25):.3f}–{np.quantile(x, .75):.3f} | {np.mean(x < 0.1):.0%} | "
+                  f"{np.median(d['tau']):.4f} | {np.median(d['K']):g} | {np.median(d['nmi_rl']):.3f} |", flush=True)
+        keys = [f"dp eps={e:g}" for e in epsilons]
+        for a, b in zip(keys, keys[1:]):
+            x, y = np.array(res[a]["nmi"]), np.array(res[b]["nmi"])
+            lo, hi = boot_median_diff_ci(x, y)
+            p_mw = stats.mannwhitneyu(y, x, alternative="two-sided").pvalue
+            p_w = stats.wilcoxon(y, x).pvalue if np.any(x != y) else 1.0
+            print(f"  {b} − {a}: Δmedian {np.median(y) - np.median(x):+.3f} [95 % CI {lo:+.3f}, {hi:+.3f}], "
+                  f"Δmean {y.mean() - x.mean():+.3f}; Mann–Whitney p = {p_mw:.3g}, Wilcoxon (paired by seed) "
+                  f"p = {p_w:.3g}")
+    if json_path:
+        with open(json_path, "w") as fh:
+            json.dump(out, fh)
+    return out
+
+
+def traced_dptaucc(A, k, epsilon, iterations, seed, flip=0.01, share=0.9, eps_assign=None, eps_table=None):
+    """DPTauCC.fit replayed step by step with the same building blocks and the same random
+    stream (same seed -> same result as DPTauCC), returning r0 (the blind initial row
+    partition) and, after every row half-step t, the evaluation rows argmax_k σ(a_i, t_k)
+    under the T just released. The last entry equals DPTauCC(...).row_assignment_.
+    ``eps_assign`` / ``eps_table`` (diagnostics only) override ε₂ / ε₁ per step."""
+    from dpcore.cocluster.dptaucc import dp_compute_t
+    from dpcore.cocluster.taucc import association_weights
+    from dpcore._validation import check_random_state
+    n, m = A.shape
+    At = A.T.tocsr()
+    rng = check_random_state(seed)
+    e2 = share * epsilon / (2 * iterations)
+    e1 = epsilon / (2 * iterations) - e2
+    e2 = e2 if eps_assign is None else eps_assign
+    e1 = e1 if eps_table is None else eps_table
+    r, _, T_init = random_matrix_init(n, m, k, k, flip, rng)
+    r0 = r.copy()
+    trace = []
+    for t in range(1, iterations + 1):
+        if t == 1:
+            c, _ = dp_update_part(At, T_init, e2, rng)
+        else:
+            c, _ = dp_update_part(aggregate_rows(A, r, T.shape[0], At), T.T, e2, rng)
+        c, _ = compact_labels(c)
+        T, r, c, _ = dp_compute_t(A, r, c, e1, rng)
+        r, _ = dp_update_part(aggregate_columns(A, c, T.shape[1]), T, e2, rng)
+        r, _ = compact_labels(r)
+        T, r, c, _ = dp_compute_t(A, r, c, e1, rng)
+        trace.append((aggregate_columns(A, c, T.shape[1]) @ association_weights(T).T).argmax(axis=1))
+    return r0, trace
+
+
+def trace_study(data, epsilons, runs, iterations=4, min_df=None):
+    """Median over seeds of NMI(rows, classes) and NMI(rows, r0) (memory of the blind random
+    start) after each iteration. With ``min_df`` also the same on A restricted to the columns
+    (words) occurring in at least ``min_df`` rows."""
+    import scipy.sparse as sp
+    for name, ds in data.items():
+        k = ds.n_classes
+        A = check_count_matrix(ds.X)
+        variants = [("all words", A)]
+        if min_df:
+            df = np.asarray((A > 0).sum(axis=0)).ravel()
+            variants.append((f"words with df ≥ {min_df} ({int((df >= min_df).sum())} of {A.shape[1]})",
+                             sp.csr_matrix(A[:, df >= min_df])))
+        for vname, B in variants:
+            print(f"\n### {name}, {vname}: median over {runs} seeds, per iteration t = 1..{iterations}: "
+                  "NMI(rows, classes) / NMI(rows, blind start r0)")
+            print("| ε | " + " | ".join(f"t={t}" for t in range(1, iterations + 1)) + " |")
+            print("|" + "---|" * (iterations + 1))
+            for e in epsilons:
+                cls = np.zeros((runs, iterations))
+                mem = np.zeros((runs, iterations))
+                for s in range(runs):
+                    r0, tr = traced_dptaucc(B, k, e, iterations, s)
+                    for t, rt in enumerate(tr):
+                        cls[s, t] = nmi(ds.labels, rt)
+                        mem[s, t] = nmi(r0, rt)
+                print(f"| {e:g} | " + " | ".join(f"{a:.3f} / {b:.3f}" for a, b in
+                                               zip(np.median(cls, 0), np.median(mem, 0))) + " |", flush=True)
+
+
+def noise_source_study(data, runs, iterations=4, pairs=((1.0, 1e6), (1e6, 1.0), (3.0, 1e6), (1e6, 3.0),
+                                                       (1.0, 1.0), (3.0, 3.0), (1e6, 1e6))):
+    """Which noise matters? Final row NMI when only the assignment draws (ε₂) or only the
+    table (ε₁) get the noise of total budget ε (the other set to ~no noise, ε = 1e6);
+    plus the noise-free schedule run for more iterations (Fast-τCC blind, single passes)."""
+    for name, ds in data.items():
+        k = ds.n_classes
+        A = check_count_matrix(ds.X)
+        print(f"\n### {name}: median [bootstrap 95 % CI] / mean final row NMI over {runs} seeds, 𝓘 = {iterations}")
+        print("| assignment noise of ε | table noise of ε | median NMI [95 % CI] | mean | median NMI(rows, r0) |")
+        print("|---|---|---|---|---|")
+        for ea, et in pairs:
+            e2 = 0.9 * ea / (2 * iterations)
+            e1 = 0.1 * et / (2 * iterations)
+            x, mem = [], []
+            for s in range(runs):
+                r0, tr = traced_dptaucc(A, k, 1.0, iterations, s, eps_assign=e2, eps_table=e1)
+                x.append(nmi(ds.labels, tr[-1]))
+                mem.append(nmi(r0, tr[-1]))
+            lo, hi = boot_median_ci(x)
+            print(f"| {ea:g} | {et:g} | {np.median(x):.3f} [{lo:.3f}, {hi:.3f}] | {np.mean(x):.3f} | "
+                  f"{np.median(mem):.3f} |", flush=True)
+        print("\nNoise-free schedule (Fast-τCC, init='blind', single passes) vs number of rounds:")
+        print("| rounds | median NMI [95 % CI] | mean |")
+        print("|---|---|---|")
+        for it in (1, 2, 4, 8, 16, 50):
+            x = [nmi(ds.labels, FastTauCC(k, k, init="blind", max_iter=it, max_iter_per_mode=1, random_state=s)
+                     .fit(ds.X).row_labels_) for s in range(runs)]
+            lo, hi = boot_median_ci(x)
+            print(f"| {it} | {np.median(x):.3f} [{lo:.3f}, {hi:.3f}] | {np.mean(x):.3f} |", flush=True)
+
+
 # ----------------------------------------------------------------------------- main
 def main():
     ap = argparse.ArgumentParser()
@@ -108,9 +291,29 @@ def main():
     ap.add_argument("--skip-nmi", action="store_true")
     ap.add_argument("--peer", action="store_true", help="also diffprivlib DP k-means NMI (slow)")
     ap.add_argument("--sets", nargs="*", default=list(CLUTO_NAMES))
+    ap.add_argument("--eps-study", action="store_true",
+                    help="only run the ε-study (per-run NMI, bootstrap CI of the median, tests, references)")
+    ap.add_argument("--study-eps", nargs="*", type=float, default=list(STUDY_EPSILONS))
+    ap.add_argument("--study-json", default=None, help="write the per-run results of --eps-study here")
+    ap.add_argument("--iterations", type=int, default=4, help="𝓘 for --eps-study (default 4)")
+    ap.add_argument("--trace", action="store_true",
+                    help="only the per-iteration trace (NMI to classes and to the blind start) of --eps-study")
+    ap.add_argument("--min-df", type=int, default=None,
+                    help="--trace: also run on the words occurring in at least this many rows")
+    ap.add_argument("--noise-source", action="store_true",
+                    help="only the noise-source study (assignment vs table noise; noise-free rounds)")
     args = ap.parse_args()
 
     data = {name: load_cluto(name) for name in args.sets}
+    if args.noise_source:
+        noise_source_study(data, args.runs, args.iterations)
+        return
+    if args.trace:
+        trace_study(data, args.study_eps, args.runs, args.iterations, args.min_df)
+        return
+    if args.eps_study:
+        eps_study(data, args.study_eps, args.runs, args.study_json, args.iterations)
+        return
 
     print("## 1. Seconds per run (median of %d), K0 = L0 = #classes" % args.timing_runs)
     print("| dataset | n × m | nnz | Fast-τCC s | rounds | DP-τCC (𝓘=4) s |")
