@@ -1,10 +1,14 @@
-"""Data: generate or load every dataset of the papers; the choice is kept for the other pages."""
+"""Data: generate or load every dataset of the papers, or upload your own; the choice is kept for the other pages.
+
+Uploads are parsed and validated by :func:`dpcore.upload.load_upload` (through
+:func:`ui.common.set_upload`); a rejected file shows dpcore's message and the previous dataset stays."""
 import pandas as pd
 import streamlit as st
 
 from dpcore.data import CLUTO_NAMES
 from dpcore.plots.data import face_grid, projection_scatter, sparse_overview
-from ui.common import current_dataset, current_spec, privacy_statement, set_dataset
+from dpcore.upload import LIMITS_TEXT, MAX_BYTES, WIDE_RATIO
+from ui.common import current_dataset, current_spec_or_default, privacy_statement, set_dataset, set_upload
 
 KINDS = {
     "subspaces": "Synthetic union of subspaces (subspace paper §5)",
@@ -12,13 +16,23 @@ KINDS = {
     "yaleb": "Extended Yale B faces (subspace paper §5)",
     "cluto": "CLUTO document-term matrix (co-clustering paper)",
     "blocks": "Synthetic block count matrix (co-clustering)",
+    "upload": "Upload your own file (CSV, .npy, .npz, .mtx)",
 }
+UPLOAD_HELP = ("CSV (also .tsv/.txt), .npy, .npz (a dense array, or a scipy.sparse matrix saved with "
+               f"scipy.sparse.save_npz) or Matrix Market .mtx; {LIMITS_TEXT}. Rows must be points (or documents), "
+               "columns features (or terms). The first CSV line is a header when none of its cells is a number. "
+               "Pickled (object) arrays are refused, never unpickled.")
+LOAD_AS = {"points": "points (rows = points, dense)", "counts": "count matrix (co-clustering, sparse)"}
+NORMS = {"none": "as uploaded", "rows": "scale each row to unit norm", "clip": "clip to the unit ball"}
+FLASH_KEY = "_data_page_loaded"   # the success message shown after the rerun that follows a load
 
 st.title("Data")
 st.markdown("Choose a dataset. The other pages use the one you load here.")
 
-spec = current_spec()
-kind = st.selectbox("Dataset type", list(KINDS), format_func=KINDS.get, index=list(KINDS).index(spec["kind"]))
+spec = current_spec_or_default()
+kind = st.selectbox("Dataset type", list(KINDS), format_func=KINDS.get, index=list(KINDS).index(spec["kind"]),
+                    help="A generator or a real dataset of the papers, or your own file. The choice is kept for "
+                         "the other pages.")
 same = spec["kind"] == kind
 
 
@@ -75,6 +89,28 @@ with st.form("dataset_form"):
     elif kind == "cluto":
         new = dict(kind="cluto", name=st.selectbox("matrix", CLUTO_NAMES, index=CLUTO_NAMES.index(prev("name", "classic3")),
                                                    help="The seven CLUTO sets of the co-clustering paper's Table 1."))
+    elif kind == "upload":
+        upload = st.file_uploader("data file", max_upload_size=MAX_BYTES // 2**20, help=UPLOAD_HELP)
+        c1, c2, c3 = st.columns(3)
+        new = dict(
+            kind=c1.radio("load as", list(LOAD_AS), format_func=LOAD_AS.get,
+                          index=list(LOAD_AS).index(prev("data_kind", "points")),
+                          help="points: for subspace clustering, Gibbs and k-means (needs ≥ 2 rows and at most "
+                               f"{WIDE_RATIO}× as many columns as rows). count matrix: non-negative counts, "
+                               "documents × terms, for co-clustering."),
+            norm=c2.selectbox("norm bound (points)", list(NORMS), format_func=NORMS.get,
+                              index=list(NORMS).index(prev("norm", "none")),
+                              help="The private methods assume a public bound on ‖x‖. as uploaded: none is known "
+                                   "(they clip to the unit ball themselves; a radius read off the data is not "
+                                   "private). scale rows: each row divided by its own norm (per-record: leaks "
+                                   "nothing). clip: rows longer than 1 shrunk onto the unit ball. Ignored for counts."),
+            labels="last_column" if c3.checkbox(
+                "last column is the class label", prev("labels", "none") == "last_column",
+                help="The last column holds the true classes (any text or numbers). They are split off the data "
+                     "and used only to evaluate, never by a private method.") else "none",
+            transpose=c3.checkbox("columns are points (transpose)", bool(prev("transpose", False)),
+                                  help="Flip the matrix after reading, when each column of the file is a point "
+                                       "(cannot be combined with a label column)."))
     else:
         c1, c2, c3 = st.columns(3)
         new = dict(
@@ -86,15 +122,35 @@ with st.form("dataset_form"):
             signal=float(c2.number_input("block signal", value=float(prev("signal", 5.0)), help="Extra Poisson rate inside the blocks.")),
             noise=float(c3.number_input("background rate", value=float(prev("noise", 0.5)), help="Poisson rate everywhere.")),
             random_state=int(st.number_input("seed", 0, 2**31 - 1, int(prev("random_state", 0)), help="Random seed.")))
-    submitted = st.form_submit_button("Generate / load", type="primary")
+    submitted = st.form_submit_button("Generate / load", type="primary",
+                                      help="Build the dataset with these parameters (or read the file). On an error "
+                                           "the previous dataset is kept.")
 
+flash = st.session_state.pop(FLASH_KEY, None)
+if flash:
+    st.success(flash)
 if submitted:
-    if set_dataset(new) is not None:
-        st.success("Dataset loaded; the other pages now use it.")
+    loaded = None
+    if kind == "upload":
+        if upload is None:
+            st.error("Choose a file to upload first (drag it onto the box or click Browse files).")
+        elif set_upload(upload.name, upload.getvalue(), **new) is not None:
+            loaded = f"{upload.name} loaded; the other pages now use it."
+    elif set_dataset(new) is not None:
+        loaded = "Dataset loaded; the other pages now use it."
+    if loaded:
+        # rerun so that the form's widgets are redrawn with the new dataset's values: otherwise their
+        # identity (which includes the default) changes on the next run and the user's next edit is lost
+        st.session_state[FLASH_KEY] = loaded
+        st.rerun()
 
 ds = current_dataset()
 st.subheader(ds.name)
 st.caption(ds.description)
+if ds.params.get("kind") == "upload":
+    classes = ds.extras.get("class_names")
+    st.caption(f"SHA-256 {ds.extras['sha256'][:16]}… · {ds.extras['size_bytes']:,} bytes"
+               + (f" · classes: {', '.join(classes[:20])}{', …' if len(classes) > 20 else ''}" if classes else ""))
 summary = pd.DataFrame({"value": [str(v) for v in ds.summary().values()]}, index=list(ds.summary().keys()))
 left, right = st.columns([1, 2])
 with left:

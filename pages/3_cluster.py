@@ -429,7 +429,10 @@ if res is None:
     st.stop()
 
 st.subheader(f"Result: {res['label']}")
-res_ds = ds if res["spec"] == spec else dataset_from_spec(res["spec"])
+res_ds = ds if res["spec"] == spec else run_guarded(dataset_from_spec, res["spec"])
+if res_ds is None:                    # e.g. an uploaded file that is no longer held by the session
+    st.info("The last result's dataset is no longer available; press Run to cluster the current one.")
+    st.stop()
 if res["spec"] != spec:
     st.warning(f"This result was computed on another dataset ({res['dataset']}); it is shown on that dataset. "
                "Press Run to cluster the current one.")

@@ -55,7 +55,7 @@ bind_url("cocluster", URL_FIELDS)
 preset_picker("cocluster", PRESETS)
 spec = current_spec()
 choices = {}
-if spec.get("kind") in ("cluto", "blocks"):
+if spec.get("kind") in ("cluto", "blocks") or (spec.get("kind") == "upload" and spec.get("data_kind") == "counts"):
     choices["current"] = f"current dataset (from the Data page): {dataset_from_spec(spec).name}"
 choices["blocks"] = "synthetic block matrix"
 for name in CLUTO_NAMES:
@@ -158,7 +158,10 @@ if submitted:
 # ----------------------------------------------------------------------------- results
 res = st.session_state.get(RESULT_KEY)
 if res is not None:
-    rds = dataset_from_spec(res["spec"])
+    rds = run_guarded(dataset_from_spec, res["spec"])
+    if rds is None:                   # e.g. an uploaded file that is no longer held by the session
+        st.info("The last result's dataset is no longer available; press Run again.")
+        st.stop()
     dp, fast, km = res["dp"], res["fast"], res["km"]
     p = res["params"]
     st.subheader(f"Results on {rds.name} (ε = {p['epsilon']:g}, 𝓘 = {p['I']}, K0 = {p['K0']}, L0 = {p['L0']})")

@@ -67,7 +67,8 @@ bind_url("kmeans", URL_FIELDS)
 preset_picker("kmeans", PRESETS)
 spec = current_spec()
 choices = {}
-if spec.get("kind") in ("gaussians", "yaleb", "subspaces"):
+if spec.get("kind") in ("gaussians", "yaleb", "subspaces") or (spec.get("kind") == "upload"
+                                                             and spec.get("data_kind") == "points"):
     choices["current"] = f"current dataset (from the Data page): {dataset_from_spec(spec).name}"
 choices["gaussians"] = "Gaussian mixture"
 choices["yaleb"] = "Extended Yale B faces (rows of unit norm)"
@@ -185,7 +186,10 @@ if submitted:
 # ----------------------------------------------------------------------------- results
 res = st.session_state.get(RESULT_KEY)
 if res is not None:
-    rds = dataset_from_spec(res["spec"])
+    rds = run_guarded(dataset_from_spec, res["spec"])
+    if rds is None:                   # e.g. an uploaded file that is no longer held by the session
+        st.info("The last result's dataset is no longer available; press Run again.")
+        st.stop()
     RX = l2_normalize_rows(rds.X) if rds.kind == "counts" else rds.X
     cmp, prm = res["cmp"], res["params"]
     st.subheader(f"Results on {rds.name} (k = {prm['k']}, ε = {prm['epsilon']:g}, δ = {prm['delta']:.1e}, "

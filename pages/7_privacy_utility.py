@@ -6,7 +6,8 @@ import streamlit as st
 
 from dpcore.experiments import METRICS, PRESETS, Sweep, preset, presets_for, run_sweep
 from dpcore.plots.experiments import privacy_utility_figure
-from ui.common import add_to_session_budget, current_dataset, current_spec, privacy_statement
+from ui.common import (add_to_session_budget, current_dataset, current_spec, in_process_loadable, is_upload_spec,
+                       privacy_statement)
 from dpcore.privacy import PrivacyLedger
 
 KEY = "privacy_utility"
@@ -40,8 +41,11 @@ with st.form("sweep_form"):
     trials = c3.number_input("trials", 1, 50, 5, help="Runs per method and ε (different seeds).")
     seed = c4.number_input("seed", 0, 2**31 - 1, 0, help="Master seed: every run's seed is derived from it, "
                                                         "the method, ε and the trial.")
-    n_jobs = st.radio("workers", [1, 2], horizontal=True,
-                      help="Processes running the sweep; results are identical whatever the number.")
+    uploaded = is_upload_spec(current_spec())   # uploads live in this session only: worker processes cannot load them
+    n_jobs = st.radio("workers", [1] if uploaded else [1, 2], horizontal=True,
+                      help="Processes running the sweep; results are identical whatever the number."
+                           + (" Uploaded data live only in this session's memory, so their sweeps run in this "
+                              "process (one worker)." if uploaded else ""))
     go = st.form_submit_button("Run sweep", type="primary")
 
 if go:
@@ -61,7 +65,8 @@ if go:
             bar.progress(done / total, text=f"{done}/{total} runs · {el:.0f} s elapsed · ETA {eta:.0f} s")
 
         try:
-            df = run_sweep(sweep, n_jobs=int(n_jobs), progress=progress)
+            with in_process_loadable(sweep.dataset):
+                df = run_sweep(sweep, n_jobs=int(n_jobs), progress=progress)
         except ValueError as exc:
             st.error(str(exc))
         else:

@@ -8,15 +8,20 @@ from __future__ import annotations
 
 import json
 import time
+from collections import OrderedDict
+from contextlib import nullcontext
 
 import pandas as pd
 import streamlit as st
 
 from dpcore.data import Dataset, load_dataset
 from dpcore.privacy import PrivacyLedger
+from dpcore.upload import load_upload, registered, upload_key
 
 DATASET_KEY = "dataset"
 SESSION_LEDGER_KEY = "session_ledger"
+UPLOADS_KEY = "uploaded_datasets"
+MAX_SESSION_UPLOADS = 3   # parsed uploads kept per session (each may hold up to 80 MB)
 DEFAULT_DATASET = {"kind": "subspaces", "n": 1000, "d": 10, "k": 3, "q": 3, "sigma": 0.1, "random_state": 0}
 
 
@@ -30,8 +35,60 @@ def _cached_dataset(spec_json: str) -> Dataset:
 def dataset_from_spec(spec: dict) -> Dataset:
     """Build (or fetch from the bounded cache) the dataset of a small parameter dict,
     e.g. ``{"kind": "cluto", "name": "classic3"}``. Cached by the parameters, never by
-    hashing arrays. Raises ValueError on bad parameters."""
+    hashing arrays. Raises ValueError on bad parameters.
+
+    Uploads have specs ``{"kind": "upload", "sha256": …, "name": …, …}`` (the Dataset's
+    ``params``); they resolve from this session's bounded store (:func:`set_upload`) and
+    raise ValueError once evicted."""
+    if is_upload_spec(spec):
+        return _upload_from_session(spec)
     return _cached_dataset(json.dumps(spec, sort_keys=True))
+
+
+# ----------------------------------------------------------------------------- uploads
+def is_upload_spec(spec) -> bool:
+    """Whether ``spec`` names an uploaded dataset (held in session memory, not rebuildable)."""
+    return isinstance(spec, dict) and spec.get("kind") == "upload"
+
+
+def _session_uploads() -> OrderedDict:
+    return st.session_state.setdefault(UPLOADS_KEY, OrderedDict())
+
+
+def _upload_from_session(spec: dict) -> Dataset:
+    store = _session_uploads()
+    key = upload_key(spec)
+    if key not in store:
+        raise ValueError(f"the uploaded file {spec.get('name', '?')!r} is no longer in this session's memory (the last "
+                         f"{MAX_SESSION_UPLOADS} uploads are kept, until the browser tab is reloaded): upload it again "
+                         "on the Data page")
+    store.move_to_end(key)
+    return store[key]
+
+
+def set_upload(name: str, data: bytes, **options) -> Dataset | None:
+    """Parse an uploaded file with :func:`dpcore.upload.load_upload` (``options``: kind,
+    labels, transpose, norm) and make it the current dataset. On a bad file show an
+    ``st.error`` with dpcore's message and keep the previous dataset (returns None)."""
+    try:
+        ds = load_upload(name, data, **options)
+    except ValueError as exc:
+        st.error(str(exc))
+        return None
+    store = _session_uploads()
+    store[upload_key(ds.params)] = ds
+    store.move_to_end(upload_key(ds.params))
+    while len(store) > MAX_SESSION_UPLOADS:
+        store.popitem(last=False)
+    st.session_state[DATASET_KEY] = {"spec": dict(ds.params)}
+    return ds
+
+
+def in_process_loadable(spec: dict):
+    """Context manager: while it runs, ``dpcore.data.load_dataset(**spec)`` works in this
+    process even for an upload (e.g. for an in-process ``run_sweep``). Worker processes
+    cannot see it: run sweeps on uploads with one worker."""
+    return registered(dataset_from_spec(spec)) if is_upload_spec(spec) else nullcontext()
 
 
 def current_dataset() -> Dataset:
@@ -44,6 +101,17 @@ def current_dataset() -> Dataset:
 def current_spec() -> dict:
     current_dataset()
     return dict(st.session_state[DATASET_KEY]["spec"])
+
+
+def current_spec_or_default() -> dict:
+    """:func:`current_spec`, but a spec that no longer loads (unknown kind, an evicted
+    upload) is reported with ``st.error`` and replaced by the default dataset."""
+    try:
+        return current_spec()
+    except ValueError as exc:
+        st.error(str(exc))
+        st.session_state[DATASET_KEY] = {"spec": DEFAULT_DATASET}
+        return current_spec()
 
 
 def set_dataset(spec: dict) -> Dataset | None:

@@ -1,0 +1,514 @@
+"""Uploads (issue 8): dpcore.upload.load_upload and the Data page's uploader.
+
+Every bad input of the table is checked twice: in dpcore (a ValueError naming the problem)
+and through AppTest on the Data page (an st.error with exactly dpcore's words, the previous
+dataset kept, and the page still usable: a good upload right after works). AppTest drives
+``st.file_uploader`` directly (``set_value((name, bytes, mime))``, Streamlit ≥ 1.5x).
+"""
+from __future__ import annotations
+
+import io
+import os
+import pickle
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io as sio
+import scipy.sparse as sp
+from streamlit.testing.v1 import AppTest
+
+from dpcore.data import load_dataset, make_union_of_subspaces
+from dpcore.upload import MAX_BYTES, MAX_CELLS, load_upload, registered, reload_code, upload_key
+import dpcore.upload as upload_mod
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_data" / "uploads"
+PREV = {"kind": "subspaces", "n": 120, "d": 5, "k": 2, "q": 2, "sigma": 0.05, "random_state": 1}
+
+
+# ----------------------------------------------------------------------------- file builders
+def npy(a, **kw):
+    b = io.BytesIO()
+    np.save(b, a, **kw)
+    return b.getvalue()
+
+
+def npz(compressed=False, **arrays):
+    b = io.BytesIO()
+    (np.savez_compressed if compressed else np.savez)(b, **arrays)
+    return b.getvalue()
+
+
+def sparse_npz(m):
+    b = io.BytesIO()
+    sp.save_npz(b, m)
+    return b.getvalue()
+
+
+def mtx(m, **kw):
+    b = io.BytesIO()
+    sio.mmwrite(b, m, **kw)
+    return b.getvalue()
+
+
+def csv_bytes(X, labels=None, header=None):
+    lines = [",".join(header)] if header else []
+    for i, row in enumerate(X):
+        lines.append(",".join(f"{v:.6g}" for v in row) + ("" if labels is None else f",{labels[i]}"))
+    return ("\n".join(lines) + "\n").encode()
+
+
+class Evil:
+    """Unpickling this calls os.mkdir(path): a loader that unpickles would create the folder."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (os.mkdir, (self.path,))
+
+
+MARKER = str(Path(__file__).resolve().parent / "_unpickled_marker_must_not_exist")
+_rng = np.random.default_rng(0)
+GOOD_CSV = csv_bytes(_rng.standard_normal((20, 3)), header=["a", "b", "c"])
+BAD_SPARSE = npz(format=np.array("csr"), shape=np.array([2, 2]), data=np.array([1.0]), indices=np.array([7]),
+                 indptr=np.array([0, 1, 1]))
+
+
+def too_big_bytes():
+    return b"1,2\n" * (MAX_BYTES // 4 + 1)
+
+
+# (id, file name, bytes or a function returning them, options, expected substring of the message)
+FILE_CASES = [
+    ("empty csv", "empty.csv", b"", {}, "empty.csv is empty"),
+    ("blank lines only", "blank.csv", b"\n  \n\n", {}, "blank.csv is empty"),
+    ("header only", "header.csv", b"x,y,z\n", {}, "has a header line (x, y, z) but no data rows"),
+    ("text cell", "text.csv", b"x,y\n1,2\n3,abc\n", {}, "line 3, column 2 ('y'): 'abc' is not a number"),
+    ("text label without the label option", "iris.csv", b"1,2,setosa\n3,4,virginica\n", {},
+     "tick 'last column is the class label'"),
+    ("NaN cell", "nan.csv", b"1,2\n3,nan\n", {}, "line 2, column 2: 'nan' — NaN and infinite values are not allowed"),
+    ("inf cell", "inf.csv", b"1,2\n-inf,4\n", {}, "line 2, column 1: '-inf' — NaN and infinite values"),
+    ("missing cell", "gap.csv", b"1,2\n3,\n", {}, "line 2, column 2 is empty: missing values are not allowed"),
+    ("ragged rows", "ragged.csv", b"1,2,3\n4,5\n", {}, "line 2: 2 field(s) but the first line has 3"),
+    ("empty class label", "lab.csv", b"1,2,a\n3,4,\n", {"labels": "last_column"},
+     "line 2: the class label (last column) is empty"),
+    ("label column leaves no feature", "one.csv", b"1\n2\n", {"labels": "last_column"},
+     "has a single column: with the last column as the class label no feature is left"),
+    ("not UTF-8", "latin.csv", "1;2\n3;é\n".encode("latin-1"), {}, "is not UTF-8 text"),
+    ("npy renamed csv", "arr.csv", npy(np.ones((3, 2))), {}, "it looks like a .npy array"),
+    ("1-D npy", "vec.npy", npy(np.arange(5.0)), {}, "got a 1-D array of length 5"),
+    ("3-D npy", "cube.npy", npy(np.zeros((2, 3, 4))), {}, "got a 3-D array of shape (2, 3, 4)"),
+    ("object npy", "obj.npy", npy(np.array([{"a": 1}, None], dtype=object), allow_pickle=True), {},
+     "holds Python objects (a pickle)"),
+    ("malicious pickle npy", "evil.npy", npy(np.array([Evil(MARKER)], dtype=object), allow_pickle=True), {},
+     "pickles are never loaded"),
+    ("raw pickle named npy", "pickle.npy", pickle.dumps({"X": [1, 2]}), {}, "is not a valid .npy file"),
+    ("text npy", "words.npy", npy(np.array([["a", "b"], ["c", "d"]])), {}, "holds text (dtype <U1), not numbers"),
+    ("complex npy", "cplx.npy", npy(np.ones((3, 2), complex)), {}, "holds complex numbers"),
+    ("npz without arrays", "nothing.npz", npz(), {}, "holds no arrays"),
+    ("npz with several unnamed arrays", "multi.npz", npz(a=np.ones((3, 2)), b=np.ones((3, 2))), {},
+     "holds several arrays (a, b): name the data array 'X'"),
+    ("pickle inside npz", "evil.npz", npz(X=np.array([Evil(MARKER)], dtype=object)), {},
+     "holds Python objects (a pickle)"),
+    ("corrupt npz", "broken.npz", b"PK\x03\x04 this is not a zip", {}, "is not a valid .npz file"),
+    ("sparse npz with bad indices", "badidx.npz", BAD_SPARSE, {"kind": "counts"}, "is not a valid sparse .npz file"),
+    ("npz labels and label column", "lab.npz", npz(X=np.ones((3, 2)), labels=np.arange(3)),
+     {"labels": "last_column"}, "already holds a 'labels' array"),
+    ("corrupt mtx (truncated)", "cut.mtx", b"%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n", {},
+     "is not a valid Matrix Market file"),
+    ("mtx without banner", "plain.mtx", b"3 3 1\n1 1 1.0\n", {}, "the first line must start with %%MatrixMarket"),
+    ("negative counts (csv)", "neg.csv", b"1,2\n3,-4\n", {"kind": "counts"},
+     "negative counts — a count matrix must be ≥ 0, but 1 entry is negative, the first at row 2, column 2"),
+    ("negative counts (mtx)", "neg.mtx", mtx(sp.coo_matrix(np.array([[1.0, 0], [0, 4], [-2, 1]]))),
+     {"kind": "counts"}, "negative counts"),
+    ("all-zero counts", "zeros.csv", b"0,0\n0,0\n", {"kind": "counts"}, "every count is zero"),
+    ("too many cells", "huge.npz", npz(compressed=True, X=np.zeros((MAX_CELLS // 1000 + 1, 1000), np.float32)), {},
+     f"the limit is {MAX_CELLS:,} cells (n·d)"),
+    ("too many bytes", "big.csv", too_big_bytes, {},
+     "is too large: 50.0 MB (52,428,804 bytes); the limit is 50.0 MB (52,428,800 bytes)"),
+    ("wrong extension", "table.xlsx", b"PK\x03\x04", {}, "unsupported file extension '.xlsx'"),
+    ("no extension", "README", b"1,2\n", {}, "unsupported file extension '(none)'"),
+    ("transposed points", "wide.csv", csv_bytes(np.ones((3, 40))), {},
+     "rows must be points; did you mean to transpose?"),
+    ("transpose with label column", "t.csv", b"1,2,a\n3,4,b\n", {"labels": "last_column", "transpose": True},
+     "transpose and labels='last_column' cannot be combined"),
+    ("a single point", "one_row.csv", b"1,2,3\n", {}, "at least 2 points (rows) are needed"),
+]
+
+# (id, dpcore spec, Data page kind, {widget label: value} or None to inject the spec, expected substring)
+PARAM_CASES = [
+    ("n < k", {"kind": "subspaces", "n": 2, "d": 5, "k": 3, "q": 2}, "subspaces",
+     {"points n": 2, "subspaces k": 3}, "n must be >= k"),
+    ("q >= d", {"kind": "subspaces", "n": 50, "d": 3, "k": 2, "q": 3}, "subspaces",
+     {"ambient dimension d": 3, "subspace dimension q": 3}, "q must be < d"),
+    ("sigma < 0", {"kind": "subspaces", "n": 50, "d": 5, "k": 2, "q": 2, "sigma": -0.1}, "subspaces",
+     {"noise σ": -0.1}, "sigma must be"),
+    ("centre box 0", {"kind": "gaussians", "n": 50, "center_box": 0.0}, "gaussians", {"centre box": 0.0},
+     "center_box must be"),
+    ("row clusters > rows", {"kind": "blocks", "n_rows": 3, "k": 5}, "blocks", {"rows": 3, "row clusters": 5},
+     "k must be an integer in [1, 3]"),
+    ("unknown dataset", {"kind": "mnist"}, None, None, "kind must be one of"),
+]
+
+
+def _data(data):
+    return data() if callable(data) else data
+
+
+def _file_params():
+    return [pytest.param(name, data, opts, msg, id=cid) for cid, name, data, opts, msg in FILE_CASES]
+
+
+def _param_params():
+    return [pytest.param(spec, kind, widgets, msg, id=cid) for cid, spec, kind, widgets, msg in PARAM_CASES]
+
+
+def test_table_is_large_enough():
+    assert len(FILE_CASES) + len(PARAM_CASES) >= 15
+    assert len({c[0] for c in FILE_CASES + PARAM_CASES}) == len(FILE_CASES) + len(PARAM_CASES)
+
+
+# ----------------------------------------------------------------------------- dpcore level
+@pytest.mark.parametrize("name,data,opts,message", _file_params())
+def test_bad_file_raises_valueerror(name, data, opts, message):
+    with pytest.raises(ValueError) as exc:
+        load_upload(name, _data(data), **opts)
+    assert message in str(exc.value)
+    assert not os.path.exists(MARKER), "a pickle was unpickled"
+
+
+@pytest.mark.parametrize("spec,kind,widgets,message", _param_params())
+def test_bad_parameters_raise_valueerror(spec, kind, widgets, message):
+    with pytest.raises(ValueError, match=None) as exc:
+        load_dataset(**spec)
+    assert message in str(exc.value)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"kind": "matrix"}, "kind must be 'points' or 'counts'"),
+    ({"labels": "first_column"}, "labels must be 'none' or 'last_column'"),
+    ({"norm": "max"}, "norm must be one of none, rows, clip"),
+    ({"transpose": "yes"}, "transpose must be True or False"),
+    ({"max_bytes": 10}, "ok.csv is too large: 12 bytes; the limit is 10 bytes"),
+    ({"max_cells": 5}, "the limit is 5 cells (n·d)"),
+])
+def test_bad_options_raise_valueerror(kwargs, message):
+    with pytest.raises(ValueError) as exc:
+        load_upload("ok.csv", b"1,2,3\n4,5,6\n", **kwargs)
+    assert message in str(exc.value)
+
+
+def test_data_must_be_bytes():
+    with pytest.raises(ValueError, match="data must be the file's bytes"):
+        load_upload("x.csv", "1,2\n3,4\n")
+
+
+# ----------------------------------------------------------------------------- dpcore good paths
+def test_csv_with_header_and_text_labels():
+    ds = load_upload("two_planes.csv", (SAMPLES / "two_planes.csv").read_bytes(), labels="last_column")
+    assert ds.kind == "points" and ds.X.shape == (200, 5) and ds.X.dtype == np.float64
+    assert ds.extras["class_names"] == ["A", "B"] and ds.n_classes == 2
+    assert ds.extras["column_names"] == ["x1", "x2", "x3", "x4", "x5", "class"]
+    assert ds.params["kind"] == "upload" and len(ds.params["sha256"]) == 64
+    assert "data-derived" in ds.description and "NOT private" in ds.privacy_note
+    truth = make_union_of_subspaces(n=200, d=5, k=2, q=2, sigma=0.02, random_state=0)
+    np.testing.assert_allclose(ds.X, truth.X, atol=1e-5)
+    np.testing.assert_array_equal(ds.labels, truth.labels)
+
+
+def test_numeric_labels_are_ordered_numerically_and_delimiters_sniffed():
+    ds = load_upload("s.tsv", b"1\t2\t10\n3\t4\t2\n5\t6\t2\n", labels="last_column")
+    assert ds.extras["class_names"] == ["2", "10"] and list(ds.labels) == [1, 0, 0]
+    ds = load_upload("s.csv", b"1;2\n3;4\n5;6\n")
+    np.testing.assert_array_equal(ds.X, [[1, 2], [3, 4], [5, 6]])
+    ds = load_upload("w.txt", b"1 2\n 3  4\n\n5 6\n")
+    np.testing.assert_array_equal(ds.X, [[1, 2], [3, 4], [5, 6]])
+
+
+def test_npy_points_with_norm_options():
+    X = np.random.default_rng(1).standard_normal((30, 4)) * 3
+    ds = load_upload("x.npy", npy(X))
+    np.testing.assert_array_equal(ds.X, X)
+    assert "public_radius" not in ds.extras and ds.labels is None
+    rows = load_upload("x.npy", npy(X), norm="rows")
+    assert np.all(np.linalg.norm(rows.X, axis=1) <= 1.0) and rows.extras["public_radius"] == 1.0
+    np.testing.assert_allclose(np.linalg.norm(rows.X, axis=1), 1.0)
+    clip = load_upload("x.npy", npy(X), norm="clip")
+    assert np.all(np.linalg.norm(clip.X, axis=1) <= 1.0) and clip.extras["n_clipped"] > 0
+    ds = load_upload("w.npy", npy(X[:3].T.copy()), transpose=True)   # (4, 3) on file -> 3 points in R^4
+    assert ds.X.shape == (3, 4)
+    ds = load_upload("l.npy", npy(np.c_[X, np.arange(30) % 3]), labels="last_column")
+    assert ds.X.shape == (30, 4) and ds.n_classes == 3 and ds.extras["class_names"] == ["0", "1", "2"]
+
+
+def test_sparse_npz_and_mtx_counts():
+    A = sp.random(25, 40, density=0.2, format="csr", random_state=2)
+    A.data = np.ceil(A.data * 5)
+    for name, data in [("a.npz", sparse_npz(A)), ("a.npz", sparse_npz(A.tocsc())), ("a.npz", sparse_npz(A.tocoo())),
+                       ("a.mtx", mtx(A))]:
+        ds = load_upload(name, data, kind="counts")
+        assert sp.isspmatrix_csr(ds.X) and ds.X.shape == (25, 40) and (ds.X != A).nnz == 0
+        assert ds.kind == "counts" and "not all integers" not in ds.privacy_note
+    ds = load_upload("blocks_counts.mtx", (SAMPLES / "blocks_counts.mtx").read_bytes(), kind="counts")
+    assert ds.X.shape == (60, 40) and ds.X.nnz > 0
+    ds = load_upload("frac.mtx", mtx(A * 0.5), kind="counts")
+    assert "not all integers" in ds.privacy_note
+    ds = load_upload("classic3.npz", (ROOT / "sample_data" / "cluto" / "classic3.npz").read_bytes(), kind="counts")
+    assert ds.X.shape == (3891, 4303) and ds.n_classes == 3   # the shipped CSR triplet, with its labels
+    # a sparse file loaded as points becomes dense
+    ds = load_upload("a.npz", sparse_npz(A[:, :8]), kind="points")
+    assert isinstance(ds.X, np.ndarray) and ds.X.shape == (25, 8)
+
+
+def test_dense_npz_picks_X_and_labels():
+    X = np.arange(12.0).reshape(6, 2)
+    ds = load_upload("d.npz", npz(X=X, labels=np.array([0, 1, 0, 1, 2, 2]), extra=np.ones(3)))
+    np.testing.assert_array_equal(ds.X, X)
+    assert ds.n_classes == 3
+    assert load_upload("one.npz", npz(compressed=True, data=X)).X.shape == (6, 2)
+    ds = load_upload("t.npz", npz(X=X, y=np.array(["cat", "dog", "cat", "cat", "dog", "eel"])))
+    assert ds.extras["class_names"] == ["cat", "dog", "eel"] and list(ds.labels) == [0, 1, 0, 0, 1, 2]
+
+
+def test_registry_makes_upload_specs_loadable_only_inside_the_block():
+    ds = load_upload("x.csv", GOOD_CSV)
+    with pytest.raises(ValueError, match="uploaded data live only in the session"):
+        load_dataset(**ds.params)
+    with registered(ds):
+        with registered(ds):
+            assert load_dataset(**ds.params) is ds
+        assert load_dataset(**ds.params) is ds   # reference-counted
+    assert upload_mod._REGISTRY == {}
+    with pytest.raises(ValueError):
+        load_dataset(**ds.params)
+
+
+def test_reload_code_rebuilds_the_upload(tmp_path, monkeypatch):
+    data = (SAMPLES / "two_planes.csv").read_bytes()
+    ds = load_upload("two_planes.csv", data, labels="last_column", norm="rows")
+    (tmp_path / "two_planes.csv").write_bytes(data)
+    monkeypatch.chdir(tmp_path)
+    scope = {}
+    exec("\n".join(reload_code(ds.params)), scope)
+    np.testing.assert_array_equal(scope["ds"].X, ds.X)
+    assert scope["ds"].params == ds.params
+
+
+# ----------------------------------------------------------------------------- Data page (AppTest)
+def data_page(spec=PREV):
+    at = AppTest.from_file(str(ROOT / "pages" / "2_data.py"), default_timeout=120)
+    if spec is not None:
+        at.session_state["dataset"] = {"spec": spec}
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def summary(at):
+    return dict(zip(at.dataframe[0].value.index, at.dataframe[0].value["value"]))
+
+
+def choose_kind(at, kind):
+    box = next(s for s in at.selectbox if s.label == "Dataset type")
+    if box.value != kind:
+        box.set_value(kind)
+        at.run()
+        assert not at.exception, at.exception
+
+
+def submit(at):
+    next(b for b in at.button if b.label == "Generate / load").click()
+    at.run()
+
+
+def upload(at, name, data, kind="points", labels="none", transpose=False, norm="none"):
+    choose_kind(at, "upload")
+    at.file_uploader[0].set_value((name, data, "application/octet-stream"))
+    next(r for r in at.radio if r.label == "load as").set_value(kind)
+    next(s for s in at.selectbox if s.label == "norm bound (points)").set_value(norm)
+    boxes = {c.label: c for c in at.checkbox}
+    boxes["last column is the class label"].set_value(labels == "last_column")
+    boxes["columns are points (transpose)"].set_value(transpose)
+    submit(at)
+
+
+def assert_still_usable(at):
+    upload(at, "good.csv", GOOD_CSV)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert summary(at)["name"] == "upload: good.csv"
+    assert any("good.csv loaded" in s.value for s in at.success)
+
+
+@pytest.mark.parametrize("name,data,opts,message", _file_params())
+def test_page_bad_file_shows_dpcore_error_and_keeps_dataset(name, data, opts, message):
+    data = _data(data)
+    with pytest.raises(ValueError) as exc:
+        load_upload(name, data, **opts)
+    at = data_page()
+    before, spec_before = summary(at), dict(at.session_state["dataset"]["spec"])
+    upload(at, name, data, **opts)
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == [str(exc.value)]      # the very words of dpcore
+    assert message in at.error[0].value
+    assert summary(at) == before and at.session_state["dataset"]["spec"] == spec_before
+    assert not os.path.exists(MARKER), "a pickle was unpickled"
+    assert_still_usable(at)
+
+
+@pytest.mark.parametrize("spec,kind,widgets,message", _param_params())
+def test_page_bad_parameters_show_error_and_keep_dataset(spec, kind, widgets, message):
+    if widgets is None:   # a stale or unknown spec in the session: error, then the default dataset
+        at = data_page(spec)
+        assert any(message in e.value for e in at.error)
+        assert summary(at)["name"].startswith("union of subspaces (n=1000")
+    else:
+        at = data_page()
+        before = summary(at)
+        choose_kind(at, kind)
+        for label, value in widgets.items():
+            next(w for w in at.number_input if w.label == label).set_value(value)
+        submit(at)
+        assert not at.exception, at.exception
+        assert len(at.error) == 1 and message in at.error[0].value
+        assert summary(at) == before and at.session_state["dataset"]["spec"] == PREV
+    assert_still_usable(at)
+
+
+def test_page_submit_without_file():
+    at = data_page()
+    before = summary(at)
+    choose_kind(at, "upload")
+    submit(at)
+    assert not at.exception and "Choose a file to upload first" in at.error[0].value
+    assert summary(at) == before
+    assert_still_usable(at)
+
+
+def test_page_csv_with_labels():
+    at = data_page()
+    upload(at, "two_planes.csv", (SAMPLES / "two_planes.csv").read_bytes(), labels="last_column")
+    assert not at.exception and not at.error
+    s = summary(at)
+    assert (s["name"], s["kind"], s["rows (n)"], s["columns (d)"], s["classes"]) == \
+        ("upload: two_planes.csv", "points", "200", "5", "2")
+    captions = " ".join(c.value for c in at.caption)
+    assert "classes: A, B" in captions and "data-derived" in captions and "SHA-256" in captions
+    spec = at.session_state["dataset"]["spec"]
+    assert spec["kind"] == "upload" and spec["labels"] == "last_column" and spec["data_kind"] == "points"
+    # the form now shows the upload's options (the page reran with them)
+    assert next(c for c in at.checkbox if c.label == "last column is the class label").value is True
+    assert len(at.get("plotly_chart")) >= 1
+
+
+def test_page_npy_points_scaled_rows():
+    X = np.random.default_rng(3).standard_normal((50, 4)) * 5
+    at = data_page()
+    upload(at, "pts.npy", npy(X), norm="rows")
+    assert not at.exception and not at.error
+    s = summary(at)
+    assert s["name"] == "upload: pts.npy" and float(s["max row norm"]) <= 1.0
+    assert "unit norm" in " ".join(i.value for i in at.info)
+
+
+def test_page_sparse_npz_as_counts():
+    A = sp.random(30, 50, density=0.1, format="csr", random_state=4)
+    A.data = np.ceil(A.data * 3)
+    at = data_page()
+    upload(at, "docs.npz", sparse_npz(A), kind="counts")
+    assert not at.exception and not at.error
+    s = summary(at)
+    assert (s["kind"], s["rows (n)"], s["columns (d)"], s["non-zeros"]) == ("counts", "30", "50", str(A.nnz))
+
+
+def test_page_mtx_counts():
+    at = data_page()
+    upload(at, "blocks_counts.mtx", (SAMPLES / "blocks_counts.mtx").read_bytes(), kind="counts")
+    assert not at.exception and not at.error
+    s = summary(at)
+    assert (s["name"], s["kind"], s["rows (n)"], s["columns (d)"]) == \
+        ("upload: blocks_counts.mtx", "counts", "60", "40")
+
+
+def test_page_keeps_a_bounded_number_of_uploads():
+    at = data_page()
+    for i in range(5):
+        upload(at, f"f{i}.csv", csv_bytes(np.random.default_rng(i).standard_normal((10, 2))))
+        assert not at.error
+    store = at.session_state["uploaded_datasets"]
+    assert len(store) == 3 and summary(at)["name"] == "upload: f4.csv"
+    # an evicted upload spec reports itself and the page falls back to the default
+    evicted = load_upload("f0.csv", csv_bytes(np.random.default_rng(0).standard_normal((10, 2)))).params
+    at.session_state["dataset"] = {"spec": evicted}
+    at.run()
+    assert not at.exception and "no longer in this session's memory" in at.error[0].value
+    assert summary(at)["name"].startswith("union of subspaces (n=1000")
+
+
+# ----------------------------------------------------------------------------- other pages on uploads
+def test_cluster_page_runs_kplane_on_uploaded_points():
+    """Upload on the Data page, switch to Cluster (same session), run k-plane. (AppTest's
+    switch_page runs the page script alone, so the shared sidebar is not drawn here.)"""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/2_data.py")
+    at.run()
+    upload(at, "two_planes.csv", (SAMPLES / "two_planes.csv").read_bytes(), labels="last_column")
+    assert not at.exception and not at.error
+    assert at.session_state["dataset"]["spec"]["name"] == "two_planes.csv"
+    at.switch_page("pages/3_cluster.py")
+    at.run()
+    assert not at.exception, at.exception
+    assert "upload: two_planes.csv" in " ".join(c.value for c in at.caption)
+    next(s for s in at.selectbox if s.label == "Method").set_value("kplane")
+    at.run()
+    next(w for w in at.number_input if w.label == "subspace dimension q").set_value(2)
+    next(b for b in at.button if b.label == "Run").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    df = at.dataframe[0].value
+    m = dict(zip(df.index, df["value"]))
+    assert float(m["accuracy"]) >= 0.95          # two planes in R^5, σ = 0.02: k-plane separates them
+
+
+def _inject(at, ds):
+    at.session_state["uploaded_datasets"] = OrderedDict({upload_key(ds.params): ds})
+    at.session_state["dataset"] = {"spec": dict(ds.params)}
+
+
+@pytest.mark.parametrize("page_file", ["4_gibbs.py", "5_coclustering.py", "6_kmeans.py", "7_privacy_utility.py",
+                                       "8_audit.py"])
+@pytest.mark.parametrize("kind", ["points", "counts"])
+def test_other_pages_render_with_an_upload(page_file, kind):
+    if kind == "points":
+        ds = load_upload("two_planes.csv", (SAMPLES / "two_planes.csv").read_bytes(), labels="last_column")
+    else:
+        ds = load_upload("blocks_counts.mtx", (SAMPLES / "blocks_counts.mtx").read_bytes(), kind="counts")
+    at = AppTest.from_file(str(ROOT / "pages" / page_file), default_timeout=120)
+    _inject(at, ds)
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_privacy_utility_sweep_runs_in_process_on_an_upload():
+    truth = make_union_of_subspaces(n=120, d=12, k=2, q=3, sigma=0.01, random_state=5)
+    ds = load_upload("planes12.csv", csv_bytes(truth.X, labels=truth.labels), labels="last_column")
+    at = AppTest.from_file(str(ROOT / "pages" / "7_privacy_utility.py"), default_timeout=300)
+    _inject(at, ds)
+    at.run()
+    assert not at.exception, at.exception
+    workers = next(r for r in at.radio if r.label == "workers")
+    assert list(workers.options) == ["1"]         # uploads cannot be rebuilt in worker processes
+    next(m for m in at.multiselect if m.label == "methods").set_value(["k-plane", "SuLQ-10"])
+    next(m for m in at.multiselect if m.label == "metrics").set_value(["cost", "nmi"])
+    next(w for w in at.number_input if w.label == "ε points").set_value(2)
+    next(w for w in at.number_input if w.label == "trials").set_value(1)
+    next(b for b in at.button if b.label == "Run sweep").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    df = at.session_state["privacy_utility"]["df"]
+    assert len(df) == 1 + 2 and df["nmi"].notna().all()
+    assert upload_mod._REGISTRY == {}                  # nothing outlives the sweep
