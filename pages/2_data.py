@@ -8,7 +8,9 @@ import streamlit as st
 from dpcore.data import CLUTO_NAMES
 from dpcore.plots.data import face_grid, projection_scatter, sparse_overview
 from dpcore.upload import LIMITS_TEXT, MAX_BYTES, WIDE_RATIO
-from ui.common import current_dataset, current_spec_or_default, privacy_statement, set_dataset, set_upload
+from ui.common import (DEFAULT_DATASET, current_dataset, current_spec_or_default, privacy_statement, set_dataset,
+                       set_upload)
+from ui.share import Preset, bind_url, preset_picker, publish_url
 
 KINDS = {
     "subspaces": "Synthetic union of subspaces (subspace paper §5)",
@@ -26,8 +28,24 @@ LOAD_AS = {"points": "points (rows = points, dense)", "counts": "count matrix (c
 NORMS = {"none": "as uploaded", "rows": "scale each row to unit norm", "clip": "clip to the unit ball"}
 FLASH_KEY = "_data_page_loaded"   # the success message shown after the rerun that follows a load
 
+PRESETS = {
+    "Paper Fig. 2 (n=1000, d=10)": Preset({}, DEFAULT_DATASET,
+                                          "Union of 3 subspaces of dimension 3 in R^10, σ = 0.1, clipped to the unit ball."),
+    "Yale B, 5 faces": Preset({}, {"kind": "yaleb", "subjects": 5, "n_per_subject": 64, "pca_dim": 9, "d": 50,
+                                   "normalize": "rows", "random_state": 0},
+                              "5 subjects × 64 images, per-subject 9-D PCA, projected to d = 50 (§5)."),
+    "classic3 co-clustering": Preset({}, {"kind": "cluto", "name": "classic3"},
+                                     "3891 documents × 4303 terms, 3 classes (CLUTO)."),
+    "64 Gaussians in R^100": Preset({}, {"kind": "gaussians", "n": 20_000, "d": 100, "k": 64, "sigma": 0.1,
+                                         "center_box": 1.0, "random_state": 0},
+                                    "The high-dimensional k-means paper's synthetic data (§7), n = 20,000."),
+}
+
 st.title("Data")
 st.markdown("Choose a dataset. The other pages use the one you load here.")
+bind_url("data", {})          # the dataset spec travels in the link's `data` parameter
+preset_picker("data", PRESETS)
+publish_url({})
 
 spec = current_spec_or_default()
 kind = st.selectbox("Dataset type", list(KINDS), format_func=KINDS.get, index=list(KINDS).index(spec["kind"]),

@@ -64,7 +64,7 @@ def test_data_page_bad_input_shows_error_and_keeps_dataset(label, value, message
                                          ("cluto", "CLUTO classic3"), ("blocks", "block matrix")])
 def test_data_page_loads_every_kind(kind, expect):
     at = page("2_data.py")
-    at.selectbox[0].set_value(kind)
+    next(s for s in at.selectbox if s.label == "Dataset type").set_value(kind)
     at.run()
     at.button[0].click()
     at.run()

@@ -194,3 +194,21 @@ def test_kmeans_preset_link_and_snippet():
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compile(res["code"], "reproduce.py", "exec"), ns)
     assert ns["result"].ratios() == res["cmp"].ratios()
+
+
+DATA = str(ROOT / "pages" / "2_data.py")
+
+
+def test_data_page_presets_and_link():
+    at = page(DATA, spec=None)
+    for label in ["Yale B, 5 faces", "classic3 co-clustering", "64 Gaussians in R^100", "Paper Fig. 2 (n=1000, d=10)"]:
+        widget(at, "Preset").set_value(label)
+        at.run()
+        assert not at.exception and not at.error, label
+    widget(at, "Preset").set_value("64 Gaussians in R^100")
+    at.run()
+    link = {k: at.query_params[k] for k in at.query_params}
+    again = page(DATA, query=link, spec=None)
+    assert again.session_state["dataset"]["spec"]["k"] == 64
+    assert controls(again) == controls(at)
+    assert widget(again, "components k").value == 64 and widget(again, "dimension d").value == 100
