@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.cocluster.dptaucc import DPTauCC
+from dpcore.cocluster.dptaucc import DPTauCC, dptaucc_budget
 from dpcore.cocluster.examples import column_partition_frequencies, figure1_solutions
 from dpcore.cocluster.taucc import FastTauCC
 from dpcore.data import CLUTO_NAMES
@@ -89,14 +89,22 @@ follow_dataset("cocluster", json.dumps(data_spec, sort_keys=True), {"cc_K0": int
 st.caption(f"{ds.description} · {ds.X.nnz:,} non-zeros · labels are used only to evaluate (NMI).")
 
 # ----------------------------------------------------------------------------- form
+c1, c2 = st.columns(2)
+epsilon = c1.number_input("privacy budget ε", value=1.0, step=0.1, format="%.3f", key="cc_eps",
+                          help="Total ε of one DP-τCC run (must be > 0). Neighbouring matrices differ by 1 "
+                               "in one cell (one word occurrence).")
+n_iter = c2.number_input("iterations 𝓘", value=4, step=1, key="cc_iter",
+                         help="Full iterations (a column and a row update each); each half-iteration costs "
+                              "ε/(2𝓘). The paper uses 4. Must be ≥ 1.")
+if epsilon > 0 and n_iter >= 1:
+    e_half, e_assign, e_table = dptaucc_budget(float(epsilon), int(n_iter))
+    st.caption(f"Noise at ε = {epsilon:g}, 𝓘 = {n_iter}: each of the {2 * n_iter} half-iterations spends ε′ = "
+               f"{e_half:.3g} — ε₂ = {e_assign:.3g} to draw the assignments by the exponential mechanism and "
+               f"ε₁ = {e_table:.3g} for the released contingency table, whose every cell gets Laplace noise of "
+               f"scale 1/ε₁ = {1 / e_table:.3g}.")
+
 with st.form("cocluster_form"):
     c1, c2, c3, c4 = st.columns(4)
-    epsilon = c1.number_input("privacy budget ε", value=1.0, step=0.1, format="%.3f", key="cc_eps",
-                              help="Total ε of one DP-τCC run (must be > 0). Neighbouring matrices differ by 1 "
-                                   "in one cell (one word occurrence).")
-    n_iter = c2.number_input("iterations 𝓘", value=4, step=1, key="cc_iter",
-                             help="Full iterations (a column and a row update each); each half-iteration costs "
-                                  "ε/(2𝓘). The paper uses 4. Must be ≥ 1.")
     K0 = c3.number_input("row clusters K0", value=int(n_classes), step=1, key="cc_K0",
                          help="Initial number of row clusters (≥ 2); the paper sets it to the number of classes.")
     L0 = c4.number_input("column clusters L0", value=int(n_classes), step=1, key="cc_L0",

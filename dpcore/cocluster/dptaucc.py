@@ -25,7 +25,7 @@ from ..privacy import PrivacyLedger, PrivateEstimatorMixin, exponential_mechanis
 from .taucc import (aggregate_columns, aggregate_rows, association_weights, check_count_matrix,
                     compact_labels, contingency_table, range_sensitivity, tau_scores)
 
-__all__ = ["random_matrix_init", "dp_update_part", "release_table", "dp_compute_t", "DPTauCC"]
+__all__ = ["random_matrix_init", "dp_update_part", "release_table", "dp_compute_t", "dptaucc_budget", "DPTauCC"]
 
 
 # ----------------------------------------------------------------------------- RandomMatrix
@@ -163,6 +163,15 @@ def _check_k0_l0(K0, L0, n, m):
                          f"<= the number of columns ({m}); got K0={K0}, L0={L0}")
 
 
+def dptaucc_budget(epsilon, n_iterations, assignment_share=0.9):
+    """Alg. 1's split of ε: ``(ε′, ε₂, ε₁)`` with ε′ = ε/(2𝓘) per half-iteration, ε₂ =
+    share·ε′ for the exponential-mechanism assignments and ε₁ = ε′ − ε₂ for the Laplace
+    table (noise scale 1/ε₁ per cell: one cell change moves one table cell by 1)."""
+    eps_half = epsilon / (2 * n_iterations)
+    eps2 = assignment_share * eps_half
+    return eps_half, eps2, eps_half - eps2
+
+
 class DPTauCC(PrivateEstimatorMixin):
     """DP-τCC (Alg. 1): ε-DP co-clustering of a non-negative count matrix.
 
@@ -256,9 +265,7 @@ class DPTauCC(PrivateEstimatorMixin):
         rng = check_random_state(self.random_state)
         At = A.T.tocsr()
 
-        eps_half = eps / (2 * I)
-        eps2 = share * eps_half
-        eps1 = eps_half - eps2
+        eps_half, eps2, eps1 = dptaucc_budget(eps, I, share)
         ledger = PrivacyLedger(budget_epsilon=eps)
         history = []
 
