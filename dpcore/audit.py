@@ -7,6 +7,14 @@ bound of one side exceeds e^ε times the *upper* bound of the other plus δ, at 
 confidence with a Bonferroni correction over buckets and both directions. A pass means the
 runs show no violation at that confidence (not a proof of privacy); a failure is strong
 evidence of a violation.
+
+:func:`audit_estimator` audits a registered algorithm end to end: many runs on D and on a
+neighbour D′ (:data:`NEIGHBOURS`), a threshold test on a scalar statistic of the private
+output (:data:`STATISTICS`), and a Clopper–Pearson lower bound ε̂ on the ε spent
+(:func:`epsilon_lower_bound`). :data:`AUDIT_SETS` are small datasets on which hundreds of
+runs take seconds; :func:`three_axes` is built so that a single far outlier flips a
+non-private k-plane start, which shows that the Gibbs sampler stopped after one sweep from
+that start leaks more than its ε (issue 9).
 """
 from __future__ import annotations
 
@@ -22,7 +30,8 @@ from ._validation import check_int, check_real
 __all__ = ["clopper_pearson", "FrequencyCheck", "frequency_check", "bucket_counts", "epsilon_lower_bound",
            "AuditResult", "audit_from_statistics", "run_audit", "add_point", "remove_point", "change_cell", "far_outlier",
            "STATISTICS", "STATISTIC_HELP", "EstimatorStatistic",
-           "NEIGHBOURS", "MIN_TRIALS", "make_neighbour", "audit_estimator"]
+           "NEIGHBOURS", "MIN_TRIALS", "make_neighbour", "audit_estimator", "audit_delta",
+           "three_axes", "AuditSet", "AUDIT_SETS", "audit_dataset", "ALL_NEIGHBOURS"]
 
 
 def clopper_pearson(successes, trials, alpha):
@@ -117,18 +126,22 @@ def epsilon_lower_bound(tp, n_a, fp, n_b, confidence=0.95, delta=0.0):
 
 
 def _point_estimate(tp, n_a, fp, n_b, delta=0.0):
-    tpr, fpr = tp / n_a, fp / n_b
+    """Plug-in ε of the held-out rates, with ½ added to every count (tp, misses, fp, true
+    negatives) so that a zero count gives a large but finite value instead of ∞. A point
+    estimate, not a bound."""
+    tpr, fpr = (tp + 0.5) / (n_a + 1), (fp + 0.5) / (n_b + 1)
     vals = [0.0]
     for num, den in ((tpr - delta, fpr), (1 - fpr - delta, 1 - tpr)):
         if num > 0:
-            vals.append(np.inf if den == 0 else np.log(num / den))
+            vals.append(np.log(num / den))
     return float(max(vals))
 
 
 @dataclass
 class AuditResult:
     """What an audit found. ``epsilon_lower`` is the bound at ``confidence``; ``epsilon_point``
-    the plug-in estimate on the held-out half; rates are on the held-out half."""
+    the plug-in estimate on the held-out half (counts + ½); rates are on the held-out half.
+    ``stats_a``/``stats_b`` hold every run's statistic (first half chose the threshold)."""
     epsilon_lower: float
     epsilon_point: float
     threshold: float
@@ -145,14 +158,29 @@ class AuditResult:
     stats_a: np.ndarray
     stats_b: np.ndarray
 
+    #: the three verdicts, in the words the page shows
+    CONSISTENT = "consistent with the claim"
+    LEAKS = "leaks more than claimed"
+    NOT_PRIVATE = "no bound: not private"
+
     @property
     def verdict(self):
+        """"no bound: not private" when there is no claimed ε, "leaks more than claimed"
+        when ε̂ > ε, otherwise "consistent with the claim" (no violation found with these
+        runs: not a proof of privacy)."""
         if self.nominal_epsilon is None:
-            return ("no bound: not private" if self.epsilon_lower > 0 else
-                    "no leak detected with these runs (the algorithm makes no privacy claim)")
+            return self.NOT_PRIVATE
         if self.epsilon_lower > self.nominal_epsilon:
-            return "leaks more than claimed"
-        return "consistent with the claim"
+            return self.LEAKS
+        return self.CONSISTENT
+
+    @property
+    def epsilon_ceiling(self):
+        """The largest ε̂ these held-out runs could give (a test that separates D from D′
+        perfectly). An audit with a ceiling below the claimed ε could never say "leaks more
+        than claimed": it needs more runs."""
+        ha, hb = self.stats_a.size - self.stats_a.size // 2, self.stats_b.size - self.stats_b.size // 2
+        return epsilon_lower_bound(ha, ha, 0, hb, self.confidence, self.delta)
 
 
 def _choose_threshold(sa, sb, confidence, delta, max_candidates=256):
@@ -198,17 +226,19 @@ def audit_from_statistics(stats_a, stats_b, confidence=0.95, delta=0.0, nominal_
 
 
 def run_audit(statistic, data_a, data_b, trials, confidence=0.95, delta=0.0, nominal_epsilon=None, seed=0,
-              executor=None, chunks=8, progress=None):
+              executor=None, chunks=None, progress=None):
     """Run ``statistic(data, rng) -> float`` (the mechanism followed by the test statistic)
     ``trials`` times on each dataset and bound ε with :func:`audit_from_statistics`.
 
     Every run's generator is ``SeedSequence(seed, spawn_key=(side, trial))``, so results do
-    not depend on the executor. With ``executor`` (any ``concurrent.futures.Executor``, e.g. a
-    process pool or a Dask client's) the runs go out in ``chunks`` per side; ``statistic``
-    must then be picklable.
+    not depend on the executor or the chunking. The runs go in ``chunks`` pieces per side
+    (default 8 with an executor, 25 in process, so that ``progress(done, total)`` moves
+    often); with ``executor`` (any ``concurrent.futures.Executor``, e.g. a process pool or a
+    Dask client's) ``statistic`` must be picklable.
     """
     trials = check_int(trials, "trials", 4)
-    bounds = np.linspace(0, trials, chunks + 1).astype(int) if executor is not None else np.array([0, trials])
+    chunks = check_int(chunks if chunks is not None else (8 if executor is not None else 25), "chunks", 1)
+    bounds = np.unique(np.linspace(0, trials, min(chunks, trials) + 1).astype(int))
     pieces = [(side, lo, hi) for side in (0, 1) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
     results = {}
 
@@ -355,24 +385,42 @@ NEIGHBOURS = {
                "remove_point": "remove one point (the first row)"},
     "counts": {"change_cell": "add 1 to one cell (the co-clustering paper's neighbouring relation)"},
 }
+#: every construction, whatever the data kind (what a page may offer)
+ALL_NEIGHBOURS = {k: v for kind in NEIGHBOURS.values() for k, v in kind.items()}
 MIN_TRIALS = 50
+
+
+def _outlier_radius(dataset):
+    """Norm of the audit's outlier: the public radius the algorithms clip to when the
+    dataset has one (the most influence a single point may have), 1 (the unit ball) for
+    synthetic subspace data, otherwise the mean row norm."""
+    if "public_radius" in dataset.extras:
+        return float(dataset.extras["public_radius"])
+    if dataset.subspaces is not None:
+        return 1.0
+    return float(np.linalg.norm(dataset.X, axis=1).mean())
 
 
 def make_neighbour(dataset, neighbour):
     """(D′, target) for a Dataset and a neighbour construction of :data:`NEIGHBOURS`.
 
     ``target`` is what the default statistic looks at: the outlier / removed point, or the
-    changed cell. The changed cell is the first non-zero cell of the first row, so that
-    the change stays inside the data's support.
+    changed cell. The outlier has the norm of :func:`_outlier_radius` and the direction
+    least explained by the data (:func:`far_outlier`). The changed cell is the first
+    non-zero cell of the first row, so that the change stays inside the data's support.
     """
     kind = dataset.kind
-    if neighbour not in NEIGHBOURS.get(kind, {}):
-        raise ValueError(f"neighbour must be one of {', '.join(NEIGHBOURS.get(kind, {}))} for a dataset of kind "
-                         f"{kind!r}; got {neighbour!r}")
+    if kind not in NEIGHBOURS:
+        raise ValueError(f"neighbour: there is no neighbour construction for data of kind {kind!r} (the audit knows "
+                         f"{', '.join(NEIGHBOURS)}), so this dataset cannot be audited")
+    if neighbour not in NEIGHBOURS[kind]:
+        other = next((k for k, v in NEIGHBOURS.items() if neighbour in v), None)
+        why = f"{neighbour!r} is a construction for data of kind {other!r}" if other else f"got {neighbour!r}"
+        raise ValueError(f"neighbour must be one of {', '.join(NEIGHBOURS[kind])} for a dataset of kind {kind!r}: "
+                         f"{why}")
     X = dataset.X
     if neighbour == "add_outlier":
-        p = far_outlier(X, dataset.subspaces, radius=1.0 if dataset.subspaces is not None else
-                        float(np.linalg.norm(X, axis=1).mean()))
+        p = far_outlier(X, dataset.subspaces, radius=_outlier_radius(dataset))
         return add_point(X, p), p
     if neighbour == "remove_point":
         return remove_point(X, 0), np.asarray(X[0], dtype=float)
@@ -382,21 +430,126 @@ def make_neighbour(dataset, neighbour):
     return change_cell(X, 0, j, 1), (0, j)
 
 
+def audit_delta(name, dataset, params=None):
+    """The δ an (ε, δ) algorithm is run with in an audit, and that the bound subtracts:
+    ``params["delta"]`` if given, else the estimator's own default computed on D (e.g.
+    1/(n ln n) for the subspace methods, 10⁻⁶ for the k-means ones). It is passed to the
+    estimator explicitly so that D and D′ (which may differ in n) use the same public δ.
+    0 for pure ε-DP algorithms."""
+    import inspect
+
+    from .experiments import ALGORITHMS
+    entry = ALGORITHMS[name]
+    if not (entry.private and entry.takes_delta):
+        return 0.0
+    if (params or {}).get("delta") is not None:
+        return float(params["delta"])
+    default = inspect.signature(entry.load().__init__).parameters["delta"].default
+    if default is None:
+        n = dataset.n
+        return 1.0 / (n * np.log(n))
+    return float(default)
+
+
 def audit_estimator(name, dataset, neighbour, trials, epsilon=None, params=None, confidence=0.95, seed=0,
                     executor=None, progress=None):
     """Audit a registered algorithm on ``dataset`` and its neighbour (see :func:`make_neighbour`).
 
-    The statistic is the family default of :data:`STATISTICS`; δ for the bound is the
-    algorithm's (ε, δ) when it has one. ``trials`` ≥ 50 runs per side.
+    The statistic is the family default of :data:`STATISTICS`; δ for the bound (and for the
+    runs) is :func:`audit_delta`. ``trials`` ≥ 50 runs per side. Raises ValueError naming
+    the parameter for: too few trials, an ε for a non-private algorithm (or none for a
+    private one), an algorithm that does not run on this kind of data, a neighbour
+    construction that does not exist for it.
     """
+    from .experiments import ALGORITHMS, FAMILY_KINDS
     trials = check_int(trials, "trials", MIN_TRIALS)
-    D_b, target = make_neighbour(dataset, neighbour)
-    stat = EstimatorStatistic.for_dataset(name, dataset, epsilon, target, params)
-    delta = 0.0
     if epsilon is not None:
-        from .experiments import ALGORITHMS
-        if ALGORITHMS[name].takes_delta:
-            n = dataset.n
-            delta = (params or {}).get("delta") or 1.0 / (n * np.log(n))
+        epsilon = check_real(epsilon, "epsilon", 0.0, None, low_inclusive=False)
+    if name not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {name!r}")
+    kinds = FAMILY_KINDS[ALGORITHMS[name].family]
+    if dataset.kind not in kinds:
+        raise ValueError(f"algorithm {name} runs on data of kind {' or '.join(sorted(kinds))}; this dataset is of "
+                         f"kind {dataset.kind!r}")
+    confidence = check_real(confidence, "confidence", 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+    D_b, target = make_neighbour(dataset, neighbour)
+    params = dict(params or {})
+    delta = audit_delta(name, dataset, params) if epsilon is not None else 0.0
+    if delta > 0:
+        params["delta"] = delta
+    stat = EstimatorStatistic.for_dataset(name, dataset, epsilon, target, params)
     # D (without the change) is side a; for "remove_point" D′ is the smaller set
     return run_audit(stat, dataset.X, D_b, trials, confidence, delta, epsilon, seed, executor, progress=progress)
+
+
+# ----------------------------------------------------------------------------- audit data sets
+def three_axes(n_per_axis=400, d=3):
+    """Points ±e₁, ±e₂, ±e₃ of R^d (``n_per_axis`` on each axis, signs alternating), except
+    that one point of the third axis has norm √½. Built to show the Gibbs sampler's
+    start leak (issue 9): with k = 2 lines, the best pair on D is {e₁, e₂} (leaving e₃
+    out costs ½ less than leaving out another axis), and the far outlier e₃ (the direction
+    least explained by the data) makes {e₃, e₁ or e₂} the best pair on D′ — a non-private
+    k-plane start flips deterministically with one record. Rows lie in the unit ball;
+    ``extras["public_radius"] = 1``."""
+    from .data import Dataset
+    n_per_axis = check_int(n_per_axis, "n_per_axis", 2)
+    d = check_int(d, "d", 3)
+    blocks = []
+    for a in range(3):
+        P = np.zeros((n_per_axis, d))
+        P[:, a] = np.where(np.arange(n_per_axis) % 2, 1.0, -1.0)
+        blocks.append(P)
+    blocks[2][0, 2] = -np.sqrt(0.5)
+    return Dataset(
+        name=f"three axes ({3 * n_per_axis} points in R^{d})",
+        description="points on three orthogonal axes; the third holds ½ less squared norm, so one extra point "
+                    "on it changes the best pair of lines (the Gibbs start-leak set)",
+        X=np.vstack(blocks), labels=np.repeat(np.arange(3), n_per_axis), kind="points",
+        privacy_note="rows in the public unit ball",
+        extras={"public_radius": 1.0}, params=dict(kind="three_axes", n_per_axis=n_per_axis, d=d))
+
+
+@dataclass(frozen=True)
+class AuditSet:
+    """A small dataset for audits (hundreds of runs must fit in seconds) and the algorithm
+    parameters that go with it, per family (merged over the family defaults)."""
+    label: str
+    build: object          # () -> Dataset
+    params: dict           # family -> dict of parameters
+    note: str = ""
+
+
+def _subspaces_small():
+    from .data import make_union_of_subspaces
+    return make_union_of_subspaces(n=200, d=5, k=2, q=1, sigma=0.05, random_state=0)
+
+
+def _gaussians_small():
+    from .data import make_gaussian_mixture
+    return make_gaussian_mixture(n=200, d=5, k=3, sigma=0.1, random_state=0)
+
+
+def _blocks_small():
+    from .data import make_block_matrix
+    return make_block_matrix(n_rows=60, n_cols=40, k=3, l=3, random_state=0)
+
+
+AUDIT_SETS = {
+    "subspaces": AuditSet("2 lines in R^5, n = 200 (subspace methods)", _subspaces_small, {},
+                          "union of 2 random lines, σ = 0.05, clipped to the unit ball; the outlier has norm 1"),
+    "gaussians": AuditSet("3 Gaussians in R^5, n = 200 (k-means methods)", _gaussians_small, {},
+                          "the outlier sits on the generator's public radius Λ, the largest norm the methods allow"),
+    "blocks": AuditSet("60×40 block count matrix (co-clustering)", _blocks_small, {},
+                       "Poisson counts with 3×3 co-clusters; D′ adds 1 to one cell"),
+    "three_axes": AuditSet("three axes, n = 1200 (Gibbs start leak)", lambda: three_axes(400),
+                           {"subspace": {"n_clusters": 2, "subspace_dim": 1}},
+                           "fit k = 2 lines: the non-private k-plane start flips with the far outlier e₃"),
+}
+
+
+def audit_dataset(key):
+    """(Dataset, params per family) of the audit set ``key`` of :data:`AUDIT_SETS`."""
+    if key not in AUDIT_SETS:
+        raise ValueError(f"audit set must be one of {', '.join(AUDIT_SETS)}; got {key!r}")
+    a = AUDIT_SETS[key]
+    return a.build(), dict(a.params)

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 from concurrent.futures import ThreadPoolExecutor
 
-from dpcore.audit import (add_point, audit_from_statistics, change_cell, epsilon_lower_bound, far_outlier,
-                          remove_point, run_audit)
-from dpcore.data import make_union_of_subspaces
+from dpcore.audit import (MIN_TRIALS, add_point, audit_dataset, audit_delta, audit_estimator, audit_from_statistics,
+                          change_cell, epsilon_lower_bound, far_outlier, make_neighbour, remove_point, run_audit,
+                          three_axes)
+from dpcore.data import make_block_matrix, make_gaussian_mixture, make_union_of_subspaces
 from dpcore.metrics import squared_distances_to_subspaces
 from dpcore.privacy import laplace_mechanism
 from dpcore.subspace.kplane import KPlane
@@ -75,3 +76,89 @@ def test_neighbour_constructions():
         remove_point(X, 3)
     with pytest.raises(ValueError, match="trials"):
         run_audit(laplace_count, 1.0, 2.0, 2)
+
+
+def test_point_estimate_is_finite_and_ceiling_is_perfect_separation():
+    res = audit_from_statistics(np.zeros(200), np.ones(200))
+    assert np.isfinite(res.epsilon_point) and res.epsilon_point > 4
+    # perfect separation of the 100 held-out runs per side reaches the ceiling exactly:
+    # TPR_lo = c and FPR_hi = 1 − c with c = (α/4)^(1/100), α = 0.05, so ε̂ = log(c/(1 − c)) = 3.106
+    c = 0.0125 ** 0.01
+    assert res.epsilon_lower == pytest.approx(res.epsilon_ceiling)
+    assert res.epsilon_ceiling == pytest.approx(np.log(c / (1 - c)), rel=1e-9)
+
+
+def test_verdicts():
+    a, b = np.zeros(200), np.ones(200)
+    assert audit_from_statistics(a, b, nominal_epsilon=1.0).verdict == "leaks more than claimed"
+    assert audit_from_statistics(a, b, nominal_epsilon=10.0).verdict == "consistent with the claim"
+    # a non-private algorithm has no bound to compare with, whatever the audit found
+    assert audit_from_statistics(a, a).verdict == "no bound: not private"
+    assert audit_from_statistics(a, b).verdict == "no bound: not private"
+
+
+def test_make_neighbour_checks_the_kind_and_uses_the_public_radius():
+    pts = make_gaussian_mixture(100, 4, 2, random_state=0)
+    Xb, p = make_neighbour(pts, "add_outlier")
+    assert Xb.shape == (101, 4) and np.linalg.norm(p) == pytest.approx(pts.extras["public_radius"])
+    with pytest.raises(ValueError, match="neighbour must be one of add_outlier, remove_point .*'change_cell' is a "
+                                         "construction for data of kind 'counts'"):
+        make_neighbour(pts, "change_cell")
+    counts = make_block_matrix(20, 10, random_state=0)
+    with pytest.raises(ValueError, match="neighbour must be one of change_cell"):
+        make_neighbour(counts, "add_outlier")
+    pts.kind = "graph"
+    with pytest.raises(ValueError, match="no neighbour construction for data of kind 'graph'"):
+        make_neighbour(pts, "add_outlier")
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(name="sulq_kplane", trials=MIN_TRIALS - 1, epsilon=1.0), "trials must be an integer >= 50"),
+    (dict(name="kplane", trials=50, epsilon=1.0), "epsilon must be empty for kplane"),
+    (dict(name="sulq_kplane", trials=50, epsilon=None), "epsilon must be given"),
+    (dict(name="dp_taucc", trials=50, epsilon=1.0), "algorithm dp_taucc runs on data of kind counts"),
+    (dict(name="sulq_kplane", trials=50, epsilon=1.0, neighbour="change_cell"), "neighbour must be one of"),
+])
+def test_audit_estimator_rejects_bad_input(kwargs, message):
+    ds = make_union_of_subspaces(60, 4, 2, 1, 0.05, random_state=0)
+    kwargs = {"neighbour": "add_outlier", **kwargs}
+    with pytest.raises(ValueError, match=message):
+        audit_estimator(kwargs.pop("name"), ds, kwargs.pop("neighbour"), kwargs.pop("trials"), **kwargs)
+
+
+def test_audit_delta_is_public_and_the_same_on_both_sides():
+    ds = make_union_of_subspaces(200, 4, 2, 1, 0.05, random_state=0)
+    assert audit_delta("sulq_kplane", ds) == pytest.approx(1 / (200 * np.log(200)))   # 1/(n ln n) of D
+    assert audit_delta("sulq_kmeans", ds) == 1e-6                                       # the estimator's default
+    assert audit_delta("sulq_kplane", ds, {"delta": 1e-3}) == 1e-3
+    assert audit_delta("gibbs", ds) == 0.0 and audit_delta("dplloyd", ds) == 0.0        # pure ε-DP
+
+
+def test_three_axes_flips_the_kplane_start_with_one_record():
+    ds = three_axes(50)
+    X = ds.X
+    assert np.linalg.norm(X, axis=1).max() <= 1.0
+    Xb, v = make_neighbour(ds, "add_outlier")
+    assert np.abs(v) == pytest.approx([0, 0, 1])           # the far outlier is the third axis
+    axes_of = lambda U: sorted(int(np.argmax(np.abs(u[:, 0]))) for u in U)
+    # the best pair of lines: {e1, e2} on D, a pair with e3 on D′ (costs 49.5 vs 50 on D)
+    assert axes_of(KPlane(2, 1, random_state=0).fit(X).subspaces_) == [0, 1]
+    assert 2 in axes_of(KPlane(2, 1, random_state=0).fit(Xb).subspaces_)
+
+
+def test_audit_sets_build():
+    for key in ("subspaces", "gaussians", "blocks", "three_axes"):
+        ds, params = audit_dataset(key)
+        assert ds.n > 0 and isinstance(params, dict)
+    with pytest.raises(ValueError, match="audit set must be one of"):
+        audit_dataset("nope")
+
+
+def test_histogram_figure_shows_both_sides_threshold_and_bound():
+    from dpcore.plots.audit import audit_histograms
+    res = audit_from_statistics(np.r_[np.zeros(100), np.ones(100)], np.r_[np.ones(100), np.zeros(100)] + 0.5,
+                                nominal_epsilon=1.0)
+    fig = audit_histograms(res, "distance")
+    assert [t.name for t in fig.data] == ["runs on D", "runs on D′ (neighbour)"]
+    assert {s.type for s in fig.layout.shapes} == {"rect", "line"}         # "says D" region + threshold
+    assert f"ε̂ = {res.epsilon_lower:.3g}" in fig.layout.title.text and "claimed ε = 1" in fig.layout.title.text

@@ -1,0 +1,119 @@
+"""AppTest runs of the Audit page (pages/8_audit.py) with few runs per side."""
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = str(ROOT / "pages" / "8_audit.py")
+
+
+def widget(at, kind, label):
+    return next(w for w in getattr(at, kind) if w.label == label)
+
+
+def page():
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def choose(at, label, value):
+    """Set a selectbox outside the form (it reruns the page)."""
+    widget(at, "selectbox", label).set_value(value)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def run(at, trials=50, **numbers):
+    widget(at, "number_input", "runs per side").set_value(trials)
+    for label, value in numbers.items():
+        widget(at, "number_input", label).set_value(value)
+    next(b for b in at.button if b.label == "Run audit").click()
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def small_sulq_run():
+    at = choose(page(), "data", "subspaces")
+    choose(at, "algorithm", "sulq_kplane")
+    return run(at, 50)
+
+
+def test_page_runs_an_audit_and_shows_bound_verdict_rates_figure_and_exports():
+    at = small_sulq_run()
+    assert not at.error, [e.value for e in at.error]
+    out = at.session_state["audit"]                       # results kept in the session
+    res = out["res"]
+    assert res.stats_a.size == 50 and res.stats_b.size == 50 and res.nominal_epsilon == 1.0
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["claimed ε"] == "1" and metrics["verdict"] == res.verdict
+    assert metrics["ε̂ (lower bound)"] == f"{res.epsilon_lower:.3g}"            # ε̂ next to the claim
+    assert "largest ε̂ these runs can show" in metrics
+    assert len(at.get("plotly_chart")) == 1                                     # histograms + threshold
+    rates = at.dataframe[0].value
+    assert list(rates.columns) == ["rate", "CI low", "CI high"]
+    assert (rates["CI low"] <= rates["rate"]).all() and (rates["rate"] <= rates["CI high"]).all()
+    assert len(at.get("download_button")) == 2                                  # runs + summary CSV
+    # a rerun without submitting keeps the result
+    at.run()
+    assert at.session_state["audit"]["res"] is res
+
+
+@pytest.mark.parametrize("setup,message", [
+    ({"trials": 10}, "trials must be an integer >= 50"),
+    ({"algorithm": "kplane", "eps": 1.0}, "epsilon must be empty for kplane"),
+    ({"neighbour": "change_cell"}, "neighbour must be one of add_outlier, remove_point for a dataset of kind "
+                                   "'points': 'change_cell' is a construction for data of kind 'counts'"),
+    ({"eps": -1.0}, "epsilon must be > 0"),
+])
+def test_bad_input_shows_error_and_keeps_previous_result(setup, message):
+    at = small_sulq_run()
+    before = at.session_state["audit"]["res"]
+    if "algorithm" in setup:
+        choose(at, "algorithm", setup["algorithm"])
+    if "neighbour" in setup:
+        widget(at, "selectbox", "neighbour D′").set_value(setup["neighbour"])
+    if "eps" in setup:
+        widget(at, "number_input", "claimed ε").set_value(setup["eps"])
+    run(at, setup.get("trials", 50))
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    assert at.session_state["audit"]["res"] is before
+
+
+def test_counts_data_audits_dp_taucc_with_change_cell():
+    at = choose(page(), "data", "blocks")
+    assert widget(at, "selectbox", "neighbour D′").value == "change_cell"    # follows the data kind
+    assert widget(at, "selectbox", "algorithm").value in ("fast_taucc", "dp_taucc")
+    choose(at, "algorithm", "dp_taucc")
+    run(at, 50)
+    assert not at.error, [e.value for e in at.error]
+    assert at.session_state["audit"]["statistic"] == "table_cell"
+
+
+def test_gibbs_start_leak_preset_shows_leak_and_explains_it():
+    at = page()
+    choose(at, "Preset", "Gibbs start leak: k-plane start, 1 sweep, ε = 0.5")
+    assert widget(at, "selectbox", "algorithm").value == "gibbs"
+    assert widget(at, "number_input", "Gibbs sweeps").value == 1
+    assert widget(at, "selectbox", "start").value == "kplane"
+    assert any("only asymptotically" in i.value for i in at.info)           # explained before any run
+    run(at, 200)                                                               # the preset's runs (≈ 5 s)
+    res = at.session_state["audit"]["res"]
+    assert res.nominal_epsilon == 0.5 and res.epsilon_lower > 0.5           # measured 1.38
+    assert res.verdict == "leaks more than claimed"
+    assert any("Leaks more than claimed" in w.value for w in at.warning)
+    assert any("non-private kplane solution" in i.value for i in at.info)
+
+
+def test_nonprivate_algorithm_gets_no_bound_verdict():
+    at = choose(page(), "data", "subspaces")
+    choose(at, "algorithm", "kplane")
+    run(at, 50)
+    assert not at.error, [e.value for e in at.error]
+    assert at.session_state["audit"]["res"].verdict == "no bound: not private"
+    assert any("No bound: not private" in i.value for i in at.info)
