@@ -41,6 +41,7 @@ import pandas as pd
 from . import metrics as M
 from ._validation import check_epsilon, check_int
 from .data import load_dataset
+from .subspace.common import single_threaded
 
 __all__ = ["Algorithm", "ALGORITHMS", "METRICS", "PRESETS", "preset", "presets_for", "Sweep", "run_sweep", "summarize", "dask_executor", "run_seed"]
 
@@ -154,6 +155,33 @@ def _metric_subspace_dw(ds, est, ctx):
     return M.wasserstein_distance(ds.subspaces, est.subspaces_) if ds.subspaces is not None else math.nan
 
 
+def _class_subspaces(X, labels, q):
+    """The top-q principal (linear, uncentred) subspace of each class's rows: (k, d, q).
+    The reference C* for labelled data without known subspaces (e.g. Yale B, whose classes
+    lie near 9-D affine, hence 10-D linear, subspaces): the best q-dimensional linear fit of
+    each class. Evaluation only (it reads the labels and the raw points)."""
+    out = []
+    for c in np.unique(labels):
+        _, _, Vt = np.linalg.svd(X[labels == c], full_matrices=False)
+        if Vt.shape[0] < q:
+            raise ValueError(f"every class needs at least q = {q} points to define its subspace")
+        out.append(Vt[:q].T)
+    return np.stack(out)
+
+
+def _metric_subspace_dw_class(ds, est, ctx):
+    """d_W to the classes' top-q subspaces (see :func:`_class_subspaces`); NaN without labels."""
+    if ds.labels is None:
+        return math.nan
+    U = np.asarray(est.subspaces_)
+    return M.wasserstein_distance(_class_subspaces(np.asarray(ds.X), ds.labels, U.shape[2]), U)
+
+
+def _metric_tau_rc(ds, est, ctx):
+    """τ̂_{R|C} of the released contingency table ``T_`` (DP-τCC: post-processing, private)."""
+    return est.tau_rc_
+
+
 def _metric_subspace_cost(ds, est, ctx):
     return M.subspace_cost(ds.X, est.subspaces_)
 
@@ -187,11 +215,13 @@ def _metric_objective_ratio(ds, est, ctx):
 
 METRICS = {
     "d_W": (_metric_subspace_dw, {"subspace"}),
+    "d_W_class": (_metric_subspace_dw_class, {"subspace"}),
     "cost": (_metric_subspace_cost, {"subspace"}),
     "nmi": (_metric_nmi, {"subspace", "cocluster", "kmeans"}),
     "accuracy": (_metric_accuracy, {"subspace", "cocluster", "kmeans"}),
     "objective": (_metric_kmeans_objective, {"kmeans"}),
     "objective_ratio": (_metric_objective_ratio, {"kmeans"}),
+    "tau_rc": (_metric_tau_rc, {"cocluster"}),
 }
 
 
@@ -281,7 +311,10 @@ def run_task(task) -> dict:
         if entry.takes_delta and task["delta"] is not None:
             params["delta"] = task["delta"]
     t0 = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:  # kept with the row, shown by the page
+    # BLAS single-threaded: runs are small-to-mid linear algebra, and multithreaded OpenBLAS
+    # was measured up to 16x slower on them on a shared 2-core machine (a 50x50 SVD: 30 ms
+    # with 2 threads, 1.9 ms with one); parallelism comes from the sweep's workers instead.
+    with warnings.catch_warnings(record=True) as caught, single_threaded():  # warnings kept with the row
         warnings.simplefilter("always")
         est = cls(**params, random_state=rng).fit(ds.X)
     seconds = time.perf_counter() - t0

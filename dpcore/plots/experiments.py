@@ -8,11 +8,13 @@ from plotly.subplots import make_subplots
 from ..experiments import summarize
 from .data import PALETTE
 
-__all__ = ["privacy_utility_figure"]
+__all__ = ["privacy_utility_figure", "curves_figure"]
 
 METRIC_TITLES = {"d_W": "Wasserstein distance d_W to the truth", "cost": "k-means subspace cost (eq. 3)",
+                 "d_W_class": "d_W to the classes' top-q subspaces",
                  "nmi": "NMI with the true labels", "accuracy": "clustering accuracy",
-                 "objective": "k-means objective", "objective_ratio": "objective / k-means++ objective"}
+                 "objective": "k-means objective", "objective_ratio": "objective / objective of the true centres",
+                 "ratio_kmeanspp": "objective / k-means++ objective", "tau_rc": "τ̂_{R|C} of the released T"}
 
 
 def _rgba(hex_color, alpha):
@@ -55,4 +57,41 @@ def privacy_utility_figure(df, metrics, title="", log_y=None):
             fig.update_yaxes(type="log", row=1, col=j)
     fig.update_layout(title=title or "Privacy–utility: median and inter-quartile band", height=430,
                       margin=dict(l=0, r=0, t=70, b=0))
+    return fig
+
+
+def curves_figure(df, x, metrics, group="algorithm", title="", x_title=None, group_name=None, log_x=False,
+                  log_y=None):
+    """Median and inter-quartile band of each of ``metrics`` (one panel each) against the
+    column ``x``, one line per value of ``group`` (e.g. the objective against k per method,
+    or τ̂ against the number of iterations per ε). Lines of non-private methods (column
+    ``private`` False) are dashed."""
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    for col in (x, group, *metrics):
+        if col not in df.columns:
+            raise ValueError(f"x, metrics and group must be columns of the results; {col!r} is not")
+    private = df.groupby(group, sort=False)["private"].first() if "private" in df.columns else None
+    name = group_name or group
+    fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=[METRIC_TITLES.get(m, m) for m in metrics])
+    for j, m in enumerate(metrics, start=1):
+        s = (df.groupby([group, x], sort=False)[m]
+             .agg(median="median", q25=lambda v: v.quantile(0.25), q75=lambda v: v.quantile(0.75), runs="count")
+             .reset_index())
+        for i, val in enumerate(dict.fromkeys(df[group])):
+            color = PALETTE[i % len(PALETTE)]
+            part = s[s[group] == val].sort_values(x)
+            xs = part[x].to_numpy(dtype=float)
+            label = f"{name} = {val:g}" if isinstance(val, (int, float, np.number)) else str(val)
+            dash = "dash" if private is not None and not bool(private[val]) else "solid"
+            fig.add_trace(go.Scatter(x=np.r_[xs, xs[::-1]], y=np.r_[part["q75"], part["q25"][::-1]], fill="toself",
+                                     fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
+                                     legendgroup=label, showlegend=False), 1, j)
+            fig.add_trace(go.Scatter(x=xs, y=part["median"], mode="lines+markers", name=label, legendgroup=label,
+                                     line=dict(color=color, dash=dash), customdata=part["runs"], showlegend=j == 1,
+                                     hovertemplate=f"{x}=%{{x:.3g}}<br>median %{{y:.4g}}<br>%{{customdata}} runs"),
+                          1, j)
+        fig.update_xaxes(title_text=x_title or x, type="log" if log_x else "linear", row=1, col=j)
+        if log_y or (log_y is None and m in ("cost", "objective")):
+            fig.update_yaxes(type="log", row=1, col=j)
+    fig.update_layout(title=title or None, height=430, margin=dict(l=0, r=0, t=70 if title else 40, b=0))
     return fig

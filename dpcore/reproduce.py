@@ -1,0 +1,630 @@
+"""Reproduce the papers' figures from the command line.
+
+    python -m dpcore.reproduce FIGURE [FIGURE ...] [--quick | --tiny] [--out DIR] [--jobs N] [--seed S] [--resume]
+
+FIGURE is one of ``subspace-fig2``, ``subspace-fig3``, ``cocluster-fig2``, ``cocluster-fig3``,
+``highdim-fig2`` or ``all``. For every panel of a figure it writes ``DIR/<figure>/<panel>.csv``
+(one row per run: method, ε, trial, seed, seconds, metrics, warnings; Fig. 3 of the subspace
+paper: one row per chain and sweep) and ``DIR/<figure>/<panel>.html`` (an interactive plotly
+figure, plotly.js from the CDN), plus ``DIR/<figure>/summary.md`` (median tables and the
+checks of the paper's statements) and ``DIR/<figure>/checks.csv``. Runs go through
+:func:`dpcore.experiments.run_sweep` (one process pool of ``--jobs`` workers shared by all
+panels); every run's seed is a function of (``--seed``, method label, ε, trial) only, so
+results do not depend on ``--jobs``. ``--resume`` keeps every finished run in
+``DIR/<figure>/runs/`` and skips it when the command is run again (after a crash or Ctrl-C;
+delete the folder after changing the code). ``--tiny`` is a smoke test (seconds; the numbers
+mean nothing).
+
+What each figure runs (paper -> ours)
+-------------------------------------
+``subspace-fig2`` - Wang, Wang & Singh, Fig. 2: k-means cost (eq. 3) and d_W(Ĉ, C*) against ε.
+    Panels ``left`` (n = 5000, d = 5, k = 3, q = 3, σ = 0.01), ``middle`` (n = 1000, d = 10,
+    k = 3, q = 3, σ = 0.1), ``yaleb`` (Extended Yale B, 5 random subjects, n = 320, d = 50,
+    k = 5, q = 9). Methods: SuLQ-10, SuLQ-50, sample-aggregate with TSC and SSC (δ = 1/(n ln n)
+    as in the paper), the Gibbs sampler from the private random start ("Gibbs") and from the
+    non-private k-plane solution ("Gibbs, k-plane start" - the paper starts its Gibbs sampler
+    from the non-private SSC and LRR solutions, §5, so its Gibbs curve is not a private method
+    either; we use k-plane because SSC takes ≈ 45 s at n = 5000), non-private k-plane and SSC
+    as dashed references. Gibbs releases its last sample (ε-DP at stationarity); the paper
+    reports the mean of the last 100 samples, which costs (2·100 − 1)ε (see
+    :class:`~dpcore.subspace.gibbs.GibbsSubspaceClustering`). Yale B has no true subspaces:
+    its d_W is to each subject's top-9 linear subspace (metric ``d_W_class``). Sample-aggregate
+    is left out on Yale B: with k(q + 1) = 50 points per subset, n = 320 allows at most 6
+    subsets and Alg. 1's rule "no point in more than √m subsets" is then never met.
+``subspace-fig3`` - Fig. 3: §5 test statistic, cost and d_W of 8 Gibbs chains against the
+    sweep, at ε ∈ {0.1, 1, 10, 100} (the paper does not list its ε), n = 1000, d = 10, k = 3,
+    q = 3, σ = 0.1, from the random start (panel ``random-init``) and the k-plane start
+    (``kplane-init``); ``diagnostics.csv``: split-R̂, ESS and the mixing verdict per ε.
+``cocluster-fig2`` - Battaglia & Pensa, Fig. 2: row NMI of DP-τCC (𝓘 = 4, K₀ = L₀ = classes)
+    against ε, Fast-τCC as the non-private reference, one panel per CLUTO set (the paper's
+    eighth set, sports, is not in sample_data). The paper's other peers (DP-KMeans, DPHD,
+    DPNMF) are not run here (the k-means page compares DP k-means methods).
+``cocluster-fig3`` - Fig. 3: τ̂_{R|C} of the released T against 𝓘 and ε, on classic3, cstr,
+    hitech, reviews (x = 𝓘, one line per ε; NMI is in the CSV too).
+``highdim-fig2`` - Balcan et al., Fig. 2 (c) and (d) on the synthetic mixture of 64 Gaussians
+    in R^100 (σ = 0.1, public radius Λ = 14): panel ``vs-k`` - k-means objective against k at
+    ε = 1; panel ``vs-eps`` - objective against ε at k = 10 (the paper's (d) is on MNIST,
+    which is not available here). Methods: candidate set (Alg. 1-4, our defaults: no SuLQ
+    refinement - the paper's 8 refining SuLQ iterations made the objective 7-9 % worse on
+    this data, measured at n = 20,000, k ∈ {10, 32}), SuLQ k-means, sample-and-aggregate
+    k-means, DP-Lloyd (diffprivlib), k-means++ (non-private reference), δ = 1e-6. Column
+    ``ratio_kmeanspp`` = objective / median k-means++ objective at the same k.
+
+Settings (``--tiny`` shrinks the datasets too)
+-----------------------------------------------
+====================  ==========================================  ==========================================
+figure                ``--quick``                                 full (default)
+====================  ==========================================  ==========================================
+subspace-fig2         ε ∈ {0.1, 1, 10, 100, 1000}, 3 trials,      ε = 10^{-1, -0.5, ..., 3} (9), 5 trials,
+                      Gibbs 200 sweeps (Yale B: 100, and no       Gibbs 10,000 sweeps (paper), SSC
+                      k-plane start), SSC reference not on        reference on every panel
+                      ``left``
+subspace-fig3         500 sweeps × 8 chains                       10,000 sweeps × 8 chains (paper)
+cocluster-fig2        ε ∈ {0.1, 0.5, 1, 3}, 3 runs, 7 sets        ε ∈ {0.1, 0.25, 0.5, 0.75, 1, 2, 3}, 10 runs
+                                                                  (paper: "average NMI on ten runs")
+cocluster-fig3        𝓘 ∈ {2, 4, 6, 8, 10}, ε ∈ {0.1, 1, 10},     𝓘 = 2..10, ε = 10^{-1, -0.5, ..., 1}, 5 runs
+                      2 runs
+highdim-fig2          n = 20,000, k ∈ {2, 8, 32}, ε ∈ {0.1, 1,    n = 100,000 (paper), k ∈ {2, 4, 8, 16, 32, 64},
+                      10}, 2 runs                                 ε ∈ {0.1, 0.3, 1, 3, 10}, 5 runs (paper)
+====================  ==========================================  ==========================================
+
+Time with ``--jobs 2`` on the project machine (2 cores shared with other people's jobs: load
+average 4-9 during the measurements, so indicative). ``--quick`` was MEASURED: 354 s for
+``all`` with the settings above (5.9 min; load 5-7); before Yale B's k-plane-start Gibbs runs
+were dropped from quick and Fig. 3 cut to 500 sweeps, 418-547 s in three runs. The full level
+was NOT run: its time is an ESTIMATE, the sum of per-run times measured single-threaded at low
+load (Gibbs: seconds per sweep × sweeps; k-means: runs at n = 100,000), halved for 2 workers.
+
+==============  ======================  ============================================================
+figure          ``--quick`` (measured)  full (estimated)
+==============  ======================  ============================================================
+subspace-fig2   221 s                   ≈ 42,000 CPU s ≈ 5.8 h. Dominated by Yale B's Gibbs runs:
+                                        10,000 sweeps × 43 ms = 434 s per run × 90 runs ≈ 39,000 s;
+                                        without them ≈ 2,900 CPU s (SSC on n = 5000: 47 s per run)
+subspace-fig3   19 s                    ≈ 330 CPU s (3-5 ms per sweep of 8 chains) ≈ 3 min
+cocluster-fig2  21-46 s                 ≈ 200 CPU s ≈ 2 min
+cocluster-fig3  13-33 s                 ≈ 170-460 CPU s ≈ 2-4 min
+highdim-fig2    35-90 s                 ≈ 1,130 CPU s ≈ 10 min (all five methods: 11 s per trial at
+                                        k = 2, 61 s at k = 64, n = 100,000)
+all             354 s (5.9 min)         ≈ 44,000 CPU s ≈ 6 h (≈ 40 min without Yale B's Gibbs runs)
+==============  ======================  ============================================================
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .data import load_dataset
+from ._validation import check_int
+from .experiments import Sweep, preset, run_seed, run_sweep
+
+__all__ = ["FIGURES", "LEVELS", "SETTINGS", "main", "run_figure"]
+
+FIGURES = ("subspace-fig2", "subspace-fig3", "cocluster-fig2", "cocluster-fig3", "highdim-fig2")
+LEVELS = ("tiny", "quick", "full")
+
+_SUB_LEFT = {"kind": "subspaces", "n": 5000, "d": 5, "k": 3, "q": 3, "sigma": 0.01, "random_state": 0}
+_SUB_MIDDLE = {"kind": "subspaces", "n": 1000, "d": 10, "k": 3, "q": 3, "sigma": 0.1, "random_state": 0}
+_YALEB = {"kind": "yaleb", "subjects": 5, "random_state": 0}
+_MIXTURE = {"kind": "gaussians", "d": 100, "k": 64, "sigma": 0.1, "random_state": 0}
+CLUTO_ALL = ("classic3", "cstr", "tr11", "tr41", "k1b", "hitech", "reviews")
+CLUTO_FIG3 = ("classic3", "cstr", "hitech", "reviews")
+
+
+def _half_decades(lo, hi):
+    """10^lo, 10^(lo + 1/2), ..., 10^hi (rounded to 6 decimals)."""
+    return [float(round(10.0 ** (e / 2), 6)) for e in range(2 * lo, 2 * hi + 1)]
+
+
+#: every number each figure uses, per level (the module docstring's table)
+SETTINGS = {
+    "subspace-fig2": {
+        "full": dict(epsilons=_half_decades(-1, 3), trials=5,
+                     panels={"left": dict(dataset=_SUB_LEFT, gibbs_iter=10_000, ssc=True),
+                             "middle": dict(dataset=_SUB_MIDDLE, gibbs_iter=10_000, ssc=True),
+                             "yaleb": dict(dataset=_YALEB, gibbs_iter=10_000, ssc=True)}),
+        "quick": dict(epsilons=[0.1, 1.0, 10.0, 100.0, 1000.0], trials=3,
+                      panels={"left": dict(dataset=_SUB_LEFT, gibbs_iter=200, ssc=False),
+                              "middle": dict(dataset=_SUB_MIDDLE, gibbs_iter=200, ssc=True),
+                              "yaleb": dict(dataset=_YALEB, gibbs_iter=100, ssc=True, gibbs_kplane=False)}),
+        "tiny": dict(epsilons=[1.0, 1000.0], trials=1,
+                     panels={"left": dict(dataset={**_SUB_LEFT, "n": 400}, gibbs_iter=10, ssc=False),
+                             "middle": dict(dataset={**_SUB_MIDDLE, "n": 300}, gibbs_iter=10, ssc=False),
+                             "yaleb": dict(dataset={**_YALEB, "n_per_subject": 12}, gibbs_iter=5, ssc=False)}),
+    },
+    "subspace-fig3": {
+        "full": dict(dataset=_SUB_MIDDLE, epsilons=[0.1, 1.0, 10.0, 100.0], n_iter=10_000, n_chains=8,
+                     inits=["random", "kplane"]),
+        "quick": dict(dataset=_SUB_MIDDLE, epsilons=[0.1, 1.0, 10.0, 100.0], n_iter=500, n_chains=8,
+                      inits=["random", "kplane"]),
+        "tiny": dict(dataset={**_SUB_MIDDLE, "n": 200}, epsilons=[1.0, 100.0], n_iter=20, n_chains=2,
+                     inits=["random"]),
+    },
+    "cocluster-fig2": {
+        "full": dict(datasets=CLUTO_ALL, epsilons=[0.1, 0.25, 0.5, 0.75, 1.0, 2.0, 3.0], trials=10, n_iterations=4),
+        "quick": dict(datasets=CLUTO_ALL, epsilons=[0.1, 0.5, 1.0, 3.0], trials=3, n_iterations=4),
+        "tiny": dict(datasets=("cstr",), epsilons=[0.5, 3.0], trials=1, n_iterations=2),
+    },
+    "cocluster-fig3": {
+        "full": dict(datasets=CLUTO_FIG3, iterations=list(range(2, 11)), epsilons=_half_decades(-1, 1), trials=5),
+        "quick": dict(datasets=CLUTO_FIG3, iterations=[2, 4, 6, 8, 10], epsilons=[0.1, 1.0, 10.0], trials=2),
+        "tiny": dict(datasets=("cstr",), iterations=[2, 3], epsilons=[1.0, 10.0], trials=1),
+    },
+    "highdim-fig2": {
+        "full": dict(dataset={**_MIXTURE, "n": 100_000}, ks=[2, 4, 8, 16, 32, 64], k_eps=1.0,
+                     epsilons=[0.1, 0.3, 1.0, 3.0, 10.0], eps_k=10, trials=5, delta=1e-6),
+        "quick": dict(dataset={**_MIXTURE, "n": 20_000}, ks=[2, 8, 32], k_eps=1.0,
+                      epsilons=[0.1, 1.0, 10.0], eps_k=10, trials=2, delta=1e-6),
+        "tiny": dict(dataset={**_MIXTURE, "n": 1500, "d": 20, "k": 8}, ks=[2, 4], k_eps=1.0,
+                     epsilons=[1.0], eps_k=4, trials=1, delta=1e-6),
+    },
+}
+
+
+# ============================================================================ running
+class Runner:
+    """What every figure needs: one executor for all its runs, the store, the seed, a log."""
+
+    def __init__(self, jobs=1, seed=0, store=None, log=None):
+        self.jobs = check_int(jobs, "jobs", 1, os.cpu_count() or 1)
+        self.seed = seed
+        self.store = Path(store) if store is not None else None
+        self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+        self.executor = (ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+                         if jobs > 1 else None)
+        self.n_runs = 0
+
+    def close(self):
+        if self.executor is not None:
+            self.executor.shutdown(cancel_futures=True)
+
+    def sweep(self, figure, panel, sweep: Sweep) -> pd.DataFrame:
+        """Run one sweep through the shared executor; progress to the log every ~10 s."""
+        t0 = time.perf_counter()
+        last = [t0]
+
+        def progress(done, total):
+            now = time.perf_counter()
+            if done == total or now - last[0] >= 10:
+                last[0] = now
+                self.log(f"  [{figure}/{panel}] {done}/{total} runs, {now - t0:.0f} s")
+
+        store = self.store / figure / "runs" / panel if self.store is not None else None
+        df = run_sweep(sweep, n_jobs=self.jobs, executor=self.executor, store=store, progress=progress)
+        self.n_runs += len(df)
+        df.insert(0, "panel", panel)
+        df.insert(0, "figure", figure)
+        df["dataset"] = json.dumps(sweep.dataset, sort_keys=True)
+        return df
+
+    def map(self, fn, kwargs_list):
+        """fn(**kw) for every kw, through the executor (results in order)."""
+        self.n_runs += len(kwargs_list)
+        if self.executor is None:
+            return [fn(**kw) for kw in kwargs_list]
+        futures = [self.executor.submit(fn, **kw) for kw in kwargs_list]
+        return [f.result() for f in futures]
+
+
+class Panel:
+    """One panel's results: tidy rows, the figure, a median table for the summary."""
+
+    def __init__(self, name, df, fig, table=None, title="", caption="Medians:"):
+        self.name, self.df, self.fig, self.table, self.title, self.caption = name, df, fig, table, title, caption
+
+
+def _check(statement, ok, detail):
+    return {"check": statement, "ok": bool(ok), "detail": detail}
+
+
+def _medians(df, metric, index="epsilon", columns="algorithm"):
+    """Median of ``metric`` as a table index × columns (NaN ε of references shown as 'non-private')."""
+    d = df.copy()
+    d[index] = d[index].map(lambda v: "non-private" if isinstance(v, float) and math.isnan(v) else v)
+    t = d.groupby([index, columns], sort=False)[metric].median().unstack(columns)
+    return t[list(dict.fromkeys(df[columns]))]
+
+
+def _median_at(df, alg, eps, metric):
+    s = df[(df["algorithm"] == alg) & np.isclose(df["epsilon"], eps)][metric]
+    return float(s.median()) if len(s) else math.nan
+
+
+def _trend_check(df, alg, metric, what, decreasing=True, x="epsilon", alpha=0.05):
+    """Does ``metric`` fall (or rise) with ε for one method?
+
+    Test: Kendall's rank correlation between ε and the metric over all runs has the expected
+    sign with one-sided p < ``alpha``, and the median at the largest ε is better than at the
+    smallest. Strict monotonicity of the medians is reported but not required: where a method
+    releases noise only (small ε) its d_W is that of random subspaces at every ε, and medians
+    of a few runs of the same noise come in random order, however many runs are made."""
+    part = df[df["algorithm"] == alg].dropna(subset=[x, metric])
+    med = part.groupby(x)[metric].median().sort_index()
+    steps = np.diff(med.to_numpy()) if decreasing else -np.diff(med.to_numpy())    # > 0: a wrong-way step
+    strict = bool(np.all(steps <= 0))
+    tau, p = stats.kendalltau(part[x], part[metric], alternative="less" if decreasing else "greater")
+    overall = (med.iloc[-1] < med.iloc[0]) if decreasing else (med.iloc[-1] > med.iloc[0])
+    ok = bool(overall and p < alpha)
+    word = "decreases" if decreasing else "increases"
+    detail = (" → ".join(f"{v:.3g}" for v in med) + f" over {x} = " + ", ".join(f"{e:g}" for e in med.index)
+              + f"; Kendall τ = {tau:.2f} (one-sided p = {p:.2g}, {len(part)} runs); medians strictly monotone: "
+              + ("yes" if strict else "no"))
+    return _check(f"{what}: {metric} of {alg} {word} with {x} (Kendall τ, p < {alpha:g}; last median vs first)",
+                  ok, detail)
+
+
+# ============================================================================ subspace Fig. 2
+def _subspace_fig2(level, R):
+    from .plots.experiments import privacy_utility_figure
+    S = SETTINGS["subspace-fig2"][level]
+    panels, checks = [], []
+    for pname, P in S["panels"].items():
+        ds_kind = P["dataset"]["kind"]
+        dw = "d_W" if ds_kind == "subspaces" else "d_W_class"
+        algs = [preset("SuLQ-10"), preset("SuLQ-50")]
+        if ds_kind == "subspaces":  # see the module docstring: Alg. 1 cannot split n = 320 here
+            algs += [preset("s.a. TSC"), preset("s.a. SSC")]
+        algs.append({"name": "gibbs", "label": "Gibbs", "params": {"n_iter": P["gibbs_iter"], "init": "random"}})
+        if P.get("gibbs_kplane", True):
+            algs.append({"name": "gibbs", "label": "Gibbs, k-plane start (not private)",
+                         "params": {"n_iter": P["gibbs_iter"], "init": "kplane"}})
+        algs.append(preset("k-plane"))
+        if P["ssc"]:
+            algs.append(preset("SSC"))
+        sweep = Sweep(dataset=P["dataset"], algorithms=algs, epsilons=S["epsilons"], trials=S["trials"],
+                      metrics=["cost", dw], seed=R.seed)
+        df = R.sweep("subspace-fig2", pname, sweep)
+        title = f"Subspace clustering, Fig. 2 ({pname}): {load_dataset_name(P['dataset'])}"
+        fig = privacy_utility_figure(df, ["cost", dw], title=title)
+        panels.append(Panel(pname, df, fig, _medians(df, dw), title))
+        private = [a["label"] for a in algs if a["name"] in ("sulq_kplane", "sample_aggregate", "gibbs")]
+        for alg in private:
+            checks.append(_trend_check(df, alg, dw, pname))
+        if ds_kind == "subspaces" and 10.0 in S["epsilons"]:
+            at10 = df[np.isclose(df["epsilon"], 10.0)]
+            sa = {a: _median_at(df, a, 10.0, dw) for a in ("s.a. TSC", "s.a. SSC")}
+            sa_min = at10[at10["algorithm"].isin(list(sa))][dw].min()
+            for alg in ("Gibbs", "Gibbs, k-plane start (not private)", "SuLQ-10", "SuLQ-50"):
+                v = _median_at(df, alg, 10.0, dw)
+                sep = bool((at10[at10["algorithm"] == alg][dw] < sa_min).all())
+                checks.append(_check(f"{pname}: at ε = 10 the median {dw} of {alg} is below sample-aggregate's",
+                                     v < min(sa.values()),
+                                     f"{alg} {v:.3f} vs s.a. TSC {sa['s.a. TSC']:.3f}, s.a. SSC {sa['s.a. SSC']:.3f}; "
+                                     f"every run below every s.a. run: {'yes' if sep else 'no'}"))
+    # "SuLQ scales poorly with the ambient dimension d ... Gibbs sampling seems to be robust"
+    dfs = {p.name: p.df for p in panels}
+    if {"left", "middle"} <= set(dfs) and 10.0 in S["epsilons"]:
+        r = {n: _median_at(dfs[n], "SuLQ-10", 10.0, "d_W") / _median_at(dfs[n], "Gibbs", 10.0, "d_W")
+             for n in ("left", "middle")}
+        checks.append(_check("SuLQ scales poorly with d: at ε = 10, SuLQ-10's median d_W ÷ Gibbs' is larger at d = 10 "
+                             "(middle) than at d = 5 (left)", r["middle"] > r["left"],
+                             f"left ×{r['left']:.2f}, middle ×{r['middle']:.2f}"))
+    return panels, checks, []
+
+
+def load_dataset_name(spec):
+    """A short human name of a dataset spec (without loading it)."""
+    s = dict(spec)
+    kind = s.pop("kind")
+    s.pop("random_state", None)
+    if kind == "cluto":
+        return f"CLUTO {s['name']}"
+    return f"{kind} (" + ", ".join(f"{k}={v}" for k, v in s.items()) + ")"
+
+
+# ============================================================================ subspace Fig. 3
+def gibbs_traces(dataset, epsilon, init, n_iter, n_chains, seed):
+    """One Fig. 3 run: ``n_chains`` Gibbs chains at ``epsilon``; returns the traces (dict name ->
+    (n_chains, n_iter)), the burn-in and the seconds per sweep. Top-level so workers can run it."""
+    from .subspace.gibbs import GibbsSubspaceClustering
+    ds = load_dataset(**dataset)
+    rng = np.random.default_rng(run_seed(seed, f"fig3 {init}", epsilon, 0))
+    est = GibbsSubspaceClustering(int(ds.n_classes), int(ds.subspaces.shape[2]), epsilon=epsilon, n_iter=n_iter,
+                                  n_chains=n_chains, init=init, random_state=rng)
+    est.fit(ds.X, y=ds.labels, true_subspaces=ds.subspaces)
+    return {"traces": est.traces_, "burn_in": est.burn_in_, "seconds_per_sweep": est.seconds_per_sweep_}
+
+
+def _thin_index(T, max_points):
+    step = max(1, math.ceil(T / max_points))
+    idx = np.arange(0, T, step)
+    return idx if idx[-1] == T - 1 else np.append(idx, T - 1)
+
+
+def _subspace_fig3(level, R, max_points=2000):
+    from .plots.gibbs import traces_grid
+    from .subspace.diagnostics import diagnostics_table, mixing_verdict
+    S = SETTINGS["subspace-fig3"][level]
+    jobs = [dict(dataset=S["dataset"], epsilon=e, init=i, n_iter=S["n_iter"], n_chains=S["n_chains"], seed=R.seed)
+            for i in S["inits"] for e in S["epsilons"]]
+    R.log(f"  [subspace-fig3] {len(jobs)} runs of {S['n_chains']} chains × {S['n_iter']} sweeps")
+    results = R.map(gibbs_traces, jobs)
+    panels, checks, diag_rows = [], [], []
+    for init in S["inits"]:
+        runs, burn, rows = {}, {}, []
+        for job, res in zip(jobs, results):
+            if job["init"] != init:
+                continue
+            eps, tr = job["epsilon"], res["traces"]
+            runs[eps], burn[eps] = tr, res["burn_in"]
+            C, T = tr["cost"].shape
+            idx = _thin_index(T, max_points)            # the CSV keeps ≤ max_points sweeps per chain
+            for ch in range(C):
+                rows.append(pd.DataFrame({"init": init, "epsilon": eps, "chain": ch, "sweep": idx + 1,
+                                          **{name: tr[name][ch, idx] for name in tr}}))
+            verdict = mixing_verdict(tr, burn_in=res["burn_in"])
+            for r in diagnostics_table(tr, burn_in=res["burn_in"]):
+                diag_rows.append({"init": init, "epsilon": eps, "n_iter": T, "n_chains": C, "burn_in": res["burn_in"],
+                                  "seconds_per_sweep": res["seconds_per_sweep"], "mixed": verdict["mixed"], **r})
+            rhat = {r["trace"]: r["split_rhat"] for r in verdict["rows"]}
+            checks.append(_check(f"{init} start, ε = {eps:g}: the {C} chains mixed (split-R̂ < 1.1 and ESS ≥ 100 "
+                                 f"on cost and d_W after {res['burn_in']} burn-in sweeps)", verdict["mixed"],
+                                 ", ".join(f"R̂({k}) = {v:.3g}" for k, v in rhat.items())
+                                 + f"; final median d_W {np.median(tr['dw'][:, -1]):.3f}"))
+        df = pd.concat(rows, ignore_index=True)
+        df.insert(0, "figure", "subspace-fig3")
+        title = (f"Gibbs sampler mixing (Fig. 3), {init} start: {S['n_chains']} chains, "
+                 f"{load_dataset_name(S['dataset'])}")
+        fig = traces_grid(runs, metrics=("statistic", "cost", "dw"), burn_in=burn, title=title)
+        table = df.groupby(["epsilon", "chain"])["dw"].last().unstack("chain")
+        panels.append(Panel(f"{init}-init", df, fig, table.round(4), title,
+                            caption="d_W to the truth of the last sample of each chain (columns: chains):"))
+    extra = {"diagnostics.csv": pd.DataFrame(diag_rows)}
+    return panels, checks, extra
+
+
+# ============================================================================ co-clustering Fig. 2
+def _cocluster_fig2(level, R):
+    from .plots.experiments import privacy_utility_figure
+    S = SETTINGS["cocluster-fig2"][level]
+    panels, checks = [], []
+    dp = {"name": "dp_taucc", "label": "DP-τCC", "params": {"n_iterations": S["n_iterations"]}}
+    for name in S["datasets"]:
+        sweep = Sweep(dataset={"kind": "cluto", "name": name}, algorithms=[dp, preset("Fast-τCC")],
+                      epsilons=S["epsilons"], trials=S["trials"], metrics=["nmi"], seed=R.seed)
+        df = R.sweep("cocluster-fig2", name, sweep)
+        title = f"Co-clustering, Fig. 2: row NMI on CLUTO {name} (𝓘 = {S['n_iterations']})"
+        panels.append(Panel(name, df, privacy_utility_figure(df, ["nmi"], title=title), _medians(df, "nmi"), title))
+        checks.append(_trend_check(df, "DP-τCC", "nmi", name, decreasing=False))
+        lo, hi = min(S["epsilons"]), max(S["epsilons"])
+        fast = float(df[df["algorithm"] == "Fast-τCC"]["nmi"].median())
+        at_hi, at1 = _median_at(df, "DP-τCC", hi, "nmi"), _median_at(df, "DP-τCC", 1.0, "nmi")
+        checks.append(_check(f"{name}: DP-τCC at ε = {hi:g} reaches ≥ 60 % of Fast-τCC's median NMI",
+                             at_hi >= 0.6 * fast, f"{at_hi:.3f} vs {fast:.3f} ({at_hi / fast:.0%})"))
+        if 1.0 in S["epsilons"] and hi > 1.0:
+            checks.append(_check(f"{name}: DP-τCC is near its best by ε = 1 (median NMI at ε = 1 ≥ 80 % of ε = {hi:g})",
+                                 at1 >= 0.8 * at_hi, f"{at1:.3f} vs {at_hi:.3f}"))
+    return panels, checks, []
+
+
+# ============================================================================ co-clustering Fig. 3
+def _cocluster_fig3(level, R):
+    from .plots.experiments import curves_figure
+    S = SETTINGS["cocluster-fig3"][level]
+    panels, checks = [], []
+    labels = {f"DP-τCC, 𝓘 = {i}": i for i in S["iterations"]}
+    algs = [{"name": "dp_taucc", "label": lab, "params": {"n_iterations": i}} for lab, i in labels.items()]
+    for name in S["datasets"]:
+        sweep = Sweep(dataset={"kind": "cluto", "name": name}, algorithms=algs, epsilons=S["epsilons"],
+                      trials=S["trials"], metrics=["tau_rc", "nmi"], seed=R.seed)
+        df = R.sweep("cocluster-fig3", name, sweep)
+        df.insert(df.columns.get_loc("epsilon") + 1, "n_iterations", df["algorithm"].map(labels))
+        title = f"Co-clustering, Fig. 3: τ̂_R|C of the released T against 𝓘, CLUTO {name}"
+        fig = curves_figure(df, "n_iterations", ["tau_rc", "nmi"], group="epsilon", group_name="ε", title=title,
+                            x_title="iterations 𝓘")
+        panels.append(Panel(name, df, fig, _medians(df, "tau_rc", index="n_iterations", columns="epsilon").round(4),
+                            title))
+        lo, hi = min(S["epsilons"]), max(S["epsilons"])
+        med = df.groupby(["n_iterations", "epsilon"])["tau_rc"].median()
+        up_eps = [i for i in S["iterations"] if med[(i, hi)] > med[(i, lo)]]
+        checks.append(_check(f"{name}: τ̂ is higher at ε = {hi:g} than at ε = {lo:g} for every 𝓘",
+                             len(up_eps) == len(S["iterations"]),
+                             f"{len(up_eps)}/{len(S['iterations'])} values of 𝓘; at 𝓘 = {S['iterations'][0]}: "
+                             f"{med[(S['iterations'][0], lo)]:.4f} → {med[(S['iterations'][0], hi)]:.4f}"))
+        i0, i1 = S["iterations"][0], S["iterations"][-1]
+        checks.append(_check(f"{name}: at ε = {hi:g}, τ̂ is higher with 𝓘 = {i1} than with 𝓘 = {i0}",
+                             med[(i1, hi)] > med[(i0, hi)],
+                             " → ".join(f"{med[(i, hi)]:.4f}" for i in S["iterations"]) + " over 𝓘"))
+        if 1.0 in S["epsilons"] and len(S["iterations"]) > 2:   # the trade-off: ε/(2𝓘) per half-step
+            curve = [med[(i, 1.0)] for i in S["iterations"]]
+            best = S["iterations"][int(np.argmax(curve))]
+            checks.append(_check(f"{name}: at ε = 1 more iterations stop paying (τ̂ at 𝓘 = {i1} below its best; "
+                                 "paper: good trade-offs for 3 ≤ 𝓘 ≤ 5)", curve[-1] < max(curve),
+                                 " → ".join(f"{v:.4f}" for v in curve) + f" over 𝓘; best 𝓘 = {best}"))
+    return panels, checks, []
+
+
+# ============================================================================ high-dimensional k-means Fig. 2
+_KMEANS = ("k-means++", "candidate set", "SuLQ k-means", "s.a. k-means", "DP-Lloyd")
+
+
+def _ratio_to_kmeanspp(df, by):
+    ref = df[df["method"] == "k-means++"].groupby(by)["objective"].median()
+    return df["objective"] / df[by].map(ref)
+
+
+def _highdim_fig2(level, R):
+    from .plots.experiments import curves_figure, privacy_utility_figure
+    S = SETTINGS["highdim-fig2"][level]
+    panels, checks = [], []
+    # (c) objective against k at ε = 1: one algorithm entry per (method, k)
+    labels, algs = {}, []
+    for k in S["ks"]:
+        for m in _KMEANS:
+            a = preset(m)
+            a["params"]["n_clusters"] = k
+            a["label"] = f"{m} (k = {k})"
+            labels[a["label"]] = (m, k)
+            algs.append(a)
+    sweep = Sweep(dataset=S["dataset"], algorithms=algs, epsilons=[S["k_eps"]], trials=S["trials"],
+                  metrics=["objective", "objective_ratio"], delta=S["delta"], seed=R.seed)
+    df = R.sweep("highdim-fig2", "vs-k", sweep)
+    df.insert(df.columns.get_loc("algorithm") + 1, "method", df["algorithm"].map(lambda a: labels[a][0]))
+    df.insert(df.columns.get_loc("method") + 1, "k", df["algorithm"].map(lambda a: labels[a][1]))
+    df["ratio_kmeanspp"] = _ratio_to_kmeanspp(df, "k")
+    title = (f"High-dimensional k-means, Fig. 2 (c): objective against k at ε = {S['k_eps']:g}, "
+             f"{load_dataset_name(S['dataset'])}")
+    fig = curves_figure(df, "k", ["objective", "ratio_kmeanspp"], group="method", title=title, log_x=True, log_y=True)
+    panels.append(Panel("vs-k", df, fig, _medians(df, "ratio_kmeanspp", index="k", columns="method").round(3), title))
+    med = df.groupby(["method", "k"])["ratio_kmeanspp"].median()
+    for other in ("SuLQ k-means", "s.a. k-means", "DP-Lloyd"):
+        wins = [k for k in S["ks"] if med[("candidate set", k)] < med[(other, k)]]
+        checks.append(_check(f"vs-k: the candidate set's objective is below {other}'s at every k",
+                             len(wins) == len(S["ks"]),
+                             ", ".join(f"k={k}: {med[('candidate set', k)]:.3g} vs {med[(other, k)]:.3g}"
+                                       for k in S["ks"]) + " (÷ k-means++)"))
+    # (d) objective against ε at k = eps_k
+    k = S["eps_k"]
+    algs = []
+    for m in _KMEANS:
+        a = preset(m)
+        a["params"]["n_clusters"] = k
+        algs.append(a)
+    sweep = Sweep(dataset=S["dataset"], algorithms=algs, epsilons=S["epsilons"], trials=S["trials"],
+                  metrics=["objective", "objective_ratio"], delta=S["delta"], seed=R.seed)
+    df = R.sweep("highdim-fig2", "vs-eps", sweep)
+    df.insert(df.columns.get_loc("algorithm") + 1, "method", df["algorithm"])
+    df.insert(df.columns.get_loc("method") + 1, "k", k)
+    df["ratio_kmeanspp"] = _ratio_to_kmeanspp(df, "k")
+    title = f"High-dimensional k-means, Fig. 2 (d) on the mixture: objective against ε at k = {k}"
+    fig = privacy_utility_figure(df, ["objective", "ratio_kmeanspp"], title=title)
+    panels.append(Panel("vs-eps", df, fig, _medians(df, "ratio_kmeanspp").round(3), title))
+    for m in ("candidate set", "SuLQ k-means", "s.a. k-means", "DP-Lloyd"):
+        if len(S["epsilons"]) > 1:
+            checks.append(_trend_check(df, m, "ratio_kmeanspp", "vs-eps"))
+    worse = [e for e in S["epsilons"] if not _median_at(df, "candidate set", e, "ratio_kmeanspp")
+             < _median_at(df, "SuLQ k-means", e, "ratio_kmeanspp")]
+    checks.append(_check("vs-eps: the candidate set's objective is below SuLQ k-means' at every ε", not worse,
+                         ", ".join(f"ε={e:g}: {_median_at(df, 'candidate set', e, 'ratio_kmeanspp'):.3g} vs "
+                                   f"{_median_at(df, 'SuLQ k-means', e, 'ratio_kmeanspp'):.3g}"
+                                   for e in S["epsilons"]) + " (÷ k-means++)"))
+    return panels, checks, []
+
+
+RUNNERS = {"subspace-fig2": _subspace_fig2, "subspace-fig3": _subspace_fig3, "cocluster-fig2": _cocluster_fig2,
+           "cocluster-fig3": _cocluster_fig3, "highdim-fig2": _highdim_fig2}
+
+
+# ============================================================================ output
+def _fmt(v):
+    if isinstance(v, (float, np.floating)):
+        return "" if math.isnan(v) else f"{v:.4g}"
+    return str(v)
+
+
+def _md_table(t: pd.DataFrame) -> str:
+    cols = [str(t.index.name or "")] + [str(c) for c in t.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for idx, row in t.iterrows():
+        lines.append("| " + " | ".join([_fmt(idx)] + [_fmt(v) for v in row]) + " |")
+    return "\n".join(lines)
+
+
+def write_figure(out: Path, figure, level, panels, checks, extra, seconds, n_runs):
+    """Write the CSV and HTML of every panel, the extra tables, checks.csv and summary.md."""
+    d = out / figure
+    d.mkdir(parents=True, exist_ok=True)
+    for p in panels:
+        p.df.to_csv(d / f"{p.name}.csv", index=False)
+        p.fig.write_html(d / f"{p.name}.html", include_plotlyjs="cdn")
+    for fname, table in (extra or {}).items():
+        table.to_csv(d / fname, index=False)
+    pd.DataFrame(checks, columns=["check", "ok", "detail"]).to_csv(d / "checks.csv", index=False)
+    lines = [f"# {figure} ({level})", "", f"{n_runs} runs in {seconds:.1f} s (wall clock).", ""]
+    for p in panels:
+        lines += [f"## {p.name}", "", p.title, "", p.caption, "", _md_table(p.table), ""]
+    lines += ["## Checks of the paper's statements", ""]
+    lines += [f"- [{'x' if c['ok'] else ' '}] {c['check']} — {c['detail']}" for c in checks]
+    (d / "summary.md").write_text("\n".join(lines) + "\n")
+    return d
+
+
+def run_figure(figure, level="full", out="reproduce_output", jobs=1, seed=0, resume=False, runner=None, log=None):
+    """Run one figure and write its files; returns (directory, checks, seconds)."""
+    if figure not in RUNNERS:
+        raise ValueError(f"figure must be one of {', '.join(FIGURES)}; got {figure!r}")
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {', '.join(LEVELS)}; got {level!r}")
+    out = Path(out)
+    own = runner is None
+    R = runner or Runner(jobs, seed, out if resume else None, log)
+    try:
+        t0 = time.perf_counter()
+        n0 = R.n_runs
+        panels, checks, extra = RUNNERS[figure](level, R)
+        seconds = time.perf_counter() - t0
+        path = write_figure(out, figure, level, panels, checks, extra, seconds, R.n_runs - n0)
+    finally:
+        if own:
+            R.close()
+    return path, checks, seconds
+
+
+# ============================================================================ CLI
+def _jobs(text):
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer; got {text!r}") from None
+    cpus = os.cpu_count() or 1
+    if not 1 <= n <= cpus:
+        raise argparse.ArgumentTypeError(f"must be between 1 and the number of CPUs ({cpus}); got {n}")
+    return n
+
+
+def build_parser():
+    ap = argparse.ArgumentParser(prog="python -m dpcore.reproduce",
+                                 description="Reproduce the figures of the three papers (CSV + HTML per panel).")
+    ap.add_argument("figures", nargs="+", choices=list(FIGURES) + ["all"], metavar="FIGURE",
+                    help=f"one or more of: {', '.join(FIGURES)}, all")
+    lvl = ap.add_mutually_exclusive_group()
+    lvl.add_argument("--quick", action="store_true", help="fewer trials, ε values and iterations (all: ≤ 10 min)")
+    lvl.add_argument("--tiny", action="store_true", help="smoke test: tiny data, seconds; the numbers mean nothing")
+    ap.add_argument("--out", default="reproduce_output", help="output folder (default: ./reproduce_output)")
+    ap.add_argument("--jobs", type=_jobs, default=1, help="worker processes (default 1)")
+    ap.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep finished runs in OUT/<figure>/runs/ and reuse them when run again")
+    return ap
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    level = "tiny" if args.tiny else "quick" if args.quick else "full"
+    figures = list(FIGURES) if "all" in args.figures else list(dict.fromkeys(args.figures))
+    out = Path(args.out)
+    R = Runner(args.jobs, args.seed, out if args.resume else None)
+    total0 = time.perf_counter()
+    timing = []
+    try:
+        for fig in figures:
+            R.log(f"{fig} ({level}, {args.jobs} worker{'s' if args.jobs > 1 else ''})")
+            path, checks, secs = run_figure(fig, level, out, args.jobs, args.seed, args.resume, runner=R)
+            ok = sum(c["ok"] for c in checks)
+            print(f"{fig}: {secs:.1f} s, {ok}/{len(checks)} checks hold -> {path}")
+            for c in checks:
+                print(f"  [{'ok' if c['ok'] else '--'}] {c['check']}: {c['detail']}")
+            timing.append({"figure": fig, "level": level, "jobs": args.jobs, "seconds": round(secs, 1),
+                           "checks_ok": ok, "checks": len(checks)})
+    finally:
+        R.close()
+    total = time.perf_counter() - total0
+    out.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(timing).to_csv(out / f"timings_{level}.csv", index=False)
+    print(f"total: {total:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

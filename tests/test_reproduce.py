@@ -1,0 +1,120 @@
+"""The reproduce CLI (dpcore.reproduce): files and columns on the tiny setting, resume,
+argument errors, and the trend check it applies to the paper's statements."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore import reproduce as rp
+
+RUN_COLUMNS = {"figure", "panel", "algorithm", "name", "private", "epsilon", "trial", "seed", "seconds", "warnings",
+               "dataset"}
+
+
+@pytest.fixture(scope="module")
+def tiny_out(tmp_path_factory):
+    out = tmp_path_factory.mktemp("repro")
+    assert rp.main(["subspace-fig2", "subspace-fig3", "cocluster-fig3", "--tiny", "--out", str(out)]) == 0
+    return out
+
+
+def test_subspace_fig2_writes_one_csv_and_html_per_panel(tiny_out):
+    d = tiny_out / "subspace-fig2"
+    S = rp.SETTINGS["subspace-fig2"]["tiny"]
+    for panel in ("left", "middle", "yaleb"):
+        df = pd.read_csv(d / f"{panel}.csv")
+        dw = "d_W_class" if panel == "yaleb" else "d_W"
+        assert RUN_COLUMNS | {"cost", dw} <= set(df.columns)
+        assert (df["panel"] == panel).all() and json.loads(df["dataset"].iloc[0])["kind"] in ("subspaces", "yaleb")
+        assert df[dw].notna().all() and df["cost"].notna().all()   # every run, references included, is evaluated
+        priv = df[df["private"]]
+        # every private method ran at every ε, every trial; references once per trial with ε = NaN
+        counts = priv.groupby("algorithm")["epsilon"].agg(lambda e: sorted(e.unique()))
+        assert all(list(v) == S["epsilons"] for v in counts)
+        assert (priv.groupby("algorithm").size() == len(S["epsilons"]) * S["trials"]).all()
+        assert df.loc[~df["private"], "epsilon"].isna().all() and (~df["private"]).any()
+        assert ("s.a. TSC" in set(df["algorithm"])) == (panel != "yaleb")   # Alg. 1 cannot split n = 320
+        html = (d / f"{panel}.html").read_text()
+        assert "plotly" in html and "Gibbs" in html
+    checks = pd.read_csv(d / "checks.csv")
+    assert list(checks.columns) == ["check", "ok", "detail"] and len(checks) > 0
+    assert "## Checks of the paper's statements" in (d / "summary.md").read_text()
+
+
+def test_subspace_fig3_traces_and_diagnostics(tiny_out):
+    d = tiny_out / "subspace-fig3"
+    S = rp.SETTINGS["subspace-fig3"]["tiny"]
+    df = pd.read_csv(d / "random-init.csv")
+    assert {"init", "epsilon", "chain", "sweep", "cost", "dw", "statistic", "accuracy"} <= set(df.columns)
+    # one row per chain, ε and sweep (the tiny run is short enough not to be thinned)
+    assert len(df) == len(S["epsilons"]) * S["n_chains"] * S["n_iter"]
+    assert df["sweep"].min() == 1 and df["sweep"].max() == S["n_iter"]
+    assert (df["cost"] >= 0).all() and (df["dw"] >= 0).all()
+    diag = pd.read_csv(d / "diagnostics.csv")
+    assert {"init", "epsilon", "trace", "split_rhat", "ess", "mixed"} <= set(diag.columns)
+    assert (d / "random-init.html").exists()
+
+
+def test_cocluster_fig3_has_iterations_and_tau(tiny_out):
+    df = pd.read_csv(tiny_out / "cocluster-fig3" / "cstr.csv")
+    S = rp.SETTINGS["cocluster-fig3"]["tiny"]
+    assert RUN_COLUMNS | {"n_iterations", "tau_rc", "nmi"} <= set(df.columns)
+    assert sorted(df["n_iterations"].unique()) == S["iterations"]
+    assert df["tau_rc"].between(0, 1).all()   # τ̂ of a non-negative table is a proportion of reduction
+
+
+def test_resume_reuses_finished_runs(tmp_path):
+    args = ["cocluster-fig3", "--tiny", "--out", str(tmp_path), "--resume"]
+    assert rp.main(args) == 0
+    first = pd.read_csv(tmp_path / "cocluster-fig3" / "cstr.csv")
+    assert any((tmp_path / "cocluster-fig3" / "runs").rglob("*.json"))
+    assert rp.main(args) == 0
+    # identical including the measured seconds, which a re-run would not reproduce
+    pd.testing.assert_frame_equal(first, pd.read_csv(tmp_path / "cocluster-fig3" / "cstr.csv"))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["subspace-fig9"], "invalid choice"),
+    (["all", "--jobs", "0"], "--jobs"),
+    (["all", "--quick", "--tiny"], "not allowed with"),
+])
+def test_bad_arguments_exit_with_code_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        rp.main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_run_figure_names_the_bad_parameter(tmp_path):
+    with pytest.raises(ValueError, match="figure must be one of"):
+        rp.run_figure("fig2", "tiny", tmp_path)
+    with pytest.raises(ValueError, match="level must be one of"):
+        rp.run_figure("subspace-fig2", "huge", tmp_path)
+
+
+def _runs(values_by_eps):
+    return pd.DataFrame([{"algorithm": "m", "epsilon": e, "d_W": v} for e, vs in values_by_eps.items() for v in vs])
+
+
+def test_trend_check_accepts_a_noisy_plateau_then_a_fall_and_rejects_a_flat_curve():
+    # plateau at small ε in a random order of medians, then a clear fall: a real trend
+    fall = _runs({0.1: [3.4, 3.3, 3.5], 1: [3.5, 3.45, 3.4], 10: [3.3, 3.4, 3.35], 100: [1.0, 1.2, 0.9],
+                  1000: [0.2, 0.1, 0.15]})
+    c = rp._trend_check(fall, "m", "d_W", "test")
+    assert c["ok"] and "strictly monotone: no" in c["detail"]
+    flat = _runs({0.1: [3.4, 3.3, 3.5], 1: [3.5, 3.3, 3.4], 10: [3.3, 3.4, 3.5]})
+    assert not rp._trend_check(flat, "m", "d_W", "test")["ok"]
+    # the same fall is not an increase
+    assert not rp._trend_check(fall, "m", "d_W", "test", decreasing=False)["ok"]
+
+
+def test_settings_cover_every_figure_and_level():
+    assert set(rp.SETTINGS) == set(rp.FIGURES) == set(rp.RUNNERS)
+    for fig in rp.FIGURES:
+        assert set(rp.SETTINGS[fig]) == set(rp.LEVELS)
+    # the full level is the paper's: 10,000 Gibbs sweeps, 8 chains in Fig. 3, n = 100,000 in §7
+    assert rp.SETTINGS["subspace-fig3"]["full"]["n_chains"] == 8
+    assert rp.SETTINGS["subspace-fig3"]["full"]["n_iter"] == 10_000
+    assert rp.SETTINGS["highdim-fig2"]["full"]["dataset"]["n"] == 100_000
+    assert np.allclose(rp.SETTINGS["subspace-fig2"]["full"]["epsilons"][::2], [0.1, 1, 10, 100, 1000])
