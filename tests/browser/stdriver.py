@@ -1,0 +1,434 @@
+"""Small helpers to drive a Streamlit app with Playwright (sync API) and to check a page.
+
+Shared by ``tests/browser`` and ``benchmarks/bench_load.py``; nothing here imports
+Playwright at module level, so the module can be imported where Playwright is missing.
+
+How a finished script run is detected
+-------------------------------------
+The root element ``[data-testid="stApp"]`` carries ``data-test-script-state``
+(``initial`` → ``running`` → ``notRunning``; also ``rerunRequested``, ``stopRequested``).
+A widget change does not flip that attribute at once (the rerun request travels to the
+server first), so "state is notRunning" right after a click says nothing; and a quick run
+can go from ``notRunning`` to ``notRunning`` in one React render, leaving no trace in the
+attribute. An init script (:data:`RUN_COUNTER_JS`) therefore counts the server's
+``script_finished`` messages on the websocket (ForwardMsg field 6): a run is finished
+when that count has grown past its value before the action, 100 ms have passed for the
+app to handle the last messages, and the state is ``notRunning``.
+
+"Idle" (:data:`IDLE_JS`) adds: connected, no "running…" status widget (``stStatusWidget``)
+or spinner shown, and no skeleton. Widgets and charts are lazy-loaded React components:
+until their code has arrived a skeleton (``stSkeleton``) stands in for them, even after
+the run has finished (a page's number inputs appear ~0.3 s after its run has ended).
+"""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: filled by the browser tests, printed by conftest's terminal summary
+RENDER_TIMES: dict[str, float] = {}
+RENDER_BREAKDOWN: dict[str, dict] = {}
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--enable-unsafe-swiftshader"]
+
+APP = '[data-testid="stApp"]'
+MAIN = '[data-testid="stMain"]'
+EXCEPTION = '[data-testid="stException"]'
+ERROR = '[data-testid="stAlertContentError"]'
+WARNING = '[data-testid="stAlertContentWarning"]'
+CHART = '[data-testid="stPlotlyChart"]'
+CHART_DRAWN = '.main-svg'
+SKELETON = '[data-testid="stSkeleton"]'
+SPINNER = '[data-testid="stSpinner"]'
+STATUS = '[data-testid="stStatusWidget"]'
+
+RUN_COUNTER_JS = r"""
+(() => {
+  if (window.__stScriptsFinished !== undefined) return;
+  // every "script_finished" message from the server (ForwardMsg field 6, a varint), read off
+  // the websocket: exact even when React renders "running" and "notRunning" at once
+  window.__stScriptsFinished = 0;
+  window.__stLastFinish = 0;
+  const finished = (buf) => {
+    const b = new Uint8Array(buf);
+    let i = 0;
+    while (i < b.length) {
+      let tag = 0, shift = 0, x;
+      do { x = b[i++]; tag += (x & 0x7f) * 2 ** shift; shift += 7; } while (x & 0x80 && i < b.length);
+      const field = Math.floor(tag / 8), wire = tag % 8;
+      if (wire === 0) {
+        do { x = b[i++]; } while (x & 0x80 && i < b.length);
+        if (field === 6) return true;
+      } else if (wire === 2) {
+        let len = 0; shift = 0;
+        do { x = b[i++]; len += (x & 0x7f) * 2 ** shift; shift += 7; } while (x & 0x80 && i < b.length);
+        i += len;
+      } else if (wire === 1) { i += 8; } else if (wire === 5) { i += 4; } else { return false; }
+    }
+    return false;
+  };
+  const mark = () => { window.__stScriptsFinished += 1; window.__stLastFinish = performance.now(); };
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (ev) => {
+        if (ev.data instanceof ArrayBuffer) { if (finished(ev.data)) mark(); }
+        else if (ev.data instanceof Blob) { ev.data.arrayBuffer().then((b) => { if (finished(b)) mark(); }); }
+      });
+    }
+  };
+})();
+"""
+
+IDLE_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  if (app.getAttribute('data-test-connection-state') !== 'CONNECTED') return false;
+  const visible = (sel) => [...document.querySelectorAll(sel)].some(e => e.offsetParent !== null);
+  if (visible('[data-testid="stStatusWidget"]') || visible('[data-testid="stSpinner"]')) return false;
+  // widgets and charts are lazy-loaded components: a skeleton stands in until they mount
+  if (document.querySelector('[data-testid="stSkeleton"]')) return false;
+  return true;
+}"""
+
+
+# ----------------------------------------------------------------------------- environment
+def chromium_path() -> str | None:
+    """$CHROMIUM if set (None when it is not an executable), else Debian's /usr/bin/chromium
+    or a chromium on the PATH; None when there is none."""
+    if "CHROMIUM" in os.environ:
+        cand = os.environ["CHROMIUM"]
+        return cand if os.path.isfile(cand) and os.access(cand, os.X_OK) else None
+    for cand in ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser")):
+        if cand and os.path.isfile(cand) and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+def playwright_missing() -> str | None:
+    """Why browser tests cannot run here, or None when they can."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright python package is not installed (pip install playwright)"
+    if chromium_path() is None:
+        where = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+        return f"no Chromium at {where} (apt-get install chromium, or set $CHROMIUM)"
+    return None
+
+
+def new_context(browser, **kwargs):
+    """A browser context (one Streamlit session per page) with the run counter installed."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, **kwargs)
+    ctx.add_init_script(RUN_COUNTER_JS)
+    ctx.set_default_timeout(30_000)
+    return ctx
+
+
+def launch_chromium(playwright):
+    """Launch Chromium through a started ``sync_playwright()`` or ``async_playwright()``."""
+    return playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+
+
+# ----------------------------------------------------------------------------- server
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _die_with_parent():
+    """Linux: the server gets SIGTERM when the process that started it dies, so a killed
+    test run or benchmark leaves no server behind."""
+    try:
+        import ctypes
+        import signal
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - best effort, other systems
+        pass
+
+
+class StreamlitServer:
+    """``streamlit run app.py`` as a subprocess on a free port; ``stop()`` ends it."""
+
+    def __init__(self, app="app.py", cwd=REPO, log_path=None, timeout=90.0):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = Path(log_path) if log_path else Path(os.environ.get("TMPDIR", "/tmp")) / f"streamlit-{self.port}.log"
+        env = dict(os.environ, PYTHONUNBUFFERED="1", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+        self._log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", app, "--server.headless", "true",
+             "--server.port", str(self.port), "--server.address", "127.0.0.1",
+             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+            cwd=str(cwd), stdout=self._log, stderr=subprocess.STDOUT, env=env,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+        self.started = time.perf_counter()
+        atexit.register(self.stop)
+        try:
+            self._wait_healthy(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        self.up_seconds = time.perf_counter() - self.started
+
+    def _wait_healthy(self, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with code {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"streamlit did not answer /_stcore/health within {timeout:.0f} s:\n{self.log_tail()}")
+
+    def log_tail(self, n=40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+        except OSError:
+            return "(no log)"
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=15)
+        if not self._log.closed:
+            self._log.close()
+
+
+# ----------------------------------------------------------------------------- waiting
+def wait_idle(page, timeout=60_000):
+    """Wait until no script run is going on and no spinner / status widget shows."""
+    page.wait_for_function(IDLE_JS, timeout=timeout, polling=50)
+
+
+def runs_done(page) -> int:
+    """Script runs finished so far in this page (script_finished messages received)."""
+    return page.evaluate("() => window.__stScriptsFinished ?? 0")
+
+
+#: a run counted after ``b`` has finished, its last messages have had 100 ms to be handled,
+#: and the app says it is not running
+SCRIPT_DONE_JS = """(b) => (window.__stScriptsFinished ?? 0) > b && performance.now() - window.__stLastFinish > 100 &&
+  document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state') === 'notRunning'"""
+
+
+@contextlib.contextmanager
+def rerun(page, timeout=120_000, drawn=True):
+    """``with rerun(page): <action>`` — waits until the run the action triggers has finished
+    and (``drawn``) everything it shows is mounted; ``drawn=False`` waits for the script only."""
+    before = runs_done(page)
+    yield
+    page.wait_for_function(SCRIPT_DONE_JS, arg=before, timeout=timeout, polling=50)
+    if drawn:
+        wait_idle(page, timeout=timeout)
+
+
+def open_page(page, url, timeout=60_000, breakdown=None):
+    """Go to ``url`` and wait until its first run is done, everything is drawn and a title
+    is shown; returns the seconds from ``goto``. ``breakdown`` (a dict), if given, receives
+    the seconds until the first script run had finished (``run``) and until idle (``drawn``)."""
+    t0 = time.perf_counter()
+    page.goto(url, wait_until="domcontentloaded", timeout=timeout)
+    page.wait_for_function(SCRIPT_DONE_JS, arg=0, timeout=timeout, polling=50)
+    t_run = time.perf_counter() - t0
+    wait_idle(page, timeout=timeout)
+    page.locator(f"{MAIN} h1").first.wait_for(state="visible", timeout=timeout)
+    seconds = time.perf_counter() - t0
+    if breakdown is not None:
+        breakdown.update(run=t_run, drawn=seconds)
+    return seconds
+
+
+# ----------------------------------------------------------------------------- checks
+def problems(page) -> list[str]:
+    """Texts of every exception box and st.error shown on the page."""
+    out = []
+    for sel, kind in ((EXCEPTION, "exception"), (ERROR, "st.error")):
+        for text in page.locator(sel).all_inner_texts():
+            out.append(f"{kind}: {text.strip()[:600]}")
+    return out
+
+
+def charts_status(page, timeout=30_000):
+    """(number of plotly charts, list of indices of charts without a drawn ``.main-svg``).
+
+    Charts are lazy-loaded: until the plotly bundle has arrived an element shows a
+    skeleton (``stSkeleton``) instead of ``stPlotlyChart``, so skeletons are waited out first."""
+    page.wait_for_function(f"() => document.querySelectorAll('{MAIN} {SKELETON}').length === 0",
+                           timeout=timeout, polling=100)
+    charts = page.locator(CHART)
+    n = charts.count()
+    missing = []
+    for i in range(n):
+        try:
+            charts.nth(i).locator(CHART_DRAWN).first.wait_for(state="attached", timeout=timeout)
+        except Exception:  # noqa: BLE001 - a Playwright TimeoutError
+            missing.append(i)
+    return n, missing
+
+
+def check_page(page, min_charts=0, allowed_errors=()):
+    """Assert: no exception, no st.error (except texts matching ``allowed_errors``), at least
+    ``min_charts`` plotly charts and every one drawn."""
+    bad = [p for p in problems(page) if not any(re.search(a, p) for a in allowed_errors)]
+    assert not bad, f"{page.url}: " + "\n".join(bad)
+    n, missing = charts_status(page)
+    assert n >= min_charts, f"{page.url}: {n} plotly chart(s), expected at least {min_charts}"
+    assert not missing, f"{page.url}: plotly chart(s) {missing} of {n} not drawn (no .main-svg)"
+    return n
+
+
+# ----------------------------------------------------------------------------- widgets
+def widget(page, testid, label):
+    """The widget of type ``testid`` (e.g. "stNumberInput") whose label is exactly ``label``."""
+    return page.locator(f'{MAIN} [data-testid="{testid}"]').filter(
+        has=page.locator('[data-testid="stWidgetLabel"]', has_text=re.compile(rf"^\s*{re.escape(label)}\s*$")))
+
+
+def set_number(page, label, value):
+    """Type a value into a number input and commit it (Tab). Outside a form this reruns."""
+    field = widget(page, "stNumberInput", label).locator("input").first
+    field.fill(str(value))
+    field.press("Tab")
+
+
+def set_text(page, label, value):
+    field = widget(page, "stTextInput", label).locator("input").first
+    field.fill(str(value))
+    field.press("Tab")
+
+
+def selectbox_options(page, label) -> list[str]:
+    box = widget(page, "stSelectbox", label).first
+    box.locator('input[role="combobox"]').click()
+    listbox = page.locator('[role="listbox"]').last
+    listbox.wait_for(state="visible")
+    texts = [t.strip() for t in listbox.locator('[role="option"]').all_inner_texts()]
+    page.keyboard.press("Escape")
+    listbox.wait_for(state="hidden")
+    return texts
+
+
+def selectbox_value(page, label) -> str:
+    return widget(page, "stSelectbox", label).first.locator('input[role="combobox"]').input_value()
+
+
+def choose(page, label, option):
+    """Pick ``option`` (its displayed text) in the selectbox ``label``."""
+    box = widget(page, "stSelectbox", label).first
+    box.locator('input[role="combobox"]').click()
+    listbox = page.locator('[role="listbox"]').last
+    listbox.wait_for(state="visible")
+    listbox.locator('[role="option"]').filter(has_text=re.compile(rf"^\s*{re.escape(option)}\s*$")).first.click()
+    listbox.wait_for(state="hidden")
+
+
+def multiselect_keep(page, label, keep):
+    """Remove every selected tag of the multiselect ``label`` except those in ``keep``."""
+    box = widget(page, "stMultiSelect", label).first
+    tags = lambda: box.locator("[data-tag]").evaluate_all("els => els.map(e => e.getAttribute('aria-label'))")
+    for _ in range(100):
+        extra = [t for t in tags() if t not in keep]
+        if not extra:
+            break
+        box.locator(f'button[aria-label="Remove {extra[0]}"]').click()
+    chosen = tags()
+    assert chosen and set(chosen) <= set(keep), f"{label}: selection is {chosen}, wanted {keep}"
+
+
+def press(page, label, timeout=120_000):
+    """Click the button (or form submit button) with this text and wait for the run it starts."""
+    button = page.locator(f'{MAIN} button').filter(has_text=re.compile(rf"^\s*{re.escape(label)}\s*$")).first
+    with rerun(page, timeout=timeout):
+        button.click()
+
+
+CONTROL_VALUES_JS = r"""() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const out = [];
+  const label = (el) => (el.querySelector('[data-testid="stWidgetLabel"]')?.innerText ?? '').trim();
+  const kinds = {
+    stNumberInput: (el) => el.querySelector('input')?.value,
+    stTextInput: (el) => el.querySelector('input')?.value,
+    stSelectbox: (el) => el.querySelector('input[role="combobox"]')?.value,
+    stMultiSelect: (el) => [...el.querySelectorAll('[data-tag]')].map(t => t.getAttribute('aria-label')).join(' | '),
+    stSlider: (el) => [...el.querySelectorAll('input[type="range"]')].map(i => i.getAttribute('aria-valuetext') ?? i.value).join(' – '),
+    stCheckbox: (el) => String(el.querySelector('input')?.checked),
+    stRadio: (el) => el.querySelector('[data-selected="true"] [data-testid="stMarkdownContainer"]')?.innerText,
+  };
+  for (const [kind, read] of Object.entries(kinds)) {
+    for (const el of main.querySelectorAll(`[data-testid="${kind}"]`)) {
+      out.push([kind, label(el), read(el) ?? null]);
+    }
+  }
+  return out;
+}"""
+
+
+def control_values(page) -> dict:
+    """{(widget type, label, occurrence): shown value} for every input widget in the main area."""
+    seen, out = {}, {}
+    for kind, label, value in page.evaluate(CONTROL_VALUES_JS):
+        i = seen[(kind, label)] = seen.get((kind, label), -1) + 1
+        out[(kind, label, i)] = value
+    return out
+
+
+def step_number_input(page):
+    """Step a number input of the main area up (down at its maximum): the last one outside
+    any form if there is one (a cheap rerun), else the last one inside a form, whose form
+    must then be submitted. The last input of a page is usually its seed, so the step costs
+    little. Hidden (collapsed) and disabled inputs are passed over.
+
+    Returns (label, old value, new value, inside_form), or None when nothing could change."""
+    inputs = page.locator(f'{MAIN} [data-testid="stNumberInput"]').all()[::-1]
+    in_form = [el.evaluate("e => !!e.closest('[data-testid=\"stForm\"]')") for el in inputs]
+    for el, inside_form in sorted(zip(inputs, in_form), key=lambda pair: pair[1]):
+        field = el.locator("input").first
+        if not el.is_visible() or not field.is_enabled():
+            continue
+        label = el.locator('[data-testid="stWidgetLabel"]').inner_text().strip()
+        old = field.input_value()
+        up = el.locator('[data-testid="stNumberInputStepUp"]')
+        button = up if up.is_enabled() else el.locator('[data-testid="stNumberInputStepDown"]')
+        if not button.is_enabled():
+            continue
+        if inside_form:
+            button.click()
+        else:
+            with rerun(page):
+                button.click()
+        new = field.input_value()
+        if new != old:
+            return label, old, new, inside_form
+    return None
+
+
+def submit_form_of(page, number_label, timeout=120_000, drawn=True):
+    """Click the submit button of the form holding the number input ``number_label`` (the
+    last one of that label) and wait for the run (see :func:`rerun` for ``drawn``)."""
+    form = widget(page, "stNumberInput", number_label).last.locator("xpath=ancestor::*[@data-testid='stForm'][1]")
+    with rerun(page, timeout=timeout, drawn=drawn):
+        form.locator('[data-testid="stFormSubmitButton"] button').first.click()
