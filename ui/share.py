@@ -28,6 +28,7 @@ import streamlit as st
 from ui.common import DATASET_KEY, dataset_from_spec
 
 _LOADED = "_url_loaded_"
+_PRESET_APPLIED = "_preset_applied_"
 DATA_PARAM = "data"
 
 
@@ -134,10 +135,13 @@ def publish_url(fields) -> None:
 def follow_dataset(page: str, data_id, defaults: dict) -> None:
     """Reset the widgets whose default depends on the dataset (e.g. k = number of classes)
     when the page's dataset changes, so that they follow it as unkeyed widgets would. Call
-    before drawing them. The first run (possibly from a link or a preset) keeps its values."""
+    before drawing them. The first run (possibly from a link) and the run right after a
+    preset was chosen (which sets the dataset and these widgets together) keep their values."""
     marker = f"_{page}_data_id"
     previous = st.session_state.get(marker)
     st.session_state[marker] = data_id
+    if st.session_state.pop(_PRESET_APPLIED + page, False):
+        return              # a preset has just set these widgets together with its dataset: keep its values
     if previous is not None and previous != data_id:
         for key, value in defaults.items():
             st.session_state[key] = value
@@ -162,6 +166,7 @@ def _apply(page, presets):
         st.session_state[DATASET_KEY] = {"spec": dict(p.dataset)}
     for key, value in p.values.items():
         st.session_state[key] = value
+    st.session_state[_PRESET_APPLIED + page] = True
 
 
 def preset_picker(page: str, presets: dict[str, Preset]) -> None:
