@@ -9,12 +9,19 @@ from dpcore.audit import (ALL_NEIGHBOURS, AUDIT_SETS, MIN_TRIALS, NEIGHBOURS, ST
 from dpcore.experiments import ALGORITHMS, FAMILY_KINDS
 from dpcore.plots.audit import audit_histograms
 from ui.common import current_dataset, privacy_statement, run_guarded
-from ui.share import Preset, follow_dataset, preset_picker
+from ui.share import Preset, as_float, as_int, bind_url, follow_dataset, one_of, preset_picker, publish_url
 
 KEY = "audit"
 PAGE = "audit"
 DATA_PAGE = "data_page"
 INITS = {"random": "random (private)", "kplane": "k-plane (NOT private)"}
+CONFIDENCES = [0.9, 0.95, 0.99]
+#: the widgets whose values travel in the page's link (ε has one widget per algorithm)
+URL_FIELDS = {"audit_data": one_of([DATA_PAGE, *AUDIT_SETS]), "audit_algorithm": one_of(list(ALGORITHMS)),
+              **{f"audit_eps_{n}": as_float(1e-9, None) for n, a in ALGORITHMS.items() if a.private},
+              "audit_neighbour": one_of(list(ALL_NEIGHBOURS)), "audit_trials": as_int(1, 20_000),
+              "audit_sweeps": as_int(1, 5000), "audit_init": one_of(list(INITS)),
+              "audit_confidence": one_of(CONFIDENCES), "audit_seed": as_int(0, 2**31 - 1)}
 PRESETS = {
     "Gibbs start leak: k-plane start, 1 sweep, ε = 0.5": Preset(
         {"audit_data": "three_axes", "audit_algorithm": "gibbs", "audit_eps_gibbs": 0.5, "audit_sweeps": 1,
@@ -50,6 +57,7 @@ threshold is chosen on half the runs and ε̂ measured on the other half.
 An audit can show a leak, never prove privacy: ε̂ ≤ ε means "no violation found with these runs".
 """)
 
+bind_url(PAGE, URL_FIELDS)
 preset_picker(PAGE, PRESETS)
 
 sources = [DATA_PAGE] + list(AUDIT_SETS)
@@ -109,10 +117,11 @@ with st.form("audit_form"):
                                                     "mixed, so the release is not the exponential mechanism's."))
         params["init"] = c2.selectbox("start", list(INITS), key="audit_init", format_func=INITS.get,
                                       help="random: private start. k-plane: a non-private, data-dependent start.")
-    confidence = st.select_slider("confidence", [0.9, 0.95, 0.99], 0.95, key="audit_confidence",
+    confidence = st.select_slider("confidence", CONFIDENCES, 0.95, key="audit_confidence",
                                   help="The bound ε̂ holds with this probability.")
     seed = st.number_input("seed", 0, 2**31 - 1, 0, key="audit_seed", help="Master seed of the runs.")
     go = st.form_submit_button("Run audit", type="primary")
+publish_url(URL_FIELDS)
 
 if go:
     bar = st.progress(0.0, text="auditing…")

@@ -117,3 +117,29 @@ def test_nonprivate_algorithm_gets_no_bound_verdict():
     assert not at.error, [e.value for e in at.error]
     assert at.session_state["audit"]["res"].verdict == "no bound: not private"
     assert any("No bound: not private" in i.value for i in at.info)
+
+
+def test_link_reopens_the_same_audit_controls():
+    at = small_sulq_run()
+    widget(at, "number_input", "claimed ε").set_value(2.0)
+    widget(at, "number_input", "seed").set_value(4)
+    run(at, 60)
+    link = {k: at.query_params[k] for k in at.query_params}
+    assert link["audit_data"] == "subspaces" and link["audit_algorithm"] == "sulq_kplane"
+    assert link["audit_eps_sulq_kplane"] == "2.0" and link["audit_trials"] == "60" and link["audit_seed"] == "4"
+    again = AppTest.from_file(PAGE, default_timeout=180)
+    for k, v in link.items():
+        again.query_params[k] = v
+    again.run()
+    assert not again.exception and not again.warning, [x.value for x in again.warning]
+    shown = lambda a: {(x.label, x.value) for kind in ("selectbox", "number_input", "select_slider")
+                       for x in getattr(a, kind)}
+    assert shown(again) == shown(at)
+
+
+def test_bad_link_parameter_is_ignored_with_a_warning():
+    again = AppTest.from_file(PAGE, default_timeout=180)
+    again.query_params["audit_algorithm"] = "magic"
+    again.run()
+    assert not again.exception
+    assert any("audit_algorithm" in x.value and "Ignored link parameters" in x.value for x in again.warning)

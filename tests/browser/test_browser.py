@@ -72,9 +72,9 @@ PAGES = [
 ]
 IDS = [p.path.strip("/") or "home" for p in PAGES]
 
-#: pages whose widgets already travel in the link (ui.share.bind_url / publish_url); the
-#: URL round-trip is an expected failure (xfail, not strict) on the others until they do.
-URL_STATE_READY = {"/data", "/cluster", "/gibbs", "/coclustering", "/kmeans"}
+#: pages whose widgets travel in the link (ui.share.bind_url / publish_url): all of them. A page
+#: added without it would be an expected failure (xfail, not strict) until it does.
+URL_STATE_READY = {"/data", "/cluster", "/gibbs", "/coclustering", "/kmeans", "/privacy_utility", "/audit"}
 
 #: what test_first_render_times saw on each page (lets later tests skip without reopening it)
 INVENTORY: dict[str, dict] = {}
