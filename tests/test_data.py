@@ -108,14 +108,14 @@ def test_block_matrix_has_its_blocks():
 @pytest.mark.parametrize("call,word", [
     (lambda: make_union_of_subspaces(n=2, k=3), "n must be >= k"),
     (lambda: make_union_of_subspaces(d=3, q=3), "q must be < d"),
-    (lambda: make_union_of_subspaces(sigma=-0.1), "sigma"),
-    (lambda: make_union_of_subspaces(model="other"), "model"),
+    (lambda: make_union_of_subspaces(sigma=-0.1), "sigma must be >= 0"),
+    (lambda: make_union_of_subspaces(model="other"), "model must be 'paper' or 'stochastic'"),
     (lambda: make_gaussian_mixture(n=3, k=4), "n must be >= k"),
     (lambda: load_cluto("sports"), "name must be one of"),
     (lambda: load_dataset("mnist"), "kind must be one of"),
-    (lambda: load_yaleb(subjects=40), "subjects"),
+    (lambda: load_yaleb(subjects=40), r"subjects must be an integer in \[2, 31\]"),
     (lambda: load_yaleb(subjects=[10, 11]), "subjects"),  # subject 10 has only 60 images
-    (lambda: clip_to_ball(np.ones((2, 2)), 0.0), "radius"),
+    (lambda: clip_to_ball(np.ones((2, 2)), 0.0), "radius must be > 0"),
     (lambda: clip_to_ball(np.array([[np.nan, 1.0]]), 1.0), "finite"),
 ])
 def test_bad_input_names_the_parameter(call, word):

@@ -145,13 +145,13 @@ def test_basic_composition_and_ledger_totals():
 
 
 @pytest.mark.parametrize("call,word", [
-    (lambda: laplace_mechanism(0.0, 1.0, 0.0), "epsilon"),
-    (lambda: laplace_mechanism(0.0, 1.0, -1.0), "epsilon"),
-    (lambda: gaussian_mechanism(0.0, 1.0, 0.5, 0.0), "delta"),
-    (lambda: gaussian_mechanism(0.0, 1.0, 0.5, 1.0), "delta"),
-    (lambda: gaussian_sigma_classic(1.0, 2.0, 1e-5), "epsilon"),
-    (lambda: exponential_mechanism([1.0, 2.0], 0.0, 1.0), "epsilon"),
-    (lambda: advanced_composition(0.1, 1e-5, 0), "k"),
+    (lambda: laplace_mechanism(0.0, 1.0, 0.0), "epsilon must be > 0"),
+    (lambda: laplace_mechanism(0.0, 1.0, -1.0), "epsilon must be > 0"),
+    (lambda: gaussian_mechanism(0.0, 1.0, 0.5, 0.0), r"delta must be in \(0, 1\)"),
+    (lambda: gaussian_mechanism(0.0, 1.0, 0.5, 1.0), r"delta must be in \(0, 1\)"),
+    (lambda: gaussian_sigma_classic(1.0, 2.0, 1e-5), r"epsilon must be in \(0, 1\) for the classic"),
+    (lambda: exponential_mechanism([1.0, 2.0], 0.0, 1.0), "epsilon must be > 0"),
+    (lambda: advanced_composition(0.1, 1e-5, 0), "k must be an integer >= 1"),
 ])
 def test_bad_privacy_parameters_name_the_parameter(call, word):
     with pytest.raises(ValueError, match=word):
