@@ -97,7 +97,7 @@ def pytest_terminal_summary(terminalreporter):
         return
     tr = terminalreporter
     tr.section("first render of every page (default settings, server up)")
-    tr.write_line(f"  {'page':<18} {'script run done':>16} {'all drawn':>10}")
+    tr.write_line(f"  {'page':<18} {'run done, shown':>16} {'all drawn':>10}")
     for path, seconds in RENDER_TIMES.items():
         run = RENDER_BREAKDOWN.get(path, {}).get("run")
         tr.write_line(f"  {path:<18} {'' if run is None else f'{run:.2f} s':>16} {seconds:8.2f} s")
