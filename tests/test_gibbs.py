@@ -249,3 +249,20 @@ def test_mixing_verdict_rule_and_table():
         mixing_verdict({"statistic": good["statistic"]})
     short = mixing_verdict({"cost": good["cost"][:, :3]}, burn_in=1)  # a 3-sweep run: reported, not mixed
     assert not short["mixed"] and "too few sweeps" in short["text"]
+
+
+def test_traces_computed_in_blocks_equal_the_sweep_by_sweep_traces(monkeypatch):
+    # the statistic, d_W and accuracy traces are computed every _TRACE_BLOCK sweeps from the
+    # stored samples; with blocks of one sweep they are computed after every sweep. Same seed,
+    # same chain: the traces must agree (to rounding in the running mean of the statistic),
+    # also for a run length that is not a multiple of the block
+    from dpcore.subspace import gibbs as gibbs_mod
+    ds = make_union_of_subspaces(200, 6, 3, 2, 0.1, random_state=1)
+    fit = lambda: GibbsSubspaceClustering(3, 2, epsilon=5.0, n_iter=150, n_chains=2, random_state=3).fit(
+        ds.X, ds.labels, ds.subspaces)
+    blocked = fit().traces_
+    monkeypatch.setattr(gibbs_mod, "_TRACE_BLOCK", 1)
+    single = fit().traces_
+    assert set(blocked) == set(single) == {"cost", "statistic", "dw", "accuracy"}
+    for name in blocked:
+        np.testing.assert_allclose(blocked[name], single[name], rtol=1e-12, atol=1e-13, err_msg=name)
