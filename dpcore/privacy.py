@@ -141,9 +141,11 @@ def exponential_mechanism(utility, epsilon, sensitivity, random_state=None, rang
 
 # --------------------------------------------------------------------------- composition
 def basic_composition(epsilons, deltas=None):
-    """Sequential composition: (Σ εᵢ, Σ δᵢ)."""
-    eps = float(np.sum(epsilons))
-    dlt = 0.0 if deltas is None else float(np.sum(deltas))
+    """Sequential composition: (Σ εᵢ, Σ δᵢ), each sum correctly rounded (``math.fsum``),
+    so a total does not depend on the order of the releases and a split that ends with
+    "the rest of ε" adds up to exactly ε."""
+    eps = math.fsum(float(e) for e in np.ravel(epsilons))
+    dlt = 0.0 if deltas is None else math.fsum(float(d) for d in np.ravel(deltas))
     return eps, dlt
 
 
@@ -221,6 +223,25 @@ class PrivacyLedger:
         entry = Release(what, mechanism, epsilon, delta, note)
         self.entries.append(entry)
         return entry
+
+    def rest_of(self, epsilon):
+        """The ε a last release may take so that the total is ``epsilon``: ε minus what was
+        spent, moved by units in the last place so that the (correctly rounded) total is
+        exactly ``epsilon``, or, in the rare case where rounding makes that impossible (a
+        tie), the largest value whose total stays below it: never more than the budget."""
+        spent = [e.epsilon for e in self.entries]
+        total = lambda r: math.fsum(spent + [r])
+        rest = epsilon - math.fsum(spent)
+        for _ in range(64):                                   # down until the budget holds
+            if total(rest) <= epsilon:
+                break
+            rest = math.nextafter(rest, -math.inf)
+        for _ in range(64):                                   # up while it still holds
+            up = math.nextafter(rest, math.inf)
+            if total(up) > epsilon:
+                break
+            rest = up
+        return rest
 
     def extend(self, other: "PrivacyLedger", prefix: str = ""):
         for e in other.entries:

@@ -204,7 +204,8 @@ class DPTauCC(PrivateEstimatorMixin):
     so the ledger has 4𝓘 entries summing to 2𝓘·ε′ = ε (sequential composition). Alg. 1 as
     printed loops ``while t < 𝓘`` and would run only 𝓘 − 1 iterations, spending (𝓘−1)/𝓘 of ε
     (and nothing at all for 𝓘 = 1); ε′ = ε/(2𝓘) only adds up with 𝓘 full iterations, which is
-    also what the authors' public code runs, so we run 𝓘.
+    also what the authors' public code runs, so we run 𝓘. The last table release takes the
+    rest of ε (ε₁ up to floating-point rounding), so the entries add up to exactly ε.
 
     Other decisions:
 
@@ -291,8 +292,11 @@ class DPTauCC(PrivateEstimatorMixin):
             ledger.record(f"iteration {t}: row partition", "exponential mechanism (Alg. 3)", eps2,
                           note=f"one draw per row, P ∝ exp(ε₂σ/Δ), Δ(σ) = {dsig:.4g} (eq. 4.10); "
                                "a changed cell moves one row's utilities only (parallel composition)")
-            T, r, c, T_exact = dp_compute_t(A, r, c, eps1, rng)
-            ledger.record(f"iteration {t}: contingency table T (after rows)", "Laplace (Alg. 2)", eps1,
+            # the very last release takes the rest of ε (= ε₁ up to rounding), so the ledger adds
+            # up to exactly ε and the noise scale is that of the ε recorded
+            eps1_t = ledger.rest_of(eps) if t == I else eps1
+            T, r, c, T_exact = dp_compute_t(A, r, c, eps1_t, rng)
+            ledger.record(f"iteration {t}: contingency table T (after rows)", "Laplace (Alg. 2)", eps1_t,
                           note=f"{T.shape[0]}×{T.shape[1]} cells + Lap(1/ε₁), L1 sensitivity 1 (eq. 4.11); "
                                "negatives set to 0, all-zero rows/columns deleted (post-processing)")
             history.append(self._history_row(t, "rows", T, dsig))

@@ -82,7 +82,7 @@ def resolve_budget_split(budget_split, epsilon):
     if abs(sum(shares.values()) - 1.0) > 1e-9:
         raise ValueError(f"budget_split shares must sum to 1; got {sum(shares.values()):g}")
     eps = {s: epsilon * shares[s] for s in STAGES[:-1]}
-    eps[STAGES[-1]] = epsilon - sum(eps.values())
+    eps[STAGES[-1]] = epsilon - math.fsum(eps.values())     # the ledger totals with math.fsum too
     return eps
 
 
