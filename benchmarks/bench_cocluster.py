@@ -387,7 +387,7 @@ def main():
             med = []
             t0 = time.perf_counter()
             for eps in EPSILONS:
-                med.append(np.median([nmi(ds.labels, DPLloydKMeans(k, eps, nonnegative=True, random_state=s)
+                med.append(np.median([nmi(ds.labels, DPLloydKMeans(k, eps, radius=1.0, nonnegative=True, random_state=s)
                                           .fit(ds.X).labels_) for s in range(R)]))
             per = (time.perf_counter() - t0) / (R * len(EPSILONS))
             print(f"| {name} | " + " | ".join(f"{v:.3f}" for v in med) + f" | {km:.3f} | {per:.1f} |", flush=True)

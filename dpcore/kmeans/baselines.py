@@ -37,6 +37,7 @@ from sklearn.preprocessing import normalize as _sk_normalize
 
 from .._validation import check_array, check_epsilon, check_int, check_random_state, check_real
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
+from ._utils import RADIUS_LEAK_REASON, resolve_radius, row_sq_norms
 
 __all__ = ["MAX_DENSE_CELLS", "map_rows_to_ball", "DPLloydKMeans", "KMeansPlusPlus"]
 
@@ -117,10 +118,13 @@ class DPLloydKMeans(PrivateEstimatorMixin):
     epsilon : float > 0
         Budget of the whole run. Neighbouring datasets differ by adding or removing ONE ROW
         (a whole document), a stronger unit than DP-τCC's single count.
-    radius : float > 0
+    radius : float > 0 (required) or ``"data"``
         Public radius Λ: rows are mapped into the ball of radius Λ (see ``row_map``), and
         the per-coordinate bounds handed to diffprivlib are [0, Λ] when ``nonnegative`` and
-        [−Λ, Λ] otherwise - never bounds read off the data.
+        [−Λ, Λ] otherwise - never bounds read off the data. For L2-normalised documents
+        (the co-clustering paper's use) Λ = 1 is a public fact. ``"data"`` uses max ‖x‖ with
+        a :class:`DataDerivedRadiusWarning`; the run is then not private (as for every
+        k-means method of dpcore).
     nonnegative : bool
         Declare the data non-negative (e.g. counts): a public, schema-level fact. Input with
         a negative entry is then rejected (``ValueError``), not silently clipped.
@@ -141,10 +145,11 @@ class DPLloydKMeans(PrivateEstimatorMixin):
     labels_ : NOT private - each mapped row assigned to its nearest released centre.
     n_iter_ : iterations diffprivlib chose (from ε, n, d, k; it treats n as public).
     bounds_ : the public (lower, upper) per-coordinate bounds used.
+    radius_ : Λ used; n_clipped_ : rows longer than Λ, shrunk onto the sphere (NOT private).
     ledger_, private_outputs_, nonprivate_outputs_ : as every private estimator.
     """
 
-    def __init__(self, n_clusters=8, epsilon=1.0, radius=1.0, nonnegative=False, row_map="normalize",
+    def __init__(self, n_clusters=8, epsilon=1.0, radius=None, nonnegative=False, row_map="normalize",
                  max_dense_cells=MAX_DENSE_CELLS, random_state=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -157,7 +162,6 @@ class DPLloydKMeans(PrivateEstimatorMixin):
     def fit(self, X, y=None):
         k = check_int(self.n_clusters, "n_clusters", 1)
         eps = check_epsilon(self.epsilon)
-        radius = check_real(self.radius, "radius", 0.0, None, low_inclusive=False)
         max_cells = check_int(self.max_dense_cells, "max_dense_cells", 1)
         if self.row_map not in ("normalize", "clip"):
             raise ValueError(f"row_map must be 'normalize' or 'clip'; got {self.row_map!r}")
@@ -171,6 +175,9 @@ class DPLloydKMeans(PrivateEstimatorMixin):
         has_neg = (X.data < 0).any() if sp.issparse(X) else (X < 0).any()
         if self.nonnegative and has_neg:
             raise ValueError("X has negative entries but nonnegative=True was declared (bounds [0, radius])")
+        radius, derived = resolve_radius(self.radius, X)
+        self.radius_ = radius
+        self.n_clipped_ = int(np.count_nonzero(np.sqrt(row_sq_norms(X)) > radius))
         rng = check_random_state(self.random_state)
         Xm = map_rows_to_ball(X, radius, self.row_map)
         Xm = Xm.toarray() if sp.issparse(Xm) else np.asarray(Xm)
@@ -193,10 +200,14 @@ class DPLloydKMeans(PrivateEstimatorMixin):
             note=(f"{self.n_iter_} iterations × (folded geometric noise on each cluster count + bounded-domain "
                   f"Laplace on each coordinate sum, sensitivity = bound width {upper[0] - lower[0]:g}); "
                   "parallel over clusters, sequential over iterations; neighbours = one row added/removed"))
-        self.private_outputs_ = ["cluster_centers_"]
+        self.private_outputs_ = [] if derived else ["cluster_centers_"]
         self.nonprivate_outputs_ = {
             "labels_": "raw rows assigned to the nearest released centre (reads the data without noise)",
+            "n_clipped_": "exact number of rows longer than Λ, computed from the data",
         }
+        if derived:
+            self.nonprivate_outputs_["cluster_centers_"] = RADIUS_LEAK_REASON
+            self.nonprivate_outputs_["radius_"] = RADIUS_LEAK_REASON
         return self
 
     def fit_predict(self, X, y=None):
