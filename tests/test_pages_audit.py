@@ -1,21 +1,11 @@
 """AppTest runs of the Audit page (pages/8_audit.py) with few runs per side."""
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
-PAGE = str(ROOT / "pages" / "8_audit.py")
+from apptest_helpers import open_page, widget
 
 
-def widget(at, kind, label):
-    return next(w for w in getattr(at, kind) if w.label == label)
-
-
-def page():
-    at = AppTest.from_file(PAGE, default_timeout=180)
-    at.run()
-    assert not at.exception, at.exception
+def page(query=None):
+    at = open_page("8_audit.py", query=query, timeout=180)
     assert not at.error, [e.value for e in at.error]
     return at
 
@@ -127,19 +117,13 @@ def test_link_reopens_the_same_audit_controls():
     link = {k: at.query_params[k] for k in at.query_params}
     assert link["audit_data"] == "subspaces" and link["audit_algorithm"] == "sulq_kplane"
     assert link["audit_eps_sulq_kplane"] == "2.0" and link["audit_trials"] == "60" and link["audit_seed"] == "4"
-    again = AppTest.from_file(PAGE, default_timeout=180)
-    for k, v in link.items():
-        again.query_params[k] = v
-    again.run()
-    assert not again.exception and not again.warning, [x.value for x in again.warning]
+    again = page(query=link)
+    assert not again.warning, [x.value for x in again.warning]
     shown = lambda a: {(x.label, x.value) for kind in ("selectbox", "number_input", "select_slider")
                        for x in getattr(a, kind)}
     assert shown(again) == shown(at)
 
 
 def test_bad_link_parameter_is_ignored_with_a_warning():
-    again = AppTest.from_file(PAGE, default_timeout=180)
-    again.query_params["audit_algorithm"] = "magic"
-    again.run()
-    assert not again.exception
+    again = page(query={"audit_algorithm": "magic"})
     assert any("audit_algorithm" in x.value and "Ignored link parameters" in x.value for x in again.warning)

@@ -1,20 +1,13 @@
 """AppTest runs of the Cluster page (issue 3)."""
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
+from apptest_helpers import open_page
+
 SMALL = {"kind": "subspaces", "n": 150, "d": 6, "k": 2, "q": 2, "sigma": 0.01, "random_state": 0}
 
 
 def page(spec=SMALL):
-    at = AppTest.from_file(str(ROOT / "pages" / "3_cluster.py"), default_timeout=120)
-    if spec is not None:
-        at.session_state["dataset"] = {"spec": spec}
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page("3_cluster.py", spec=spec)
 
 
 def run_button(at):

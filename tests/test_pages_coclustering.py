@@ -1,17 +1,9 @@
 """AppTest runs of the Co-clustering page (pages/5_coclustering.py)."""
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
-
-ROOT = Path(__file__).resolve().parents[1]
-PAGE = str(ROOT / "pages" / "5_coclustering.py")
+from apptest_helpers import open_page
 
 
 def page():
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page("5_coclustering.py")
 
 
 def matrix_box(at):

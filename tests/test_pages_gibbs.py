@@ -1,22 +1,11 @@
 """AppTest runs of the Gibbs diagnostics page (pages/4_gibbs.py)."""
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
-PAGE = str(ROOT / "pages" / "4_gibbs.py")
-
-
-def widget(at, kind, label):
-    return next(w for w in getattr(at, kind) if w.label == label)
+from apptest_helpers import open_page, widget
 
 
 def page():
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page("4_gibbs.py")
 
 
 def small_run(at, eps="1, 10", n_iter=20, chains=2):

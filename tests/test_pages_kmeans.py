@@ -1,20 +1,12 @@
 """AppTest runs of the k-means page (pages/6_kmeans.py)."""
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
+from apptest_helpers import open_page
 from dpcore.kmeans._utils import DataDerivedRadiusWarning
-
-ROOT = Path(__file__).resolve().parents[1]
-PAGE = str(ROOT / "pages" / "6_kmeans.py")
 
 
 def page():
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page("6_kmeans.py")
 
 
 def number(at, label):

@@ -1,29 +1,17 @@
 """AppTest runs of the Privacy–utility page (pages/7_privacy_utility.py): presets, links,
 bad sweeps and results that survive them."""
 import json
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
-PAGE = str(ROOT / "pages" / "7_privacy_utility.py")
+from apptest_helpers import open_page
+from apptest_helpers import widget as w
+
 SMALL = {"kind": "subspaces", "n": 150, "d": 5, "k": 2, "q": 1, "sigma": 0.05, "random_state": 0}
 
 
 def page(query=None, spec=SMALL):
-    at = AppTest.from_file(PAGE, default_timeout=180)
-    if spec is not None:
-        at.session_state["dataset"] = {"spec": spec}
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def w(at, kind, label):
-    return next(x for x in getattr(at, kind) if x.label == label)
+    return open_page("7_privacy_utility.py", spec=spec, query=query, timeout=180)
 
 
 def run_small(at, methods=("SuLQ-10", "k-plane"), metrics=("d_W",)):

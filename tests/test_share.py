@@ -6,7 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
+
+from apptest_helpers import open_page
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"kind": "subspaces", "n": 300, "d": 6, "k": 2, "q": 2, "sigma": 0.01, "random_state": 0}
@@ -14,14 +15,7 @@ CLUSTER = str(ROOT / "pages" / "3_cluster.py")
 
 
 def page(path=CLUSTER, query=None, spec=SMALL):
-    at = AppTest.from_file(path, default_timeout=120)
-    if spec is not None:
-        at.session_state["dataset"] = {"spec": spec}
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page(Path(path).name, spec=spec, query=query)
 
 
 def widget(at, label):
