@@ -11,7 +11,6 @@ import time
 from collections import OrderedDict
 from contextlib import nullcontext
 
-import pandas as pd
 import streamlit as st
 
 from dpcore.data import Dataset, load_dataset
@@ -168,6 +167,8 @@ def show_ledger(ledger: PrivacyLedger, title="Privacy ledger of this run"):
     if len(ledger) == 0:
         st.caption("No private release: nothing was spent.")
         return
+    import pandas as pd   # here, not at start-up: the Home page and the sidebar do not need it
+
     st.dataframe(pd.DataFrame(ledger.as_records()), hide_index=True, width="stretch")
     eps, dlt = ledger.total()
     st.caption(f"Total spent: ε = {eps:.6g}, δ = {dlt:.3g}")
