@@ -68,25 +68,25 @@ highdim-fig2          n = 20,000, k ∈ {2, 8, 32}, ε ∈ {0.1, 1,    n = 100,0
                       10}, 2 runs                                 ε ∈ {0.1, 0.3, 1, 3, 10}, 5 runs (paper)
 ====================  ==========================================  ==========================================
 
-Time with ``--jobs 2`` on the project machine (2 cores shared with other people's jobs: load
-average 4-9 during the measurements, so indicative). ``--quick`` was MEASURED: 354 s for
-``all`` with the settings above (5.9 min; load 5-7); before Yale B's k-plane-start Gibbs runs
-were dropped from quick and Fig. 3 cut to 500 sweeps, 418-547 s in three runs. The full level
+Time with ``--jobs 2`` on the project machine (2 cores, sometimes shared with other jobs, so
+indicative). ``--quick`` was MEASURED: 118 s for ``all`` with the settings above on an
+otherwise idle machine (load ≈ 2 from the two workers); 354 s earlier at load 5-7, before sweep
+runs were made BLAS single-threaded (``dpcore.experiments.run_task``). The full level
 was NOT run: its time is an ESTIMATE, the sum of per-run times measured single-threaded at low
 load (Gibbs: seconds per sweep × sweeps; k-means: runs at n = 100,000), halved for 2 workers.
 
 ==============  ======================  ============================================================
 figure          ``--quick`` (measured)  full (estimated)
 ==============  ======================  ============================================================
-subspace-fig2   221 s                   ≈ 42,000 CPU s ≈ 5.8 h. Dominated by Yale B's Gibbs runs:
+subspace-fig2   70 s                    ≈ 42,000 CPU s ≈ 5.8 h. Dominated by Yale B's Gibbs runs:
                                         10,000 sweeps × 43 ms = 434 s per run × 90 runs ≈ 39,000 s;
                                         without them ≈ 2,900 CPU s (SSC on n = 5000: 47 s per run)
-subspace-fig3   19 s                    ≈ 330 CPU s (3-5 ms per sweep of 8 chains) ≈ 3 min
-cocluster-fig2  21-46 s                 ≈ 200 CPU s ≈ 2 min
-cocluster-fig3  13-33 s                 ≈ 170-460 CPU s ≈ 2-4 min
-highdim-fig2    35-90 s                 ≈ 1,130 CPU s ≈ 10 min (all five methods: 11 s per trial at
+subspace-fig3   9 s                     ≈ 330 CPU s (3-5 ms per sweep of 8 chains) ≈ 3 min
+cocluster-fig2  8 s                     ≈ 200 CPU s ≈ 2 min
+cocluster-fig3  9 s                     ≈ 170-460 CPU s ≈ 2-4 min
+highdim-fig2    20 s                    ≈ 1,130 CPU s ≈ 10 min (all five methods: 11 s per trial at
                                         k = 2, 61 s at k = 64, n = 100,000)
-all             354 s (5.9 min)         ≈ 44,000 CPU s ≈ 6 h (≈ 40 min without Yale B's Gibbs runs)
+all             118 s (2.0 min)         ≈ 44,000 CPU s ≈ 6 h (≈ 40 min without Yale B's Gibbs runs)
 ==============  ======================  ============================================================
 """
 from __future__ import annotations
