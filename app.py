@@ -7,6 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui import warmup
 from ui.common import sidebar
 
 PAGES_DIR = Path(__file__).parent / "pages"
@@ -30,3 +31,4 @@ st.set_page_config(page_title="dpclust-explorer", page_icon=":material/lock:", l
 navigation = st.navigation(discover_pages())
 sidebar()
 navigation.run()
+warmup.start()   # after the first page is drawn: the other pages' imports, in the background

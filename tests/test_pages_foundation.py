@@ -70,3 +70,14 @@ def test_data_page_loads_every_kind(kind, expect):
     at.run()
     assert not at.exception and not at.error
     assert expect in summary(at)["name"]
+
+
+def test_warmup_imports_the_pages_modules_once_in_the_background():
+    import sys
+
+    from ui import warmup
+    first = warmup.start()
+    assert warmup.start() is first and first.daemon                 # one thread per server
+    first.join(timeout=120)
+    assert not first.is_alive()
+    assert all(name in sys.modules for name in warmup.MODULES)       # every listed module really exists
