@@ -209,16 +209,22 @@ if res is not None:
         else:
             fig = reordered_matrix(rds.X, fast.row_labels_, fast.column_labels_, title="Matrix ordered by Fast-τCC")
         st.plotly_chart(fig, width="stretch")
-        st.caption("The picture shows the raw counts (the data owner's view); only the partitions come from the run.")
+        st.caption("What to look for: dense blocks on the diagonal of the grid, one per row cluster × column "
+                   "cluster; at small ε the private partitions scatter them. The picture shows the raw counts (the "
+                   "data owner's view); only the partitions come from the run.")
     with tabs[1]:
         tables = {"released T (private)": dp.T_, "true T of the same partitions (not private)": dp.T_exact_}
         if fast is not None:
             tables["Fast-τCC T (not private)"] = fast.T_
         st.plotly_chart(contingency_heatmaps(tables), width="stretch")
-        st.caption("Laplace noise of scale 1/ε₁ per cell (ε₁ = 10 % of ε/(2𝓘)); negative cells are set to 0 and "
-                   "all-zero rows/columns deleted.")
+        st.caption("What to look for: the released T should show the same strong cells as the true T of the same "
+                   "partitions; Laplace noise of scale 1/ε₁ per cell (ε₁ = 10 % of ε/(2𝓘)) blurs the small ones. "
+                   "Negative cells are set to 0 and all-zero rows/columns deleted.")
     with tabs[2]:
         st.plotly_chart(tau_history(dp.history_), width="stretch")
+        st.caption("What to look for: τ̂ (how much the released T reduces the error of predicting a row's "
+                   "cluster from its column's, and back) should climb over the steps; with a small ε per step it "
+                   "stalls near 0 - the trade-off between ε and 𝓘 of the paper's Fig. 3.")
         st.dataframe(pd.DataFrame(dp.history_), hide_index=True, width="stretch")
     with tabs[3]:
         show_ledger(dp.ledger_, "Privacy ledger of the DP-τCC run")

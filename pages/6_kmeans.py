@@ -204,6 +204,8 @@ if res is not None:
     st.caption(f"{cmp.n_clipped} point(s) lay outside B(0, Λ) and were clipped (an exact count: not private). "
                "Objectives are evaluated on the clipped points with the raw data (evaluation only).")
     st.plotly_chart(objective_bars(cmp.ratios()), width="stretch")
+    st.caption("What to look for: bars near 1 are as good as non-private k-means++; the candidate-set method "
+               "should be the lowest private bar when the clusters are well separated (the paper's §7).")
 
     labels = {r.label: r for r in cmp.results}
     shown = st.selectbox("centres to draw", list(labels), help="Whose released centres are drawn over the points.")
@@ -212,6 +214,8 @@ if res is not None:
                                            "k-means++ (not private)": cmp.reference.centres},
                           title="Points (coloured by true class) with released and non-private centres")
     st.plotly_chart(fig, width="stretch")
+    st.caption("What to look for: a released centre near the middle of every true class; noise shows as centres "
+               "pulled off the data or two centres in one class.")
 
     est = r.estimator
     if r.key.startswith("candidate"):

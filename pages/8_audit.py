@@ -158,6 +158,8 @@ if out:
         st.info(f"**No bound: not private.** The algorithm makes no privacy claim; the audit shows it spends at "
                 f"least ε̂ = {res.epsilon_lower:.3g} on this neighbour (with {res.confidence:.0%} confidence).")
     st.plotly_chart(audit_histograms(res, STATISTIC_HELP[out["statistic"]]), width="stretch")
+    st.caption("What to look for: for a private release the two histograms overlap, so no threshold separates "
+               "them much better than e^ε allows; a non-private one (or a leaking start) puts them apart.")
     table = pd.DataFrame({
         "rate": [res.tpr, res.fpr],
         "CI low": [res.tpr_ci[0], res.fpr_ci[0]], "CI high": [res.tpr_ci[1], res.fpr_ci[1]],
