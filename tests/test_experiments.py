@@ -81,9 +81,9 @@ def test_dask_local_cluster_gives_the_same_frame():
 
 
 @pytest.mark.parametrize("kw,word", [
-    (dict(epsilons=[]), "epsilons"),
-    (dict(epsilons=[0.0]), "epsilons"),
-    (dict(trials=0), "trials"),
+    (dict(epsilons=[]), r"epsilons must hold at least one epsilon > 0 \(the grid is empty\)"),
+    (dict(epsilons=[0.0]), "epsilons must be > 0"),
+    (dict(trials=0), "trials must be an integer >= 1"),
     (dict(algorithms=["nope"]), "algorithm must be one of"),
     (dict(metrics=["nope"]), "metric must be one of"),
     (dict(dataset={"n": 3}), "dataset"),
