@@ -354,7 +354,7 @@ class EstimatorStatistic:
         """The statistic of algorithm ``name`` with the dataset's defaults (k, q from its
         classes and subspaces, as in the experiments) and the family's default statistic."""
         from .experiments import ALGORITHMS, FAMILY_DEFAULTS
-        if name not in ALGORITHMS:
+        if name not in ALGORITHMS:                      # before the lookup below; __init__ checks the rest
             raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {name!r}")
         family = ALGORITHMS[name].family
         return cls(name, {**FAMILY_DEFAULTS[family](dataset), **(params or {})}, epsilon,
@@ -366,7 +366,8 @@ class EstimatorStatistic:
         params = dict(self.params)
         if self.epsilon is not None:
             params["epsilon"] = self.epsilon
-        with warnings.catch_warnings():
+        from .subspace.common import single_threaded
+        with warnings.catch_warnings(), single_threaded():     # many small fits: one BLAS thread each (as in sweeps)
             warnings.simplefilter("ignore")
             est = entry.load()(**params, random_state=rng).fit(X)
         if self.statistic == "outlier_distance":
@@ -445,9 +446,9 @@ def audit_delta(name, dataset, params=None):
     if (params or {}).get("delta") is not None:
         return float(params["delta"])
     default = inspect.signature(entry.load().__init__).parameters["delta"].default
-    if default is None:
-        n = dataset.n
-        return 1.0 / (n * np.log(n))
+    if default is None:                             # the subspace methods: δ = 1/(n ln n) of D
+        from .subspace.sample_aggregate import default_delta
+        return default_delta(dataset.n)
     return float(default)
 
 

@@ -160,13 +160,11 @@ def _class_subspaces(X, labels, q):
     The reference C* for labelled data without known subspaces (e.g. Yale B, whose classes
     lie near 9-D affine, hence 10-D linear, subspaces): the best q-dimensional linear fit of
     each class. Evaluation only (it reads the labels and the raw points)."""
-    out = []
-    for c in np.unique(labels):
-        _, _, Vt = np.linalg.svd(X[labels == c], full_matrices=False)
-        if Vt.shape[0] < q:
-            raise ValueError(f"every class needs at least q = {q} points to define its subspace")
-        out.append(Vt[:q].T)
-    return np.stack(out)
+    from .subspace.common import fit_subspaces
+    _, lab, counts = np.unique(labels, return_inverse=True, return_counts=True)
+    if counts.min() < q:
+        raise ValueError(f"every class needs at least q = {q} points to define its subspace")
+    return fit_subspaces(X, lab, counts.size, q)
 
 
 def _metric_subspace_dw_class(ds, est, ctx):

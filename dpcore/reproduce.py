@@ -107,7 +107,8 @@ from scipy import stats
 
 from .data import load_dataset
 from ._validation import check_int
-from .experiments import Sweep, preset, run_seed, run_sweep
+from .experiments import ALGORITHMS, Sweep, preset, run_seed, run_sweep
+from .subspace.common import single_threaded
 
 __all__ = ["FIGURES", "LEVELS", "SETTINGS", "main", "run_figure"]
 
@@ -288,7 +289,7 @@ def _subspace_fig2(level, R):
         title = f"Subspace clustering, Fig. 2 ({pname}): {load_dataset_name(P['dataset'])}"
         fig = privacy_utility_figure(df, ["cost", dw], title=title)
         panels.append(Panel(pname, df, fig, _medians(df, dw), title))
-        private = [a["label"] for a in algs if a["name"] in ("sulq_kplane", "sample_aggregate", "gibbs")]
+        private = [a["label"] for a in algs if ALGORITHMS[a["name"]].private]
         for alg in private:
             checks.append(_trend_check(df, alg, dw, pname))
         if ds_kind == "subspaces" and 10.0 in S["epsilons"]:
@@ -332,7 +333,8 @@ def gibbs_traces(dataset, epsilon, init, n_iter, n_chains, seed):
     rng = np.random.default_rng(run_seed(seed, f"fig3 {init}", epsilon, 0))
     est = GibbsSubspaceClustering(int(ds.n_classes), int(ds.subspaces.shape[2]), epsilon=epsilon, n_iter=n_iter,
                                   n_chains=n_chains, init=init, random_state=rng)
-    est.fit(ds.X, y=ds.labels, true_subspaces=ds.subspaces)
+    with single_threaded():                         # as every sweep run (dpcore.experiments.run_task)
+        est.fit(ds.X, y=ds.labels, true_subspaces=ds.subspaces)
     return {"traces": est.traces_, "burn_in": est.burn_in_, "seconds_per_sweep": est.seconds_per_sweep_}
 
 
@@ -397,7 +399,7 @@ def _cocluster_fig2(level, R):
         title = f"Co-clustering, Fig. 2: row NMI on CLUTO {name} (𝓘 = {S['n_iterations']})"
         panels.append(Panel(name, df, privacy_utility_figure(df, ["nmi"], title=title), _medians(df, "nmi"), title))
         checks.append(_trend_check(df, "DP-τCC", "nmi", name, decreasing=False))
-        lo, hi = min(S["epsilons"]), max(S["epsilons"])
+        hi = max(S["epsilons"])
         fast = float(df[df["algorithm"] == "Fast-τCC"]["nmi"].median())
         at_hi, at1 = _median_at(df, "DP-τCC", hi, "nmi"), _median_at(df, "DP-τCC", 1.0, "nmi")
         checks.append(_check(f"{name}: DP-τCC at ε = {hi:g} reaches ≥ 60 % of Fast-τCC's median NMI",

@@ -9,7 +9,7 @@ from dpcore.audit import (ALL_NEIGHBOURS, AUDIT_SETS, MIN_TRIALS, NEIGHBOURS, ST
 from dpcore.experiments import ALGORITHMS, FAMILY_KINDS
 from dpcore.plots.audit import audit_histograms
 from ui.common import current_dataset, privacy_statement, run_guarded
-from ui.share import Preset, as_float, as_int, bind_url, follow_dataset, one_of, preset_picker, publish_url
+from ui.share import Preset, as_float, as_int, bind_url, one_of, preset_picker, publish_url
 
 KEY = "audit"
 PAGE = "audit"
@@ -71,9 +71,13 @@ else:
     st.caption(AUDIT_SETS[src].note)
 kind = ds.kind
 st.caption(f"Dataset: **{ds.name}** ({kind}).")
-follow_dataset(PAGE, (src, ds.name), {"audit_neighbour": next(iter(NEIGHBOURS.get(kind, ALL_NEIGHBOURS)))})
-if "audit_neighbour" not in st.session_state:
-    st.session_state["audit_neighbour"] = next(iter(NEIGHBOURS.get(kind, ALL_NEIGHBOURS)))
+neighbours = NEIGHBOURS.get(kind, {})
+if not neighbours:
+    st.error(f"neighbour: there is no neighbour construction for data of kind {kind!r} (the audit knows "
+             f"{', '.join(NEIGHBOURS)}): choose another dataset.")
+    st.stop()
+if st.session_state.get("audit_neighbour") not in neighbours:   # e.g. after switching between points and counts
+    st.session_state["audit_neighbour"] = next(iter(neighbours))
 
 names = [n for n, a in ALGORITHMS.items() if kind in FAMILY_KINDS[a.family]]
 if st.session_state.get("audit_algorithm") not in names:
@@ -103,8 +107,7 @@ with st.form("audit_form"):
                           key=f"audit_eps_{name}", placeholder="none (not private)",
                           help="The ε the algorithm is run with and audited against. Leave empty for a "
                                "non-private algorithm.")
-    neighbour = c2.selectbox("neighbour D′", list(ALL_NEIGHBOURS), key="audit_neighbour",
-                             format_func=lambda k: ALL_NEIGHBOURS[k],
+    neighbour = c2.selectbox("neighbour D′", list(neighbours), key="audit_neighbour", format_func=neighbours.get,
                              help="How D′ differs from D by one record. Points: add a far outlier or remove a "
                                   "point; count matrices: add 1 to one cell.")
     trials = c3.number_input("runs per side", 1, 20_000, 200, key="audit_trials",
