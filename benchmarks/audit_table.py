@@ -25,20 +25,16 @@ Run times are wall-clock on a machine shared with other jobs.
 """
 from __future__ import annotations
 
+import argparse
 import os
-
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")          # one BLAS thread per worker process
-
-import argparse  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
-from concurrent.futures import ProcessPoolExecutor  # noqa: E402
+import sys
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from dpcore.audit import STATISTICS, audit_dataset, audit_estimator  # noqa: E402
+from dpcore.audit import AUDIT_SETS, STATISTICS, audit_dataset, audit_estimator  # noqa: E402
 from dpcore.experiments import ALGORITHMS  # noqa: E402
 
 #: (label, registry name, audit set, neighbour, extra parameters)
@@ -58,8 +54,6 @@ EXTRA = [
     ("Gibbs, 1 sweep, random start", "gibbs", "three_axes", "add_outlier", {"n_iter": 1, "init": "random"}),
 ]
 SHORT_NEIGHBOUR = {"add_outlier": "+ far outlier", "remove_point": "− one point", "change_cell": "+1 in one cell"}
-SET_NAMES = {"subspaces": "2 lines in R^5, n=200", "gaussians": "3 Gaussians in R^5, n=200",
-             "blocks": "60×40 counts", "three_axes": "three axes, n=1200"}
 
 
 def audit_row(label, name, set_key, neighbour, params, eps, trials, confidence, seed, executor):
@@ -71,7 +65,7 @@ def audit_row(label, name, set_key, neighbour, params, eps, trials, confidence, 
         warnings.simplefilter("ignore")
         res = audit_estimator(name, ds, neighbour, trials, epsilon=eps, params=p, confidence=confidence, seed=seed,
                               executor=executor)
-    return {"method": label, "data": SET_NAMES[set_key], "ε": eps, "neighbour": SHORT_NEIGHBOUR[neighbour],
+    return {"method": label, "data": AUDIT_SETS[set_key].label, "ε": eps, "neighbour": SHORT_NEIGHBOUR[neighbour],
             "statistic": STATISTICS[family], "trials": trials, "ε̂ lower": res.epsilon_lower,
             "point": res.epsilon_point, "ceiling": res.epsilon_ceiling, "verdict": res.verdict,
             "δ": res.delta, "seconds": time.perf_counter() - t0}

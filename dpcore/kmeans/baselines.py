@@ -37,7 +37,7 @@ from sklearn.preprocessing import normalize as _sk_normalize
 
 from .._validation import check_array, check_epsilon, check_int, check_random_state, check_real
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
-from ._utils import RADIUS_LEAK_REASON, resolve_radius, row_sq_norms
+from ._utils import RADIUS_LEAK_REASON, clip_rows, resolve_radius, row_sq_norms
 
 __all__ = ["MAX_DENSE_CELLS", "map_rows_to_ball", "DPLloydKMeans", "KMeansPlusPlus"]
 
@@ -99,12 +99,7 @@ def map_rows_to_ball(X, radius=1.0, row_map="normalize"):
     if row_map == "normalize":
         return _sk_normalize(X, norm="l2", axis=1, copy=True) * radius
     if row_map == "clip":
-        if sp.issparse(X):
-            norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-        else:
-            norms = np.linalg.norm(X, axis=1)
-        scale = np.where(norms > radius, radius / np.where(norms > 0, norms, 1.0), 1.0)
-        return sp.diags(scale) @ X if sp.issparse(X) else X * scale[:, None]
+        return clip_rows(X, radius)[0]
     raise ValueError(f"row_map must be 'normalize' or 'clip'; got {row_map!r}")
 
 
@@ -145,7 +140,8 @@ class DPLloydKMeans(PrivateEstimatorMixin):
     labels_ : NOT private - each mapped row assigned to its nearest released centre.
     n_iter_ : iterations diffprivlib chose (from ε, n, d, k; it treats n as public).
     bounds_ : the public (lower, upper) per-coordinate bounds used.
-    radius_ : Λ used; n_clipped_ : rows longer than Λ, shrunk onto the sphere (NOT private).
+    radius_ : Λ used; n_clipped_ : rows longer than Λ (NOT private) - shrunk onto the sphere with
+        ``row_map="clip"``; with ``"normalize"`` every non-zero row is scaled to norm Λ anyway.
     ledger_, private_outputs_, nonprivate_outputs_ : as every private estimator.
     """
 
@@ -177,9 +173,12 @@ class DPLloydKMeans(PrivateEstimatorMixin):
             raise ValueError("X has negative entries but nonnegative=True was declared (bounds [0, radius])")
         radius, derived = resolve_radius(self.radius, X)
         self.radius_ = radius
-        self.n_clipped_ = int(np.count_nonzero(np.sqrt(row_sq_norms(X)) > radius))
+        if self.row_map == "clip":
+            Xm, self.n_clipped_ = clip_rows(X, radius)
+        else:   # every non-zero row is scaled to norm Λ; n_clipped_ still counts the rows longer than Λ
+            Xm = map_rows_to_ball(X, radius, self.row_map)
+            self.n_clipped_ = int(np.count_nonzero(np.sqrt(row_sq_norms(X)) > radius))
         rng = check_random_state(self.random_state)
-        Xm = map_rows_to_ball(X, radius, self.row_map)
         Xm = Xm.toarray() if sp.issparse(Xm) else np.asarray(Xm)
         lower = np.zeros(d) if self.nonnegative else np.full(d, -radius)
         upper = np.full(d, radius)
