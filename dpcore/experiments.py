@@ -393,10 +393,11 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
     return df
 
 
-def summarize(df: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Median and inter-quartile range of ``metric`` per (algorithm, ε)."""
+def summarize(df: pd.DataFrame, metric: str, by=("algorithm", "epsilon")) -> pd.DataFrame:
+    """Median, inter-quartile range and number of runs of ``metric`` per group of the
+    columns ``by`` (default: per algorithm and ε; NaN ε of non-private methods is a group)."""
     if metric not in df.columns:
         raise ValueError(f"metric must be a column of the results; got {metric!r}")
-    g = df.groupby(["algorithm", "epsilon"], dropna=False, sort=False)[metric]
+    g = df.groupby(list(by), dropna=False, sort=False)[metric]
     out = g.agg(median="median", q25=lambda s: s.quantile(0.25), q75=lambda s: s.quantile(0.75), runs="count")
     return out.reset_index()

@@ -23,6 +23,23 @@ def _rgba(hex_color, alpha):
     return f"rgba({r},{g},{b},{alpha})"
 
 
+def _band_and_median(fig, x, part, color, name, show_legend, row, col, dash="solid", hover=""):
+    """The inter-quartile band and the median line of one group (``part``: rows of
+    :func:`~dpcore.experiments.summarize` sorted by ``x``) in one panel."""
+    fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[part["q75"], part["q25"][::-1]], fill="toself",
+                             fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
+                             legendgroup=name, showlegend=False), row, col)
+    fig.add_trace(go.Scatter(x=x, y=part["median"], mode="lines+markers", name=name, legendgroup=name,
+                             line=dict(color=color, dash=dash), showlegend=show_legend,
+                             customdata=np.c_[part.iloc[:, 0], part["runs"]],
+                             hovertemplate=hover + "median %{y:.4g}<br>%{customdata[1]} runs"), row, col)
+
+
+def _log_axes(fig, metric, j, log_y):
+    if log_y or (log_y is None and metric in ("cost", "objective")):
+        fig.update_yaxes(type="log", row=1, col=j)
+
+
 def privacy_utility_figure(df, metrics, title="", log_y=None):
     """One panel per metric: median and inter-quartile band against log10 ε for each private
     algorithm; non-private algorithms (ε = NaN) as horizontal dashed lines at their median."""
@@ -36,25 +53,17 @@ def privacy_utility_figure(df, metrics, title="", log_y=None):
         for i, alg in enumerate(algorithms):
             color = PALETTE[i % len(PALETTE)]
             part = s[s["algorithm"] == alg]
-            show = j == 1
             if part["epsilon"].isna().all():
                 y = float(part["median"].iloc[0])
                 fig.add_trace(go.Scatter(x=list(x_span), y=[y, y], mode="lines", name=f"{alg} (non-private)",
-                                         line=dict(color=color, dash="dash"), legendgroup=alg, showlegend=show), 1, j)
+                                         line=dict(color=color, dash="dash"), legendgroup=alg, showlegend=j == 1),
+                              1, j)
                 continue
-            part = part.sort_values("epsilon")
-            x = np.log10(part["epsilon"].to_numpy())
-            fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[part["q75"], part["q25"][::-1]], fill="toself",
-                                     fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
-                                     legendgroup=alg, showlegend=False), 1, j)
-            fig.add_trace(go.Scatter(x=x, y=part["median"], mode="lines+markers", name=alg, line=dict(color=color),
-                                     legendgroup=alg, showlegend=show,
-                                     customdata=np.c_[part["epsilon"], part["runs"]],
-                                     hovertemplate="ε=%{customdata[0]:.3g}<br>median %{y:.4g}<br>%{customdata[1]} runs"),
-                          1, j)
+            part = part.sort_values("epsilon")[["epsilon", "median", "q25", "q75", "runs"]]
+            _band_and_median(fig, np.log10(part["epsilon"].to_numpy()), part, color, alg, j == 1, 1, j,
+                             hover="ε=%{customdata[0]:.3g}<br>")
         fig.update_xaxes(title_text="log10 ε", row=1, col=j)
-        if log_y or (log_y is None and m in ("cost", "objective")):
-            fig.update_yaxes(type="log", row=1, col=j)
+        _log_axes(fig, m, j, log_y)
     fig.update_layout(title=title or "Privacy–utility: median and inter-quartile band", height=430,
                       margin=dict(l=0, r=0, t=70, b=0))
     return fig
@@ -74,24 +83,14 @@ def curves_figure(df, x, metrics, group="algorithm", title="", x_title=None, gro
     name = group_name or group
     fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=[METRIC_TITLES.get(m, m) for m in metrics])
     for j, m in enumerate(metrics, start=1):
-        s = (df.groupby([group, x], sort=False)[m]
-             .agg(median="median", q25=lambda v: v.quantile(0.25), q75=lambda v: v.quantile(0.75), runs="count")
-             .reset_index())
+        s = summarize(df, m, by=(group, x))
         for i, val in enumerate(dict.fromkeys(df[group])):
-            color = PALETTE[i % len(PALETTE)]
-            part = s[s[group] == val].sort_values(x)
-            xs = part[x].to_numpy(dtype=float)
+            part = s[s[group] == val].sort_values(x)[[x, "median", "q25", "q75", "runs"]]
             label = f"{name} = {val:g}" if isinstance(val, (int, float, np.number)) else str(val)
             dash = "dash" if private is not None and not bool(private[val]) else "solid"
-            fig.add_trace(go.Scatter(x=np.r_[xs, xs[::-1]], y=np.r_[part["q75"], part["q25"][::-1]], fill="toself",
-                                     fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
-                                     legendgroup=label, showlegend=False), 1, j)
-            fig.add_trace(go.Scatter(x=xs, y=part["median"], mode="lines+markers", name=label, legendgroup=label,
-                                     line=dict(color=color, dash=dash), customdata=part["runs"], showlegend=j == 1,
-                                     hovertemplate=f"{x}=%{{x:.3g}}<br>median %{{y:.4g}}<br>%{{customdata}} runs"),
-                          1, j)
+            _band_and_median(fig, part[x].to_numpy(dtype=float), part, PALETTE[i % len(PALETTE)], label, j == 1,
+                             1, j, dash=dash, hover=f"{x}=%{{customdata[0]:.3g}}<br>")
         fig.update_xaxes(title_text=x_title or x, type="log" if log_x else "linear", row=1, col=j)
-        if log_y or (log_y is None and m in ("cost", "objective")):
-            fig.update_yaxes(type="log", row=1, col=j)
+        _log_axes(fig, m, j, log_y)
     fig.update_layout(title=title or None, height=430, margin=dict(l=0, r=0, t=70 if title else 40, b=0))
     return fig
