@@ -39,16 +39,6 @@ sys.path.insert(0, str(REPO / "tests" / "browser"))
 
 import stdriver as sd  # noqa: E402
 
-PROBLEMS_JS = """() => [
-  ...[...document.querySelectorAll('[data-testid="stException"]')].map(e => 'exception: ' + e.innerText.slice(0, 400)),
-  ...[...document.querySelectorAll('[data-testid="stAlertContentError"]')].map(e => 'st.error: ' + e.innerText.slice(0, 400)),
-]"""
-CHARTS_JS = """() => {
-  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
-  return [charts.length, charts.filter(c => !c.querySelector('.main-svg')).length];
-}"""
-NO_SKELETON_JS = "() => !document.querySelector('[data-testid=\"stMain\"] [data-testid=\"stSkeleton\"]')"
-RUNS_JS = "() => window.__stScriptsFinished ?? 0"
 
 
 # ----------------------------------------------------------------------------- memory
@@ -166,8 +156,7 @@ class RssSampler(threading.Thread):
 # ----------------------------------------------------------------------------- one session
 async def wait_run(page, before, timeout):
     await page.wait_for_function(sd.SCRIPT_DONE_JS, arg=before, timeout=timeout, polling=50)
-    await page.wait_for_function(sd.IDLE_JS, timeout=timeout, polling=50)
-    await page.wait_for_function(NO_SKELETON_JS, timeout=timeout, polling=100)
+    await page.wait_for_function(sd.IDLE_JS, timeout=timeout, polling=50)   # (idle includes: no skeleton)
 
 
 class Session:
@@ -187,7 +176,7 @@ class Session:
 
     async def run(self):
         import re
-        before = await self.page.evaluate(RUNS_JS)
+        before = await self.page.evaluate(sd.RUNS_JS)
         button = self.page.locator('[data-testid="stMain"] button').filter(
             has_text=re.compile(rf"^\s*{re.escape(self.button)}\s*$")).first
         self.t["run0"] = time.perf_counter()
@@ -196,8 +185,8 @@ class Session:
         self.t["script1"] = time.perf_counter()
         await wait_run(self.page, before, self.timeout)
         self.t["run1"] = time.perf_counter()
-        self.problems = await self.page.evaluate(PROBLEMS_JS)
-        self.charts = await self.page.evaluate(CHARTS_JS)
+        self.problems = await self.page.evaluate(sd.PROBLEMS_JS)
+        self.charts = await self.page.evaluate(sd.CHARTS_JS)
 
     @property
     def ok(self):

@@ -12,10 +12,13 @@ def page_file(name):
     return str(ROOT / "pages" / name)
 
 
-def open_page(name, spec=None, query=None, timeout=120):
-    """Run ``pages/<name>`` once, with ``spec`` as the current dataset and ``query`` as the
-    URL's parameters (a new session opened from a link); fails on an exception box."""
+def open_page(name, spec=None, query=None, timeout=120, state=None):
+    """Run ``pages/<name>`` once, with ``spec`` as the current dataset, ``state`` as further
+    session state and ``query`` as the URL's parameters (a new session opened from a link);
+    fails on an exception box."""
     at = AppTest.from_file(page_file(name), default_timeout=timeout)
+    for k, v in (state or {}).items():
+        at.session_state[k] = v
     if spec is not None:
         at.session_state["dataset"] = {"spec": spec}
     for k, v in (query or {}).items():

@@ -4,14 +4,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from apptest_helpers import open_page
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def page(name):
-    at = AppTest.from_file(str(ROOT / "pages" / name), default_timeout=120)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page(name)
 
 
 def summary(at):

@@ -19,6 +19,7 @@ import scipy.io as sio
 import scipy.sparse as sp
 from streamlit.testing.v1 import AppTest
 
+from apptest_helpers import open_page
 from dpcore.data import load_dataset, make_union_of_subspaces
 from dpcore.upload import MAX_BYTES, MAX_CELLS, load_upload, registered, reload_code, upload_key
 import dpcore.upload as upload_mod
@@ -299,12 +300,7 @@ def test_reload_code_rebuilds_the_upload(tmp_path, monkeypatch):
 
 # ----------------------------------------------------------------------------- Data page (AppTest)
 def data_page(spec=PREV):
-    at = AppTest.from_file(str(ROOT / "pages" / "2_data.py"), default_timeout=120)
-    if spec is not None:
-        at.session_state["dataset"] = {"spec": spec}
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page("2_data.py", spec=spec)
 
 
 def summary(at):
@@ -473,9 +469,10 @@ def test_cluster_page_runs_kplane_on_uploaded_points():
     assert float(m["accuracy"]) >= 0.95          # two planes in R^5, σ = 0.02: k-plane separates them
 
 
-def _inject(at, ds):
-    at.session_state["uploaded_datasets"] = OrderedDict({upload_key(ds.params): ds})
-    at.session_state["dataset"] = {"spec": dict(ds.params)}
+def _with_upload(page_name, ds, timeout=120):
+    """The page with ``ds`` as this session's only upload and the current dataset."""
+    return open_page(page_name, spec=dict(ds.params), timeout=timeout,
+                     state={"uploaded_datasets": OrderedDict({upload_key(ds.params): ds})})
 
 
 @pytest.mark.parametrize("page_file", ["4_gibbs.py", "5_coclustering.py", "6_kmeans.py", "7_privacy_utility.py",
@@ -486,20 +483,14 @@ def test_other_pages_render_with_an_upload(page_file, kind):
         ds = load_upload("two_planes.csv", (SAMPLES / "two_planes.csv").read_bytes(), labels="last_column")
     else:
         ds = load_upload("blocks_counts.mtx", (SAMPLES / "blocks_counts.mtx").read_bytes(), kind="counts")
-    at = AppTest.from_file(str(ROOT / "pages" / page_file), default_timeout=120)
-    _inject(at, ds)
-    at.run()
-    assert not at.exception, at.exception
+    at = _with_upload(page_file, ds)
     assert not at.error, [e.value for e in at.error]
 
 
 def test_privacy_utility_sweep_runs_in_process_on_an_upload():
     truth = make_union_of_subspaces(n=120, d=12, k=2, q=3, sigma=0.01, random_state=5)
     ds = load_upload("planes12.csv", csv_bytes(truth.X, labels=truth.labels), labels="last_column")
-    at = AppTest.from_file(str(ROOT / "pages" / "7_privacy_utility.py"), default_timeout=300)
-    _inject(at, ds)
-    at.run()
-    assert not at.exception, at.exception
+    at = _with_upload("7_privacy_utility.py", ds, timeout=300)
     workers = next(r for r in at.radio if r.label == "workers")
     assert list(workers.options) == ["1"]         # uploads cannot be rebuilt in worker processes
     next(m for m in at.multiselect if m.label == "methods").set_value(["k-plane", "SuLQ-10"])

@@ -223,9 +223,23 @@ def wait_idle(page, timeout=60_000):
     page.wait_for_function(IDLE_JS, timeout=timeout, polling=50)
 
 
+#: script runs finished so far in a page (script_finished messages received)
+RUNS_JS = "() => window.__stScriptsFinished ?? 0"
+#: texts of every exception box and st.error on the page (for the async driver of bench_load)
+PROBLEMS_JS = f"""() => [
+  ...[...document.querySelectorAll('{EXCEPTION}')].map(e => 'exception: ' + e.innerText.slice(0, 400)),
+  ...[...document.querySelectorAll('{ERROR}')].map(e => 'st.error: ' + e.innerText.slice(0, 400)),
+]"""
+#: [number of plotly charts, number of them not drawn yet]
+CHARTS_JS = f"""() => {{
+  const charts = [...document.querySelectorAll('{CHART}')];
+  return [charts.length, charts.filter(c => !c.querySelector('{CHART_DRAWN}')).length];
+}}"""
+
+
 def runs_done(page) -> int:
     """Script runs finished so far in this page (script_finished messages received)."""
-    return page.evaluate("() => window.__stScriptsFinished ?? 0")
+    return page.evaluate(RUNS_JS)
 
 
 #: a run counted after ``b`` has finished, its last messages have had 100 ms to be handled,

@@ -5,14 +5,13 @@ For every page: it opens (first render ≤ RENDER_BUDGET s on default settings, 
 action (the primary button of its form, made cheap through the widgets where the default
 is heavy) runs without an exception box or st.error, and every plotly chart is drawn.
 Hooks for presets (a selectbox labelled "Preset") and for links that carry the widget
-values (st.query_params) are generic over the pages.
+values (st.query_params) are generic over the pages: every page must pass them.
 
 Run alone: ``python -m pytest -m browser``; leave out: ``-m "not browser"``. The budgets are
 $DPCLUST_RENDER_BUDGET (default 3) and $DPCLUST_DRAWN_BUDGET (default 8) seconds; $CHROMIUM
 names another browser binary.
-Hooks: PAGES (one PageSpec per page: its button, how to make it cheap, the charts it must
-draw, st.error texts it may show, whether to press the button after each preset) and
-URL_STATE_READY (pages whose widgets travel in the link; the others are xfail).
+Hook: PAGES (one PageSpec per page: its button, how to make it cheap, the charts it must
+draw, st.error texts it may show, whether to press the button after each preset).
 """
 from __future__ import annotations
 
@@ -81,12 +80,15 @@ PAGES = [
 ]
 IDS = [p.path.strip("/") or "home" for p in PAGES]
 
-#: pages whose widgets travel in the link (ui.share.bind_url / publish_url): all of them. A page
-#: added without it would be an expected failure (xfail, not strict) until it does.
-URL_STATE_READY = {"/data", "/cluster", "/gibbs", "/coclustering", "/kmeans", "/privacy_utility", "/audit"}
 
 #: what test_first_render_times saw on each page (lets later tests skip without reopening it)
 INVENTORY: dict[str, dict] = {}
+
+
+def _inventory(page):
+    """What later tests need to know of a page: does it have a Preset box, a number input."""
+    return {"preset": sd.widget(page, "stSelectbox", "Preset").count() > 0,
+            "number": page.locator(f'{sd.MAIN} [data-testid="stNumberInput"]').count() > 0}
 
 
 # ----------------------------------------------------------------------------- tests
@@ -101,8 +103,7 @@ def test_first_render_times(app_url, page):
         sd.RENDER_TIMES[spec.path] = sd.open_page(page, app_url + spec.path, breakdown=breakdown)
         sd.RENDER_BREAKDOWN[spec.path] = breakdown
         sd.check_page(page)
-        INVENTORY[spec.path] = {"preset": sd.widget(page, "stSelectbox", "Preset").count() > 0,
-                                "number": page.locator(f'{sd.MAIN} [data-testid="stNumberInput"]').count() > 0}
+        INVENTORY[spec.path] = _inventory(page)
     slow = [f"{p} {b['run']:.2f} s" for p, b in sd.RENDER_BREAKDOWN.items() if b["run"] > RENDER_BUDGET]
     assert not slow, f"first render over {RENDER_BUDGET} s: " + "; ".join(slow)
     slow = [f"{p} {s:.2f} s" for p, s in sd.RENDER_TIMES.items() if s > DRAWN_BUDGET]
@@ -115,8 +116,7 @@ def test_sidebar_navigation(app_url, page):
     page's own URL is opened by the other tests; two clicks check the links work.)"""
     sd.open_page(page, app_url + "/")
     sd.check_page(page)
-    INVENTORY["/"] = {"preset": sd.widget(page, "stSelectbox", "Preset").count() > 0,
-                      "number": page.locator(f'{sd.MAIN} [data-testid="stNumberInput"]').count() > 0}
+    INVENTORY["/"] = _inventory(page)
     nav = page.locator('[data-testid="stSidebarNav"] a')
     hrefs = nav.evaluate_all("els => els.map(e => new URL(e.href).pathname)")
     assert hrefs == [p.path for p in PAGES], hrefs
@@ -180,15 +180,7 @@ def _view(page):
     return values, page.locator('[data-testid="stSidebarUserContent"] p').first.inner_text()
 
 
-def _url_param(spec):
-    marks = []
-    if spec.path not in URL_STATE_READY:
-        marks.append(pytest.mark.xfail(strict=False, reason="the page does not write its widgets into "
-                                                            "st.query_params yet"))
-    return pytest.param(spec, marks=marks, id=spec.path.strip("/") or "home")
-
-
-@pytest.mark.parametrize("spec", [_url_param(p) for p in PAGES])
+@pytest.mark.parametrize("spec", PAGES, ids=IDS)
 def test_url_round_trip(app_url, link_context, page, spec):
     """Change one control, copy the page's URL into another browser context (a new
     session that shares nothing with the first): every number input, selectbox, slider, …
