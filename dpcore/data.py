@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+import numbers
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,7 +21,7 @@ import scipy.sparse as sp
 from ._validation import check_array, check_int, check_random_state, check_real
 
 __all__ = ["Dataset", "SAMPLE_DATA", "CLUTO_NAMES", "make_union_of_subspaces", "make_gaussian_mixture",
-           "make_block_matrix", "load_yaleb", "load_cluto", "clip_to_ball", "random_subspaces",
+           "make_block_matrix", "load_yaleb", "load_cluto", "clip_to_ball", "random_subspaces", "data_rng", "DATA_STREAM",
            "orthonormal_basis", "load_dataset", "DATASET_KINDS"]
 
 SAMPLE_DATA = Path(__file__).resolve().parents[1] / "sample_data"
@@ -89,6 +90,23 @@ def orthonormal_basis(M: np.ndarray) -> np.ndarray:
     Q, _ = np.linalg.qr(M)
     return Q
 
+#: spawn key of the data generators' random stream (see :func:`data_rng`)
+DATA_STREAM = 0xDA7A
+
+
+def data_rng(random_state) -> np.random.Generator:
+    """The Generator of a data generator: an int seed ``s`` becomes
+    ``SeedSequence(s, spawn_key=(DATA_STREAM,))``, a stream independent of the plain
+    ``default_rng(s)`` that estimators use for the same int. Without it, "seed 0" on the
+    Data page and "seed 0" of a method drew the same numbers: SuLQ's and k-plane's random,
+    data-free start (``random_subspaces`` from ``default_rng(0)``) was exactly the planted
+    subspaces of ``make_union_of_subspaces(random_state=0)``. None and Generators are used
+    as they are (a shared Generator advances, so its draws are never repeated)."""
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        return np.random.default_rng(np.random.SeedSequence(int(random_state), spawn_key=(DATA_STREAM,)))
+    return check_random_state(random_state)
+
+
 
 def random_subspaces(k, d, q, random_state=None) -> np.ndarray:
     """k random q-dimensional subspaces of R^d as in §5 of the subspace paper: the column
@@ -150,7 +168,7 @@ def make_union_of_subspaces(n=1000, d=10, k=3, q=3, sigma=0.1, random_state=None
     sigma = check_real(sigma, "sigma", 0.0, None)
     if model not in ("paper", "stochastic"):
         raise ValueError(f"model must be 'paper' or 'stochastic'; got {model!r}")
-    rng = check_random_state(random_state)
+    rng = data_rng(random_state)
     U = random_subspaces(k, d, q, rng)
     labels = rng.integers(0, k, size=n)
     Y = rng.standard_normal((n, q))
@@ -180,7 +198,7 @@ def make_gaussian_mixture(n=2000, d=10, k=4, sigma=0.1, center_box=1.0, random_s
     n, d, k = _check_nkd(n, d, k)
     sigma = check_real(sigma, "sigma", 0.0, None)
     center_box = check_real(center_box, "center_box", 0.0, None, low_inclusive=False)
-    rng = check_random_state(random_state)
+    rng = data_rng(random_state)
     centers = rng.uniform(-center_box, center_box, size=(k, d))
     labels = rng.integers(0, k, size=n)
     X = centers[labels] + sigma * rng.standard_normal((n, d))
@@ -207,7 +225,7 @@ def make_block_matrix(n_rows=200, n_cols=150, k=3, l=3, signal=5.0, noise=0.5, r
     l = check_int(l, "l", 1, n_cols)
     signal = check_real(signal, "signal", 0.0, None)
     noise = check_real(noise, "noise", 0.0, None)
-    rng = check_random_state(random_state)
+    rng = data_rng(random_state)
     rows = rng.permutation(np.arange(n_rows) % k)
     cols = rng.permutation(np.arange(n_cols) % l)
     rate = noise + signal * ((rows[:, None] % l) == cols[None, :])
@@ -254,7 +272,7 @@ def load_yaleb(subjects=5, n_per_subject=64, pca_dim=9, d=50, normalize="rows", 
     definition, as in the paper, not a private step. Pixels are scaled by the public
     constant 1/255.
     """
-    rng = check_random_state(random_state)
+    rng = data_rng(random_state)
     raw = _yaleb_raw()
     images, all_labels = raw["images"], raw["labels"].astype(int)
     counts = np.bincount(all_labels, minlength=38)
