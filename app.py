@@ -1,14 +1,15 @@
 """dpclust-explorer: entry point. Run with ``streamlit run app.py``.
 
 Builds the navigation over every file in ``pages/`` (ordered by the number that starts
-each file name; the title is the rest of the name) and draws the shared sidebar.
+each file name; the title is the rest of the name), runs the page, then draws the shared
+sidebar, so that its dataset name and privacy meter show the state after the page's run.
 """
 from pathlib import Path
 
 import streamlit as st
 
 from ui import warmup
-from ui.common import sidebar
+from ui.common import IN_APP_KEY, PageStop, sidebar
 
 PAGES_DIR = Path(__file__).parent / "pages"
 ICONS = {"home": ":material/home:", "data": ":material/dataset:", "cluster": ":material/scatter_plot:",
@@ -29,6 +30,12 @@ def discover_pages():
 
 st.set_page_config(page_title="dpclust-explorer", page_icon=":material/lock:", layout="wide")
 navigation = st.navigation(discover_pages())
-sidebar()
-navigation.run()
+st.session_state[IN_APP_KEY] = True
+try:
+    navigation.run()
+except PageStop:          # a page ended early (ui.common.stop_page): the sidebar is still drawn
+    pass
+finally:
+    st.session_state.pop(IN_APP_KEY, None)
+sidebar()                 # after the page: the dataset and the privacy meter include this run
 warmup.start()   # after the first page is drawn: the other pages' imports, in the background

@@ -11,10 +11,14 @@ low-dimensional subspaces (faces of one person under different lights, for examp
 *k-means* looks for centres.
 
 *Differential privacy* (DP) is a promise about the **release**: whatever is published
-(subspaces, a contingency table, centres) would have been almost as likely had any one
-person's record been left out. The privacy budget **ε** says how close "almost" is: the
-probability of any output changes by at most a factor e^ε. Small ε = strong privacy = more
-noise. Some methods also have a small failure probability **δ**.
+(subspaces, a contingency table, centres) would have been almost as likely had one person's
+record been **different**. Which change counts is part of the promise (the *neighbouring
+relation*), and each page names it: the subspace and k-means methods protect a record
+**replaced** by any other (the number of records n is public); DP-τCC protects **one count in
+one cell** of a document × term table, one larger or smaller (one word occurrence, not a whole
+document). The privacy budget **ε** says how close "almost" is: the probability of any output
+changes by at most a factor e^ε. Small ε = strong privacy = more noise. Some methods also have a
+small failure probability **δ**.
 
 DP is bought with noise or randomness, so every private result here is shown next to the
 non-private one, with what was released privately, what was not, and the budget spent.
@@ -29,8 +33,8 @@ st.markdown("""
 | **Gibbs** | the exponential mechanism for subspace clustering, sampled by Gibbs: watch chains mix, because its privacy holds only once they have. |
 | **Co-clustering** | Fast-τCC and private DP-τCC on documents × terms. |
 | **k-means** | private k-means in high dimension, with its baselines. |
-
-Pages appear in the menu on the left as they are built.
+| **Privacy–utility** | sweep ε for several methods and see utility rise as privacy weakens (the papers' Fig. 2). |
+| **Audit** | run a method many times on two neighbouring datasets and measure how much it really leaks (ε̂). |
 """)
 
 st.subheader("Honest about privacy")
@@ -41,7 +45,14 @@ st.markdown("""
 - A non-private initialisation, or a norm bound read off the data, voids or weakens a guarantee;
   the pages say so wherever it happens.
 - The Gibbs sampler is private only **asymptotically**: exactly when its chain has mixed.
-- The sidebar keeps a meter of every ε spent in your session: running again is a new release.
+- Noise is secret by default: every run draws it from the operating system's entropy. Ticking
+  **reproducible (noise public)** gives repeatable numbers and a link and script that carry the
+  seed — and such a run is **not private** against anyone holding them.
+- The sidebar keeps a meter of the ε of the private runs on each dataset in your session (running
+  again is a new release); runs that were not private are listed apart and not counted.
+- Counts (DP-τCC's tables) get exact integer noise. The continuous noise (Gaussian, Laplace on
+  real sums) uses ordinary floating-point samplers, whose low-order bits can leak in principle
+  (Mironov 2012): a known caveat, explained in the README.
 """)
 st.caption("Papers: Y. Wang, Y.-X. Wang & A. Singh, Differentially private subspace clustering (NeurIPS 2015); "
            "E. Battaglia & R. G. Pensa, Differentially private associative co-clustering; "

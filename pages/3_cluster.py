@@ -2,7 +2,7 @@
 
 Extending (private methods): add an entry to ``METHODS`` — a :class:`Method` with a label,
 a function drawing the parameter widgets (called inside the form, returns a dict of
-keyword parameters) and a builder ``(params, k, q, seed) -> estimator``. After ``fit`` the
+keyword parameters) and a builder ``(params, k, q, seed) -> estimator`` (seed None = fresh OS entropy). After ``fit`` the
 page shows the ledger and adds it to the session budget whenever the estimator has a
 ``ledger_``, and lists ``private_outputs_`` / ``nonprivate_outputs_`` in the privacy box.
 """
@@ -29,8 +29,9 @@ from dpcore.subspace.sample_aggregate import (SampleAggregateSubspace, default_d
 from dpcore.subspace.solvers import make_solver
 from dpcore.subspace.sulq import SuLQKPlane, sulq_noise
 from dpcore.export import estimator_snippet
-from ui.common import (DEFAULT_DATASET, Timer, add_to_session_budget, current_dataset, current_spec,
-                       dataset_from_spec, privacy_statement, run_guarded, show_ledger)
+from ui.common import (DEFAULT_DATASET, Timer, current_dataset, current_spec, dataset_from_spec, privacy_statement,
+                       record_estimator, run_guarded, show_ledger, stop_page)
+from ui.seeds import seed_caveat, seed_controls, seed_label
 from ui.share import Preset, as_float, as_int, as_str, bind_url, follow_dataset, one_of, preset_picker, publish_url, snippet_expander
 
 RESULT_KEY = "cluster_result"
@@ -43,7 +44,7 @@ QUADRATIC_SOLVERS = ("tsc", "ssc", "lrr")
 class Method:
     label: str
     widgets: Callable[[object], dict]            # draws widgets inside the form; returns parameters
-    build: Callable[[dict, int, int, int], object]  # (params, k, q, seed) -> unfitted estimator
+    build: Callable[[dict, int, int, int | None], object]  # (params, k, q, seed or None) -> unfitted estimator
     about: str = ""
     private: bool = False
     quadratic: bool = False                      # builds an n×n matrix (memory ~ 8·n² bytes)
@@ -211,18 +212,18 @@ YALEB_5 = {"kind": "yaleb", "subjects": 5, "n_per_subject": 64, "pca_dim": 9, "d
            "random_state": 0}
 PRESETS = {
     "Paper Fig. 2 (n=1000, d=10): SSC": Preset(
-        {"cl_method": "ssc", "cl_k": 3, "cl_q": 3, "cl_seed": 0}, DEFAULT_DATASET,
+        {"cl_method": "ssc", "cl_k": 3, "cl_q": 3}, DEFAULT_DATASET,
         "The middle panel of Fig. 2 with the non-private SSC reference."),
     "Paper Fig. 2: SuLQ-10 at ε = 10": Preset(
-        {"cl_method": "sulq", "cl_k": 3, "cl_q": 3, "cl_seed": 0, "sulq_eps": 10.0, "sulq_T": 10,
+        {"cl_method": "sulq", "cl_k": 3, "cl_q": 3, "sulq_eps": 10.0, "sulq_T": 10,
          "sulq_comp": "advanced", "sulq_delta": ""}, DEFAULT_DATASET,
         "SuLQ k-plane with 10 iterations at ε = 10: the paper finds it better than sample-aggregate here."),
     "Paper Fig. 2: sample-aggregate (TSC) at ε = 1000": Preset(
-        {"cl_method": "sa", "cl_k": 3, "cl_q": 3, "cl_seed": 0, "sa_eps": 1000.0, "sa_solver": "tsc", "sa_m": 0,
+        {"cl_method": "sa", "cl_k": 3, "cl_q": 3, "sa_eps": 1000.0, "sa_solver": "tsc", "sa_m": 0,
          "sa_delta": ""}, DEFAULT_DATASET,
         "Sample-aggregate needs a large ε at n = 1000 (Thm 3.1: ε > 2D/√m ≈ 48)."),
     "Yale B, 5 faces: LRR": Preset(
-        {"cl_method": "lrr", "cl_k": 5, "cl_q": 9, "cl_seed": 0}, YALEB_5,
+        {"cl_method": "lrr", "cl_k": 5, "cl_q": 9}, YALEB_5,
         "Five subjects of Extended Yale B, d = 50 (§5): LRR separates them exactly."),
 }
 #: the widgets whose values travel in the page's link
@@ -351,7 +352,7 @@ spec = current_spec()
 if ds.kind != "points":
     st.info(f"The current dataset ({ds.name}) is a count matrix. Subspace clustering works on points: "
             "choose a union of subspaces, a Gaussian mixture or Yale B faces on the Data page.")
-    st.stop()
+    stop_page()
 st.caption(f"Dataset: **{ds.name}** — n = {ds.n}, d = {ds.d}"
            + (f", {ds.n_classes} classes" if ds.n_classes else ""))
 
@@ -369,6 +370,7 @@ if method.private:
     if preview:
         st.caption(preview)
 
+seed = seed_controls("cl")   # outside the form: ticking it shows the seed at once
 with st.form("cluster_form"):
     c1, c2, c3 = st.columns(3)
     k = int(c1.number_input("clusters k", 1, 100_000, int(ds.n_classes or 3), key="cl_k",
@@ -376,8 +378,6 @@ with st.form("cluster_form"):
     q = int(c2.number_input("subspace dimension q", 1, 100_000, default_q(ds), key="cl_q",
                             help="Dimension of every subspace (default: the true one when known, 9 for Yale B, "
                                  "else 3). Must be < d."))
-    seed = int(c3.number_input("seed", 0, 2**31 - 1, 0, key="cl_seed",
-                               help="Random seed of the method (initialisations, k-means of the spectral step)."))
     params = {**privacy_params, **method.widgets(ds)}
     submitted = st.form_submit_button("Run", type="primary")
 publish_url(URL_FIELDS)
@@ -398,7 +398,7 @@ if submitted:
                 fig_aff = affinity_heatmap(model.affinity_, ds.labels, title="Affinity, points sorted by true class")
             ledger = getattr(model, "ledger_", None)
             if ledger is not None:
-                add_to_session_budget(ledger, method.label)
+                record_estimator(model, method.label, seed)
             figs = []
             if method.private:
                 figs.append(released_subspaces_figure(
@@ -426,24 +426,27 @@ res = st.session_state.get(RESULT_KEY)
 if res is None:
     st.info("Choose a method and press **Run**.")
     privacy_statement(private=[], not_private=["nothing has been computed yet"])
-    st.stop()
+    stop_page()
 
 st.subheader(f"Result: {res['label']}")
 res_ds = ds if res["spec"] == spec else run_guarded(dataset_from_spec, res["spec"])
 if res_ds is None:                    # e.g. an uploaded file that is no longer held by the session
     st.info("The last result's dataset is no longer available; press Run to cluster the current one.")
-    st.stop()
+    stop_page()
 if res["spec"] != spec:
     st.warning(f"This result was computed on another dataset ({res['dataset']}); it is shown on that dataset. "
                "Press Run to cluster the current one.")
 
 if res["private"]:
     not_private = [f"{name}: {why}" for name, why in res["nonprivate_outputs"].items()]
-    privacy_statement(private=[f"{o} (the released subspaces)" if o == "subspaces_" else o
-                               for o in res["private_outputs"]] or ["see the ledger"],
-                      not_private=["the cluster labels and colours: raw points assigned to the released subspaces"]
+    released = [f"{o} (the released subspaces)" if o == "subspaces_" else o for o in res["private_outputs"]]
+    public_seed = res["seed"] is not None
+    privacy_statement(private=[] if public_seed else (released or ["nothing (see the ledger)"]),
+                      not_private=(["the released outputs too: their noise came from a public seed"] if public_seed
+                                   else []) + ["the cluster labels and colours: raw points assigned to the released subspaces"]
                       + not_private + ["the metrics and the non-private reference solver, computed from the raw "
-                                       "data and the ground truth (evaluation only)"])
+                                       "data and the ground truth (evaluation only)"],
+                      caveats=seed_caveat(res["seed"]))
     for msg in res["warnings"]:
         st.warning(msg)
 else:
@@ -463,7 +466,7 @@ with left:
     st.caption("accuracy: share of points in the right cluster under the best matching of cluster ids; "
                "NMI: normalised mutual information; d_W: Wasserstein distance (eq. 2) between found and true "
                "subspaces (0 = identical); cost: mean squared distance to the nearest found subspace (eq. 3). "
-               f"Parameters: k={res['k']}, q={res['q']}, seed={res['seed']}, "
+               f"Parameters: k={res['k']}, q={res['q']}, seed: {seed_label(res['seed'])}, "
                + ", ".join(f"{a}={b}" for a, b in res["params"].items()))
     if res["reference"] is not None:
         st.markdown("**Non-private reference (same solver, all data, no noise)**")

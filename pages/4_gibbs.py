@@ -14,8 +14,9 @@ from dpcore.subspace.diagnostics import MIN_ESS, RHAT_THRESHOLD, diagnostics_tab
 from dpcore.subspace.gibbs import MAX_CHAINS, GibbsSubspaceClustering
 from dpcore.export import estimator_snippet
 from ui.share import Preset, as_int, as_str, bind_url, follow_dataset, one_of, preset_picker, publish_url, snippet_expander
-from ui.common import (DEFAULT_DATASET, Timer, add_to_session_budget, current_dataset, current_spec, privacy_statement, run_guarded,
-                       show_ledger)
+from ui.common import (DEFAULT_DATASET, Timer, current_dataset, current_spec, privacy_statement, record_estimator, stop_page,
+                       run_guarded, show_ledger)
+from ui.seeds import seed_caveat, seed_controls, seed_label
 
 RESULT_KEY = "gibbs_result"
 MAX_PAGE_ITER = 10_000          # the paper's run length; the page refuses more
@@ -26,20 +27,20 @@ INITS = {"random": "random (private)", "kplane": "k-plane (NOT private)", "ssc":
 
 
 URL_FIELDS = {"g_eps": as_str, "g_iter": as_int(), "g_chains": as_int(), "g_k": as_int(), "g_q": as_int(),
-              "g_seed": as_int(), "g_init": one_of(INITS), "g_release": one_of(["sample", "mean"]),
+              "g_seed": as_int(0, 2**31 - 1), "g_init": one_of(INITS), "g_release": one_of(["sample", "mean"]),
               "g_select": one_of(["first", "best_private", "best"])}
 PRESETS = {
     "Paper Fig. 3 mixing (random start, 1,000 sweeps)": Preset(
-        {"g_eps": "0.1, 1, 10, 100", "g_iter": 1000, "g_chains": 8, "g_k": 3, "g_q": 3, "g_seed": 0,
+        {"g_eps": "0.1, 1, 10, 100", "g_iter": 1000, "g_chains": 8, "g_k": 3, "g_q": 3,
          "g_init": "random", "g_release": "sample", "g_select": "first"}, DEFAULT_DATASET,
         "Fig. 3's setting (n = 1000, d = 10, k = 3, q = 3, σ = 0.1), 8 chains from the private random start. "
         "The paper runs 10,000 sweeps; large ε mixes slowly."),
     "Paper Fig. 3 from the k-plane start (NOT private)": Preset(
-        {"g_eps": "0.1, 1, 10, 100", "g_iter": 1000, "g_chains": 8, "g_k": 3, "g_q": 3, "g_seed": 0,
+        {"g_eps": "0.1, 1, 10, 100", "g_iter": 1000, "g_chains": 8, "g_k": 3, "g_q": 3,
          "g_init": "kplane", "g_release": "sample", "g_select": "first"}, DEFAULT_DATASET,
         "As in the paper's experiments: chains start at the non-private k-plane solution (voids the guarantee)."),
     "Quick look: ε = 1 and 10, 200 sweeps": Preset(
-        {"g_eps": "1, 10", "g_iter": 200, "g_chains": 4, "g_k": 3, "g_q": 3, "g_seed": 0,
+        {"g_eps": "1, 10", "g_iter": 200, "g_chains": 4, "g_k": 3, "g_q": 3,
          "g_init": "random", "g_release": "sample", "g_select": "first"}, DEFAULT_DATASET,
         "A run of a few seconds for a lecture."),
 }
@@ -132,7 +133,7 @@ spec = current_spec()
 if ds.kind != "points":
     st.info(f"The current dataset ({ds.name}) is a count matrix. This page works on points: choose a union "
             "of subspaces, a Gaussian mixture or Yale B faces on the Data page.")
-    st.stop()
+    stop_page()
 st.caption(f"Dataset: **{ds.name}** — n = {ds.n}, d = {ds.d}" + (f", {ds.n_classes} classes" if ds.n_classes else ""))
 
 default_k = int(ds.n_classes or 3)
@@ -140,6 +141,7 @@ default_q = int(ds.subspaces.shape[2]) if ds.subspaces is not None else max(1, m
 
 follow_dataset("gibbs", json.dumps(spec, sort_keys=True), {"g_k": default_k, "g_q": default_q})
 
+seed = seed_controls("g")   # outside the form: ticking it shows the seed at once
 with st.form("gibbs_form"):
     c1, c2, c3 = st.columns(3)
     eps_text = c1.text_input("ε values (comma-separated)", "0.1, 1, 10, 100", key="g_eps",
@@ -158,7 +160,6 @@ with st.form("gibbs_form"):
                         help="Number of subspaces (default: the number of classes). 1 ≤ k ≤ n.")
     q = c5.number_input("subspace dimension q", value=default_q, step=1, key="g_q",
                         help="Dimension of every subspace (default: the true one). 1 ≤ q < d.")
-    seed = c6.number_input("seed", value=0, step=1, key="g_seed", help="Random seed of the run (chains get independent streams).")
     c7, c8, c9 = st.columns(3)
     init = c7.selectbox("start (init)", list(INITS), format_func=INITS.get, key="g_init",
                         help="random: uniform random subspaces, independent of the data (private). k-plane, SSC, "
@@ -184,7 +185,7 @@ if submitted:
     if checked is not None:
         n_iter_ok, n_chains_ok = checked
         params = dict(n_clusters=k, subspace_dim=q, n_iter=n_iter_ok, n_chains=n_chains_ok, init=init,
-                      release=release, n_average=min(100, n_iter_ok), select=select, random_state=int(seed))
+                      release=release, n_average=min(100, n_iter_ok), select=select, random_state=seed)
         bar = st.progress(0.0, text="Starting the chains…")
         out = run_guarded(run_all, ds, eps_list, params, bar)
         if out is None:
@@ -193,7 +194,7 @@ if submitted:
             runs, models, seconds = out
             bar.progress(1.0, text="Done")
             for eps, m in models.items():
-                add_to_session_budget(m.ledger_, f"Gibbs (ε = {eps:g})")
+                record_estimator(m, f"Gibbs (ε = {eps:g})", seed)
             table, summary, verdicts = summarise(ds, models, seconds)
             first = next(iter(models.values()))
             st.session_state[RESULT_KEY] = dict(
@@ -214,7 +215,8 @@ if res is None:
 else:
     p = res["params"]
     st.subheader("Verdict")
-    st.caption(f"{res['dataset']} — {p['n_chains']} chain(s) × {p['n_iter']} sweeps, start: {INITS[p['init']]}")
+    st.caption(f"{res['dataset']} — {p['n_chains']} chain(s) × {p['n_iter']} sweeps, start: {INITS[p['init']]}, "
+               f"seed: {seed_label(p['random_state'])}")
     if not res["is_private"]:
         st.error("⚠️ **Not private.** " + " ".join(c for c in res["caveats"] if "non-private" in c or "not private" in c))
     for eps, v in res["verdicts"].items():
@@ -246,14 +248,16 @@ else:
     privacy_statement(
         private=[f"the released sample of eq. (10) ({', '.join(res['private_outputs'])}) of each ε run — "
                  "ε-DP only asymptotically (exact sampling of eq. (10)), and only from the random start"]
-        if res["is_private"] else [],
+        if res["is_private"] and p["random_state"] is None else [],
         not_private=["the traces, R̂/ESS table, verdict and costs (they read the raw data, the true subspaces and "
                      "every sample of every chain: teaching diagnostics, not releases)",
                      "the other chains' samples (each would cost ε more)",
                      "labels obtained by assigning the raw points to the released subspaces (not shown)"]
                     + ([f"the released samples ({res['nonprivate_outputs'].get('subspaces_', 'see the caveats')})"]
-                       if not res["is_private"] else []),
-        caveats=res["caveats"])
+                       if not res["is_private"] else [])
+                    + (["the released samples too: their randomness came from a public seed"]
+                       if p["random_state"] is not None else []),
+        caveats=seed_caveat(p["random_state"]) + res["caveats"])
     for eps, ledger in res["ledgers"].items():
         with st.expander(f"Privacy ledger, ε = {eps:g}"):
             show_ledger(ledger)

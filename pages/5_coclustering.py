@@ -15,8 +15,9 @@ from dpcore.plots.cocluster import contingency_heatmaps, figure1_leak, reordered
 from dpcore.export import estimator_snippet
 from ui.share import (Preset, as_bool, as_float, as_int, bind_url, follow_dataset, one_of, preset_picker, publish_url,
                       snippet_expander)
-from ui.common import (Timer, add_to_session_budget, current_spec, dataset_from_spec, privacy_statement,
-                       run_guarded, show_ledger)
+from ui.common import (Timer, current_spec, dataset_from_spec, privacy_statement, record_estimator, run_guarded,
+                       show_ledger, stop_page)
+from ui.seeds import seed_caveat, seed_controls, seed_label
 
 RESULT_KEY = "cocluster_result"
 URL_FIELDS = {"cc_matrix": one_of(["current", "blocks", *CLUTO_NAMES]), "cc_eps": as_float(), "cc_iter": as_int(),
@@ -24,14 +25,14 @@ URL_FIELDS = {"cc_matrix": one_of(["current", "blocks", *CLUTO_NAMES]), "cc_eps"
               "cc_ninit": as_int(), "cc_km": as_bool}
 PRESETS = {
     "classic3 co-clustering (ε = 1, 𝓘 = 4)": Preset(
-        {"cc_matrix": "classic3", "cc_eps": 1.0, "cc_iter": 4, "cc_K0": 3, "cc_L0": 3, "cc_seed": 0, "cc_fast": True,
+        {"cc_matrix": "classic3", "cc_eps": 1.0, "cc_iter": 4, "cc_K0": 3, "cc_L0": 3, "cc_fast": True,
          "cc_ninit": 5, "cc_km": False}, about="The paper's CLUTO setting on classic3 (3 classes): DP-τCC reaches "
                                                 "about 80 % of Fast-τCC's row NMI at ε = 1."),
     "reviews at a small budget (ε = 0.5)": Preset(
-        {"cc_matrix": "reviews", "cc_eps": 0.5, "cc_iter": 4, "cc_K0": 5, "cc_L0": 5, "cc_seed": 0, "cc_fast": True,
+        {"cc_matrix": "reviews", "cc_eps": 0.5, "cc_iter": 4, "cc_K0": 5, "cc_L0": 5, "cc_fast": True,
          "cc_ninit": 5, "cc_km": False}, about="The largest CLUTO set; DP-τCC is already close to its cap at ε = 0.5."),
     "Synthetic blocks, 3×3 co-clusters": Preset(
-        {"cc_matrix": "blocks", "cc_eps": 1.0, "cc_iter": 4, "cc_K0": 3, "cc_L0": 3, "cc_seed": 0, "cc_fast": True,
+        {"cc_matrix": "blocks", "cc_eps": 1.0, "cc_iter": 4, "cc_K0": 3, "cc_L0": 3, "cc_fast": True,
          "cc_ninit": 5, "cc_km": False}, about="A 200×150 Poisson block matrix with strong blocks: Fast-τCC "
                                                 "recovers it exactly."),
 }
@@ -83,7 +84,7 @@ else:
     data_spec = {"kind": "cluto", "name": choice}
 ds = run_guarded(dataset_from_spec, data_spec)
 if ds is None:
-    st.stop()
+    stop_page()
 n_classes = ds.n_classes or 3
 follow_dataset("cocluster", json.dumps(data_spec, sort_keys=True), {"cc_K0": int(n_classes), "cc_L0": int(n_classes)})
 st.caption(f"{ds.description} · {ds.X.nnz:,} non-zeros · labels are used only to evaluate (NMI).")
@@ -103,6 +104,7 @@ if epsilon > 0 and n_iter >= 1:
                f"ε₁ = {e_table:.3g} for the released contingency table, whose every cell gets Laplace noise of "
                f"scale 1/ε₁ = {1 / e_table:.3g}.")
 
+seed = seed_controls("cc")   # outside the form: ticking it shows the seed at once
 with st.form("cocluster_form"):
     c1, c2, c3, c4 = st.columns(4)
     K0 = c3.number_input("row clusters K0", value=int(n_classes), step=1, key="cc_K0",
@@ -110,8 +112,6 @@ with st.form("cocluster_form"):
     L0 = c4.number_input("column clusters L0", value=int(n_classes), step=1, key="cc_L0",
                          help="Initial number of column clusters (≥ 2); the paper sets it equal to K0.")
     c1, c2, c3, c4 = st.columns(4)
-    seed = c1.number_input("seed", value=0, min_value=0, max_value=2**31 - 1, step=1, key="cc_seed",
-                           help="Random seed of the runs (blind initialisation and the mechanisms' noise).")
     run_fast = c2.checkbox("also run Fast-τCC (non-private)", True, key="cc_fast",
                            help="The non-private reference, started from random partitions with the same K0, L0.")
     n_init = c3.number_input("Fast-τCC restarts", value=5, step=1, key="cc_ninit",
@@ -129,18 +129,18 @@ publish_url(URL_FIELDS)
 def run_all():
     """Runs behind the button; returns a result dict or raises ValueError (shown by run_guarded)."""
     bar = st.progress(0.0, text="DP-τCC…")
-    dp = DPTauCC(n_row_clusters=K0, n_col_clusters=L0, epsilon=epsilon, n_iterations=n_iter, random_state=int(seed))
+    dp = DPTauCC(n_row_clusters=K0, n_col_clusters=L0, epsilon=epsilon, n_iterations=n_iter, random_state=seed)
     with Timer() as t_dp:
         dp.fit(ds.X, callback=lambda t, total: bar.progress(0.6 * t / total, text=f"DP-τCC iteration {t}/{total}"))
     code = None if data_spec.get("kind") == "upload" else estimator_snippet(data_spec, dp, prints=[
         ("row NMI:", "nmi(ds.labels, model.row_assignment_)"),
         ("privacy spent (epsilon, delta):", "model.ledger_.total()")], imports=["from dpcore.metrics import nmi"])
-    res = dict(spec=data_spec, params=dict(epsilon=epsilon, I=n_iter, K0=K0, L0=L0, seed=int(seed)), dp=dp, code=code,
+    res = dict(spec=data_spec, params=dict(epsilon=epsilon, I=n_iter, K0=K0, L0=L0, seed=seed), dp=dp, code=code,
                t_dp=t_dp.seconds, fast=None, km=None)
     if run_fast:
         bar.progress(0.65, text="Fast-τCC…")
         with Timer() as t_f:
-            res["fast"] = FastTauCC(K0, L0, n_init=n_init, random_state=int(seed)).fit(ds.X)
+            res["fast"] = FastTauCC(K0, L0, n_init=n_init, random_state=seed).fit(ds.X)
         res["t_fast"] = t_f.seconds
     if run_km and ds.n * ds.d > MAX_DENSE_CELLS:
         st.warning(f"DP k-means skipped: diffprivlib needs a dense {ds.n}×{ds.d} array "
@@ -149,7 +149,7 @@ def run_all():
         bar.progress(0.8, text="DP k-means (diffprivlib)…")
         with Timer() as t_k:
             res["km"] = DPLloydKMeans(int(K0), epsilon, radius=1.0, nonnegative=True,
-                                      random_state=int(seed)).fit(ds.X)
+                                      random_state=seed).fit(ds.X)
         res["t_km"] = t_k.seconds
     bar.progress(1.0, text="done")
     return res
@@ -159,9 +159,9 @@ if submitted:
     result = run_guarded(run_all)
     if result is not None:
         st.session_state[RESULT_KEY] = result
-        add_to_session_budget(result["dp"].ledger_, "DP-τCC")
+        record_estimator(result["dp"], "DP-τCC", seed)
         if result["km"] is not None:
-            add_to_session_budget(result["km"].ledger_, "DP k-means")
+            record_estimator(result["km"], "DP k-means", seed)
 
 # ----------------------------------------------------------------------------- results
 res = st.session_state.get(RESULT_KEY)
@@ -169,10 +169,11 @@ if res is not None:
     rds = run_guarded(dataset_from_spec, res["spec"])
     if rds is None:                   # e.g. an uploaded file that is no longer held by the session
         st.info("The last result's dataset is no longer available; press Run again.")
-        st.stop()
+        stop_page()
     dp, fast, km = res["dp"], res["fast"], res["km"]
     p = res["params"]
     st.subheader(f"Results on {rds.name} (ε = {p['epsilon']:g}, 𝓘 = {p['I']}, K0 = {p['K0']}, L0 = {p['L0']})")
+    st.caption(f"Seed: {seed_label(p['seed'])}")
     cols = st.columns(4)
     if rds.labels is not None:
         cols[0].metric("DP-τCC row NMI", f"{nmi(rds.labels, dp.row_assignment_):.3f}",
@@ -241,7 +242,12 @@ if res is not None:
     if km is not None:
         private.append("DP k-means centres")
         not_private.append("DP k-means labels (raw rows against the released centres)")
-    privacy_statement(private, not_private, caveats)
+        caveats.append("DP k-means (diffprivlib's DPLloyd) leaves a cluster that receives no row where it was, with "
+                       "no noise: which clusters are empty is not protected.")
+    if p["seed"] is not None:
+        not_private = ["all of the above 'private' outputs too: their noise came from a public seed"] + not_private
+        private = []
+    privacy_statement(private, not_private, seed_caveat(p["seed"]) + caveats)
     if res.get("code"):
         snippet_expander(res["code"])
 else:

@@ -13,8 +13,9 @@ from dpcore.plots.kmeans import budget_bars, candidate_view, centres_scatter, ob
 from dpcore.export import call_snippet
 from ui.share import (Preset, as_bool, as_float, as_int, bind_url, follow_dataset, list_of, one_of, preset_picker,
                       publish_url, snippet_expander)
-from ui.common import (Timer, add_to_session_budget, current_spec, dataset_from_spec, privacy_statement,
-                       run_guarded, show_ledger)
+from ui.common import (Timer, current_spec, dataset_from_spec, privacy_statement, record_estimator, run_guarded,
+                       show_ledger, stop_page)
+from ui.seeds import seed_caveat, seed_controls, seed_label
 
 RESULT_KEY = "kmeans_result"
 GAUSS_DEFAULT = {"kind": "gaussians", "n": 5000, "d": 50, "k": 8, "sigma": 0.1, "center_box": 1.0, "random_state": 0}
@@ -26,18 +27,18 @@ URL_FIELDS = {"km_data": one_of(["current", "gaussians", "yaleb", *CLUTO_NAMES])
 PRESETS = {
     "64 Gaussians in R^100 (§7: n = 20,000, k = 16, ε = 1)": Preset(
         {"km_data": "gaussians", "km_n": 20_000, "km_d": 100, "km_comp": 64, "km_sigma": 0.1, "km_dseed": 0,
-         "km_k": 16, "km_eps": 1.0, "km_delta": 1e-6, "km_radius": 14.0, "km_leak": False, "km_seed": 0,
+         "km_k": 16, "km_eps": 1.0, "km_delta": 1e-6, "km_radius": 14.0, "km_leak": False,
          "km_methods": ["candidate", "sulq", "sample_aggregate", "dplloyd"]},
         about="The paper's synthetic data (scaled to seconds): the candidate set beats SuLQ and "
               "sample-and-aggregate (objective ÷ k-means++ ≈ 1.3 / 1.4 / 8.6). Λ = 14 comes from the generator."),
     "The leaking radius (Λ read off the data)": Preset(
         {"km_data": "gaussians", "km_n": 5000, "km_d": 50, "km_comp": 8, "km_sigma": 0.1, "km_dseed": 0,
-         "km_k": 8, "km_eps": 1.0, "km_delta": 1e-6, "km_leak": True, "km_seed": 0,
+         "km_k": 8, "km_eps": 1.0, "km_delta": 1e-6, "km_leak": True,
          "km_methods": ["candidate", "sulq"]},
         about="What a careless user does: Λ = max ‖x‖. The runs are then not private; the page says so."),
     "Yale B faces, 5 subjects": Preset(
         {"km_data": "yaleb", "km_k": 5, "km_eps": 1.0, "km_delta": 1e-6, "km_radius": 1.0, "km_leak": False,
-         "km_seed": 0, "km_methods": ["candidate", "sulq", "sample_aggregate"]},
+         "km_methods": ["candidate", "sulq", "sample_aggregate"]},
         about="Rows of unit norm, so Λ = 1 is public."),
 }
 
@@ -101,7 +102,7 @@ else:
     data_spec = {"kind": "cluto", "name": choice}
 ds = run_guarded(dataset_from_spec, data_spec)
 if ds is None:
-    st.stop()
+    stop_page()
 X = l2_normalize_rows(ds.X) if ds.kind == "counts" else ds.X
 default_radius = float(ds.extras.get("public_radius", 1.0)) if ds.kind == "points" else 1.0
 follow_dataset("kmeans", json.dumps(data_spec, sort_keys=True), {"km_k": int(ds.n_classes or 8), "km_radius": default_radius})
@@ -110,6 +111,7 @@ st.caption(f"{ds.description} · n = {ds.n:,}, d = {ds.d:,}"
            + f" · public radius suggested by the dataset's definition: Λ = {default_radius:.4g}")
 
 # ----------------------------------------------------------------------------- form
+seed = seed_controls("km")   # outside the form: ticking it shows the seed at once
 with st.form("kmeans_form"):
     c1, c2, c3, c4 = st.columns(4)
     k = c1.number_input("clusters k", value=int(ds.n_classes or 8), step=1, key="km_k",
@@ -127,8 +129,6 @@ with st.form("kmeans_form"):
                              help="Each selected method runs with the same k, ε, δ and Λ (each run spends ε). "
                                   "k-means++ (non-private) always runs as the reference.")
     c1, c2, c3 = st.columns(3)
-    seed = c1.number_input("seed", value=0, min_value=0, max_value=2**31 - 1, step=1, key="km_seed",
-                           help="Random seed of the runs (projection, shifts, mechanisms' noise).")
     leak = c2.checkbox("use Λ = max ‖x‖ from the data (leaks!)", False, key="km_leak",
                        help="What a careless user does: the radius is read off the data. The runs then are NOT "
                             "differentially private; shown to teach why Λ must be public.")
@@ -161,16 +161,16 @@ def run_all():
                "candidate_sparse": dict(cand_opts, sparsity=int(sparsity))}
     with Timer() as t:
         cmp = compare_methods(X, int(k), float(epsilon), "data" if leak else float(radius), methods, float(delta),
-                              options, int(seed), progress=lambda f, txt: bar.progress(min(f, 1.0), text=txt))
+                              options, seed, progress=lambda f, txt: bar.progress(min(f, 1.0), text=txt))
     code = None if data_spec.get("kind") == "upload" else call_snippet(
         data_spec, compare_methods,
         dict(n_clusters=int(k), epsilon=float(epsilon), radius="data" if leak else float(radius), methods=list(methods),
-             delta=float(delta), options=options, random_state=int(seed)),
+             delta=float(delta), options=options, random_state=seed),
         X_expr="l2_normalize_rows(ds.X)" if ds.kind == "counts" else "ds.X",
         prints=[("objective / k-means++:", "result.ratios()")], result="result",
         imports=["from dpcore.kmeans._utils import l2_normalize_rows"] if ds.kind == "counts" else [])
     return dict(spec=data_spec, params=dict(k=int(k), epsilon=float(epsilon), delta=float(delta), leak=leak,
-                                            seed=int(seed)), cmp=cmp, seconds=t.seconds, code=code)
+                                            seed=seed), cmp=cmp, seconds=t.seconds, code=code)
 
 
 if submitted:
@@ -181,7 +181,7 @@ if submitted:
         if result is not None:
             st.session_state[RESULT_KEY] = result
             for r in result["cmp"].results:
-                add_to_session_budget(r.estimator.ledger_, f"k-means: {r.label}")
+                record_estimator(r.estimator, f"k-means: {r.label}", seed)
 
 # ----------------------------------------------------------------------------- results
 res = st.session_state.get(RESULT_KEY)
@@ -189,11 +189,11 @@ if res is not None:
     rds = run_guarded(dataset_from_spec, res["spec"])
     if rds is None:                   # e.g. an uploaded file that is no longer held by the session
         st.info("The last result's dataset is no longer available; press Run again.")
-        st.stop()
+        stop_page()
     RX = l2_normalize_rows(rds.X) if rds.kind == "counts" else rds.X
     cmp, prm = res["cmp"], res["params"]
     st.subheader(f"Results on {rds.name} (k = {prm['k']}, ε = {prm['epsilon']:g}, δ = {prm['delta']:.1e}, "
-                 f"Λ = {cmp.radius:.4g})")
+                 f"Λ = {cmp.radius:.4g}, seed: {seed_label(prm['seed'])})")
     if cmp.radius_from_data:
         st.warning("Λ was computed from the data (max ‖x‖): none of these runs is differentially private.")
     rows = [{"method": r.label, "k-means objective": r.objective, "÷ k-means++": r.ratio,
@@ -238,6 +238,14 @@ if res is not None:
                    "the number of clipped points", "k-means++ and its centres (non-private reference)"]
     caveats = ["Λ = max ‖x‖ was read off the data: NOTHING on this page is private for this run"] \
         if cmp.radius_from_data else []
+    caveats = seed_caveat(prm["seed"]) + caveats
+    if cmp.radius_from_data or prm["seed"] is not None:
+        not_private = ["the released centres and candidate set too (" + ("Λ read off the data" if cmp.radius_from_data
+                       else "their noise came from a public seed") + ")"] + not_private
+        private = []
+    if any(x.key == "dplloyd" for x in cmp.results):
+        caveats.append("DP-Lloyd (diffprivlib): a cluster that receives no point is left where it was, with no "
+                       "noise added; which clusters are empty is therefore not protected by diffprivlib's noise.")
     if rds.kind == "points" and rds.d > 3:
         caveats.append("the 2-D view uses the top principal directions of the data (a display choice, not a release)")
     privacy_statement(private, not_private, caveats)

@@ -8,8 +8,9 @@ import streamlit as st
 from dpcore.experiments import Sweep, preset, presets_for, run_sweep
 from dpcore.plots.experiments import METRIC_TITLES, privacy_utility_figure
 from dpcore.privacy import PrivacyLedger
-from ui.common import (DEFAULT_DATASET, add_to_session_budget, current_dataset, current_spec, in_process_loadable,
-                       is_upload_spec, privacy_statement)
+from ui.common import (DEFAULT_DATASET, current_dataset, current_spec, in_process_loadable, is_upload_spec,
+                       privacy_statement, record_run)
+from ui.seeds import master_seed, seed_caveat, seed_controls
 from ui.share import Preset, as_int, bind_url, follow_dataset, list_of, one_of, preset_picker, publish_url
 
 KEY = "privacy_utility"
@@ -51,20 +52,20 @@ MIXTURE = {"kind": "gaussians", "n": 5000, "d": 50, "k": 8, "sigma": 0.1, "cente
 PRESETS = {
     "Paper Fig. 2 middle (4 methods × 7 ε × 5 trials)": Preset(
         {"pu_methods": ["SuLQ-10", "SuLQ-50", "s.a. TSC", "Gibbs"], "pu_metrics": ["d_W", "cost"],
-         "pu_range": (-1, 3), "pu_points": 7, "pu_trials": 5, "pu_seed": 0, "pu_jobs": 2}, DEFAULT_DATASET,
+         "pu_range": (-1, 3), "pu_points": 7, "pu_trials": 5, "pu_jobs": 2}, DEFAULT_DATASET,
         "The subspace paper's Fig. 2 (middle): n = 1000, d = 10, k = 3, q = 3, σ = 0.1. About 30 s."),
     "Quick look: SuLQ-10 against Gibbs": Preset(
         {"pu_methods": ["SuLQ-10", "Gibbs", "k-plane"], "pu_metrics": ["d_W"], "pu_range": (-1, 3),
-         "pu_points": 5, "pu_trials": 2, "pu_seed": 0, "pu_jobs": 2}, DEFAULT_DATASET,
+         "pu_points": 5, "pu_trials": 2, "pu_jobs": 2}, DEFAULT_DATASET,
         "Two private methods and the non-private k-plane as the dashed line. About 15 s."),
     "Co-clustering Fig. 2 on classic3 (DP-τCC against Fast-τCC)": Preset(
         {"pu_methods": ["DP-τCC", "Fast-τCC"], "pu_metrics": ["nmi", "tau_rc"], "pu_range": (-1, 1), "pu_points": 5,
-         "pu_trials": 3, "pu_seed": 0, "pu_jobs": 2}, {"kind": "cluto", "name": "classic3"},
+         "pu_trials": 3, "pu_jobs": 2}, {"kind": "cluto", "name": "classic3"},
         "Row NMI of DP-τCC (4 iterations) rises steeply up to ε ≈ 1, then flattens (the paper's Fig. 2); "
         "τ̂_R|C of the released table beside it (its Fig. 3). About 10 s."),
     "k-means on 8 Gaussians in R^50 (objective ratio)": Preset(
         {"pu_methods": ["candidate set", "SuLQ k-means", "DP-Lloyd", "k-means++"], "pu_metrics": ["objective_ratio"],
-         "pu_range": (-1, 2), "pu_points": 4, "pu_trials": 3, "pu_seed": 0, "pu_jobs": 2}, MIXTURE,
+         "pu_range": (-1, 2), "pu_points": 4, "pu_trials": 3, "pu_jobs": 2}, MIXTURE,
         "The high-dimensional paper's comparison on a smaller mixture (public radius from the generator). "
         "About 30 s."),
 }
@@ -95,6 +96,7 @@ uploaded = is_upload_spec(spec)    # uploads live in this session only: worker p
 if uploaded:
     st.session_state["pu_jobs"] = 1
 
+seed = seed_controls("pu")   # outside the form: ticking it shows the seed at once
 with st.form("sweep_form"):
     c1, c2 = st.columns(2)
     methods = c1.multiselect("methods", methods_ok, key="pu_methods",
@@ -105,8 +107,6 @@ with st.form("sweep_form"):
                               help="The grid runs from 10^low to 10^high.")
     n_eps = c2.number_input("ε points", 1, 15, 7, key="pu_points", help="Number of ε values on the log grid.")
     trials = c3.number_input("trials", 1, 50, 5, key="pu_trials", help="Runs per method and ε (different seeds).")
-    seed = c4.number_input("seed", 0, 2**31 - 1, 0, key="pu_seed",
-                           help="Master seed: every run's seed is derived from it, the method, ε and the trial.")
     n_jobs = st.radio("workers", [1] if uploaded else [1, 2], index=0 if uploaded else 1, horizontal=True,
                       key="pu_jobs",
                       help="Processes running the sweep; results are identical whatever the number."
@@ -121,7 +121,7 @@ publish_url(URL_FIELDS)
 if go:
     try:
         sweep = Sweep(dataset=spec, algorithms=[preset(m) for m in methods], epsilons=list(grid),
-                      trials=int(trials), metrics=metrics, seed=int(seed)).validated()
+                      trials=int(trials), metrics=metrics, seed=master_seed(seed)).validated()
     except ValueError as exc:
         st.error(str(exc))
     else:
@@ -143,8 +143,9 @@ if go:
             for _, r in df[df["private"]].iterrows():
                 ledger.record(f"{r['algorithm']} trial {r['trial']}", "see method", r["epsilon_spent"],
                               0.0 if np.isnan(r["delta"]) else r["delta"])
-            add_to_session_budget(ledger, "privacy–utility sweep")
-            st.session_state[KEY] = {"df": df, "metrics": metrics, "dataset": ds.name,
+            record_run(ledger, "privacy–utility sweep", private=seed is None,
+                       reason="" if seed is None else f"public master seed {seed} (reproducible mode)")
+            st.session_state[KEY] = {"df": df, "metrics": metrics, "dataset": ds.name, "seed": seed,
                                      "seconds": time.perf_counter() - t0}
 
 res = st.session_state.get(KEY)
@@ -175,7 +176,7 @@ privacy_statement(
     private=["every private run's released output (subspaces, tables, centres); each run spends its own ε"],
     not_private=["the metrics: they compare releases with the data and the true labels (evaluation only)",
                  "labels from assigning raw points to released subspaces or centres"],
-    caveats=["A sweep is many releases: the session meter adds every run's ε. Real deployments "
+    caveats=seed_caveat(res.get("seed") if res else None) + ["A sweep is many releases: the session meter adds every run's ε. Real deployments "
              "release once; sweeps are for studying the methods on public or synthetic data.",
              "Gibbs is private only asymptotically, when its chain has mixed.",
              "k-means methods on data without a public radius (anything but a Gaussian mixture) read the radius "

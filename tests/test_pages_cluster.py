@@ -106,7 +106,8 @@ def test_private_method_runs_shows_ledger_statement_and_spends_budget(method):
     # the ledger of the run shows the chosen total ε, and the session meter took it
     ledgers = [d.value for d in at.dataframe if "epsilon" in d.value.columns]
     assert ledgers and float(ledgers[0]["epsilon"].sum()) == pytest.approx(1000.0)
-    assert at.session_state["session_ledger"].total()[0] == pytest.approx(1000.0)
+    meter = at.session_state["session_meter"]
+    assert meter.private_total(meter.runs[0]["dataset"])[0] == pytest.approx(1000.0)
     assert any("Where the noise goes" in md.value for md in at.markdown)
     # ε = 1000 on a nearly noiseless 2-subspace set: both methods are close to the truth (SuLQ's
     # per-entry σ at ε' = 1000/(kT=20) is ~0.1 on matrices with entries ~n/(k d) = 50, so the top-q

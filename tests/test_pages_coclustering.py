@@ -26,13 +26,15 @@ def test_page_runs_on_blocks_and_shows_results_ledger_and_statement():
     at = page()
     assert matrix_box(at).value == "blocks"  # the default dataset is not a count matrix
     assert any("Not private" in i.value for i in at.info)
+    next(c for c in at.checkbox if c.label == "reproducible (noise public)").check()
+    at.run()
     next(c for c in at.checkbox if c.label.startswith("also run DP k-means")).check()
     button(at, "Run").click()
     at.run()
     assert not at.exception and not at.error
     m = metrics(at)
     assert "DP k-means row NMI" in m
-    assert float(m["DP-τCC row NMI"]) == 1.0  # strong 3×3 blocks at ε = 1 (seed 0)
+    assert float(m["DP-τCC row NMI"]) == 1.0  # strong 3×3 blocks at ε = 1 (reproducible run, seed 0)
     assert "Fast-τCC row NMI" in m and m["released T size"] == "3 × 3"
     # the ledger table: 4𝓘 = 16 releases summing to ε = 1, and the session meter got them
     ledgers = [d.value for d in at.dataframe if "mechanism" in d.value.columns]

@@ -21,7 +21,7 @@ def test_app_shell_runs_with_navigation_and_sidebar():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
     assert not at.exception
-    assert any("Session privacy spent" in m.label for m in at.sidebar.metric)
+    assert any("Private ε spent on this dataset" in m.label for m in at.sidebar.metric)
     assert any("dpclust-explorer" in t.value for t in at.title)  # Home is the default page
 
 

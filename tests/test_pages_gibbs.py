@@ -31,7 +31,8 @@ def test_page_runs_chains_and_shows_traces_table_verdicts_and_ledger():
     assert sum("ε = 1:" in v for v in verdicts) == 1 and sum("ε = 10:" in v for v in verdicts) == 1
     assert any("Rule:" in c.value for c in at.caption)
     assert len(at.dataframe) >= 2                           # R̂/ESS table and released samples
-    assert at.session_state["session_ledger"].epsilon == pytest.approx(11.0)  # two releases, ε = 1 and 10
+    meter = at.session_state["session_meter"]
+    assert meter.private_total(meter.runs[0]["dataset"])[0] == pytest.approx(11.0)  # two releases, ε = 1 and 10
     assert any("asymptotically" in i.value for i in at.info)  # the privacy statement
 
 

@@ -26,6 +26,13 @@ def widget(at, label):
     raise KeyError(label)
 
 
+def reproducible(at):
+    """Tick the page's "reproducible (noise public)" box: only then do the seed, the link and
+    the script repeat a run."""
+    next(c for c in at.checkbox if c.label == "reproducible (noise public)").check()
+    at.run()                        # the box sits outside the form: ticking it shows the seed
+
+
 def controls(at):
     out = {}
     for group in (at.number_input, at.selectbox, at.select_slider, at.text_input):
@@ -40,6 +47,7 @@ def test_link_round_trip_restores_the_controls():
     widget(at, "Method").set_value("sulq")
     at.run()
     widget(at, "privacy budget ε").set_value(10.0)
+    reproducible(at)
     widget(at, "seed").set_value(7)
     widget(at, "iterations T").set_value(20)
     widget(at, "composition").set_value("basic")
@@ -48,6 +56,7 @@ def test_link_round_trip_restores_the_controls():
     assert not at.exception and not at.error
     link = {k: at.query_params[k] for k in at.query_params}
     assert json.loads(link["data"]) == SMALL and link["cl_method"] == "sulq" and link["sulq_eps"] == "10.0"
+    assert link["cl_repro"] == "true" and link["cl_seed"] == "7"
     # a new session opened from the link (no session state, not even the dataset) shows the same view
     again = page(query=link, spec=None)
     assert controls(again) == controls(at)
@@ -90,6 +99,7 @@ def test_reproduce_snippet_runs_and_gives_the_same_numbers(method):
     at = page()
     widget(at, "Method").set_value(method)
     at.run()
+    reproducible(at)
     next(b for b in at.button if b.label == "Run").click()
     at.run()
     res = at.session_state["cluster_result"]
@@ -121,6 +131,7 @@ def test_gibbs_link_preset_and_snippet():
     at.session_state["dataset"] = {"spec": SMALL}                        # keep the test fast
     widget(at, "sweeps per chain").set_value(20)
     widget(at, "chains").set_value(2)
+    reproducible(at)
     widget(at, "seed").set_value(3)
     next(b for b in at.button if b.label == "Run chains").click()
     at.run()
@@ -146,6 +157,7 @@ def test_cocluster_preset_link_and_snippet():
     at.run()
     assert widget(at, "Count matrix").value == "blocks"
     widget(at, "privacy budget ε").set_value(2.0)
+    reproducible(at)
     widget(at, "seed").set_value(5)
     next(b for b in at.button if b.label == "Run").click()
     at.run()
@@ -171,6 +183,7 @@ def test_kmeans_preset_link_and_snippet():
     at.run()
     assert widget(at, "Dataset").value == "gaussians" and widget(at, "clusters k").value == 8
     widget(at, "points n").set_value(800)           # keep the test fast
+    reproducible(at)
     widget(at, "seed").set_value(4)
     next(c for c in at.checkbox if c.label.startswith("use Λ")).uncheck()
     next(b for b in at.button if b.label == "Run").click()

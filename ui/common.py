@@ -1,5 +1,5 @@
 """What every page shares: the current dataset, cached loaders, error display, privacy
-statements, the ledger table and the session budget meter.
+statements, the ledger table and the session privacy meter.
 
 Pages stay thin: widgets, one call into :mod:`dpcore`, one figure from :mod:`dpcore.plots`,
 and these helpers.
@@ -10,15 +10,16 @@ import json
 import time
 from collections import OrderedDict
 from contextlib import nullcontext
+from dataclasses import dataclass, field
 
 import streamlit as st
 
 from dpcore.data import Dataset, load_dataset
-from dpcore.privacy import PrivacyLedger
+from dpcore.privacy import PrivacyLedger, basic_composition
 from dpcore.upload import load_upload, registered, upload_key
 
 DATASET_KEY = "dataset"
-SESSION_LEDGER_KEY = "session_ledger"
+SESSION_METER_KEY = "session_meter"
 UPLOADS_KEY = "uploaded_datasets"
 MAX_SESSION_UPLOADS = 3   # parsed uploads kept per session (each may hold up to 80 MB)
 DEFAULT_DATASET = {"kind": "subspaces", "n": 1000, "d": 10, "k": 3, "q": 3, "sigma": 0.1, "random_state": 0}
@@ -126,6 +127,22 @@ def set_dataset(spec: dict) -> Dataset | None:
 
 
 # ----------------------------------------------------------------------------- running
+IN_APP_KEY = "_in_app"
+
+
+class PageStop(Exception):
+    """Raised by :func:`stop_page` inside the app; ``app.py`` catches it and still draws the
+    sidebar (``st.stop()`` would stop that too, leaving the meter one run behind)."""
+
+
+def stop_page():
+    """End the page here. Under ``app.py`` the sidebar is still drawn after it; a page run on
+    its own (AppTest) stops with ``st.stop()``."""
+    if st.session_state.get(IN_APP_KEY):
+        raise PageStop
+    st.stop()
+
+
 def run_guarded(fn, *args, **kwargs):
     """Call ``fn``; a ValueError becomes an ``st.error`` with the same words and None is
     returned, so the caller keeps its previous results."""
@@ -174,28 +191,92 @@ def show_ledger(ledger: PrivacyLedger, title="Privacy ledger of this run"):
     st.caption(f"Total spent: ε = {eps:.6g}, δ = {dlt:.3g}")
 
 
-def add_to_session_budget(ledger: PrivacyLedger, label: str):
-    """Every release adds to the session meter (a rerun is a new release)."""
-    session = st.session_state.setdefault(SESSION_LEDGER_KEY, PrivacyLedger())
-    session.extend(ledger, prefix=f"{label}: ")
+@dataclass
+class SessionMeter:
+    """What this session released, per dataset: the privacy meter of the sidebar.
+
+    Privacy composes per dataset (runs on different data do not add up), so totals are kept
+    per dataset name. Only runs that really were private count towards the private total;
+    a run that the page itself calls not private (a public seed, a non-private start or
+    selection, a radius read from the data) is listed apart with its nominal ε, which
+    protects nobody and is not added."""
+    runs: list = field(default_factory=list)
+
+    def record(self, ledger: PrivacyLedger, label: str, dataset: str, private: bool, reason: str = ""):
+        eps, dlt = ledger.total()
+        self.runs.append(dict(dataset=dataset, label=label, epsilon=eps, delta=dlt, private=bool(private),
+                              reason=reason, releases=len(ledger)))
+
+    def private_total(self, dataset: str):
+        """(ε, δ) of the private runs on ``dataset``, by sequential composition."""
+        runs = [r for r in self.runs if r["dataset"] == dataset and r["private"]]
+        return basic_composition([r["epsilon"] for r in runs], [r["delta"] for r in runs])
+
+    def nonprivate_runs(self, dataset: str):
+        return [r for r in self.runs if r["dataset"] == dataset and not r["private"]]
+
+    def datasets(self):
+        return list(dict.fromkeys(r["dataset"] for r in self.runs))
+
+
+def session_meter() -> SessionMeter:
+    return st.session_state.setdefault(SESSION_METER_KEY, SessionMeter())
+
+
+def run_is_private(estimator, random_state) -> tuple[bool, str]:
+    """Whether a fitted run released anything private, and if not, why (for the meter)."""
+    if random_state is not None:
+        return False, f"public seed {random_state} (reproducible mode)"
+    if getattr(estimator, "is_private_", True) is False or not list(getattr(estimator, "private_outputs_", [])):
+        return False, "the run released nothing private (see its privacy box)"
+    return True, ""
+
+
+def record_run(ledger: PrivacyLedger, label: str, *, private: bool, reason: str = "", dataset: str | None = None):
+    """Add one run (a rerun is a new release) to the session meter, under the current dataset
+    unless ``dataset`` is given. Call it after the run, before the page draws its results:
+    the sidebar is drawn after the page (``app.py``), so the meter already shows it."""
+    name = dataset if dataset is not None else current_dataset().name
+    session_meter().record(ledger, label, name, private, reason)
+
+
+def record_estimator(estimator, label: str, random_state, dataset: str | None = None):
+    """:func:`record_run` for a fitted private estimator, private or not by :func:`run_is_private`."""
+    private, reason = run_is_private(estimator, random_state)
+    record_run(estimator.ledger_, label, private=private, reason=reason, dataset=dataset)
 
 
 def sidebar():
-    """The shared sidebar: current dataset and the session's privacy budget meter."""
+    """The shared sidebar: current dataset and the session's privacy meter. ``app.py`` draws it
+    after the page has run, so both show the state after the page's run."""
     with st.sidebar:
         try:
             ds = current_dataset()
-            st.markdown(f"**Dataset:** {ds.name}")
-            st.caption(ds.description)
         except ValueError as exc:  # a stale spec: fall back to the default
             st.error(str(exc))
             st.session_state[DATASET_KEY] = {"spec": DEFAULT_DATASET}
-        session = st.session_state.get(SESSION_LEDGER_KEY, PrivacyLedger())
-        eps, dlt = session.total()
-        st.metric("Session privacy spent (ε)", f"{eps:.4g}", help=(
-            "Sum of the ε of every private release in this session (sequential composition). "
-            "Running an algorithm again on the same data is a new release and spends again."))
-        st.caption(f"δ spent: {dlt:.3g} · {len(session)} release(s)")
-        if st.button("Reset budget meter", key="_reset_budget"):
-            st.session_state[SESSION_LEDGER_KEY] = PrivacyLedger()
+            ds = current_dataset()
+        st.markdown(f"**Dataset:** {ds.name}")
+        st.caption(ds.description)
+        meter = session_meter()
+        eps, dlt = meter.private_total(ds.name)
+        n_private = sum(1 for r in meter.runs if r["dataset"] == ds.name and r["private"])
+        st.metric("Private ε spent on this dataset", f"{eps:.4g}", help=(
+            "Sum of the ε of every private run on this dataset in this session (sequential composition). "
+            "Running an algorithm again on the same data is a new release and spends again. Runs on other "
+            "datasets are counted separately."))
+        st.caption(f"δ spent: {dlt:.3g} · {n_private} private run(s)")
+        nonpriv = meter.nonprivate_runs(ds.name)
+        if nonpriv:
+            st.caption(f"⚠️ {len(nonpriv)} non-private run(s) on this dataset (nominal ε "
+                       f"{basic_composition([r['epsilon'] for r in nonpriv])[0]:.4g}, not counted: they protect "
+                       "nobody). Last: " + nonpriv[-1]["reason"])
+        others = [d for d in meter.datasets() if d != ds.name]
+        if others:
+            with st.expander("Other datasets"):
+                for d in others:
+                    e, _ = meter.private_total(d)
+                    st.caption(f"{d}: private ε {e:.4g}, {len(meter.nonprivate_runs(d))} non-private run(s)")
+        if st.button("Reset privacy meter", key="_reset_budget"):
+            st.session_state[SESSION_METER_KEY] = SessionMeter()
             st.rerun()

@@ -5,7 +5,9 @@ URL state
 A page lists the widget keys that define its view (``bind_url(page, fields)`` before drawing
 its widgets, ``publish_url(fields)`` after). The values, and the current dataset's small
 spec (parameter ``data``), are mirrored into ``st.query_params``, so a copied link opens
-the same view with the same seed. On the first run of a page in a session, parameters in
+the same view. A method's seed (``*_seed``) travels only while its "reproducible (noise public)"
+box (``*_repro``, added to every page's fields automatically) is ticked: by default a run's
+noise is secret and the link carries none (:mod:`ui.seeds`). On the first run of a page in a session, parameters in
 the URL are copied into ``st.session_state`` — each through its field's parser, which
 rejects values the widget would not accept (out of range, unknown option): those are
 dropped with a warning naming them, never a traceback. Uploaded datasets cannot travel in
@@ -26,6 +28,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from ui.common import DATASET_KEY, dataset_from_spec
+from ui.seeds import REPRO_SUFFIX, SEED_SUFFIX, seed_in_link
 
 _LOADED = "_url_loaded_"
 _PRESET_APPLIED = "_preset_applied_"
@@ -89,6 +92,15 @@ def _to_text(value) -> str:
 
 
 # ----------------------------------------------------------------------------- URL state
+def _with_repro(fields: dict) -> dict:
+    """``fields`` plus the "reproducible" box of every seed field (``p_seed`` -> ``p_repro``)."""
+    out = dict(fields)
+    for key in fields:
+        if key.endswith(SEED_SUFFIX):
+            out.setdefault(key[: -len(SEED_SUFFIX)] + REPRO_SUFFIX, as_bool)
+    return out
+
+
 def bind_url(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
     """On the first run of ``page`` in this session, copy URL parameters into the session
     state of the widgets named in ``fields`` (key -> parser) and the dataset. Call before
@@ -98,6 +110,7 @@ def bind_url(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
         return
     st.session_state[flag] = True
     params = st.query_params
+    fields = _with_repro(fields)
     rejected = []
     if DATA_PARAM in params:
         try:
@@ -124,8 +137,8 @@ def publish_url(fields) -> None:
     spec = st.session_state.get(DATASET_KEY, {}).get("spec")
     if spec is not None and spec.get("kind") != "upload":
         values[DATA_PARAM] = json.dumps(spec, sort_keys=True, separators=(",", ":"))
-    for key in fields:
-        if key in st.session_state and st.session_state[key] is not None:
+    for key in _with_repro(fields):
+        if key in st.session_state and st.session_state[key] is not None and seed_in_link(key, st.session_state):
             values[key] = _to_text(st.session_state[key])
     current = {k: st.query_params[k] for k in st.query_params}
     if current != values:

@@ -2,10 +2,13 @@
 per-cluster sums for dense or ``scipy.sparse`` CSR points (rows).
 
 Neighbouring datasets (used by every sensitivity in :mod:`dpcore.kmeans`): X and X′ differ
-in one point, *replaced* (the project's "differ in one record"); every sensitivity below is
-the maximum over replacement and addition/removal of one point, so the guarantees hold for
-either relation. The number of points n is treated as public, as in the paper (its f(m),
-depth bound and JL dimension depend on n).
+in one point, *replaced*, and the number of points n is public, as in the paper (its f(m),
+depth bound and JL dimension depend on n). That is the relation the guarantees are stated
+for. They do NOT extend to adding or removing a point: although the sensitivities below also
+bound the change of the noisy sums and counts under addition/removal, the released outputs
+depend on n itself (e.g. the candidate method's projection dimension p = ⌈ln(n)/2⌉, the
+candidate-set sizes and thresholds), so a release can reveal n and with it whether a record
+was added.
 """
 from __future__ import annotations
 

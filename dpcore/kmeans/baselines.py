@@ -107,6 +107,12 @@ class DPLloydKMeans(PrivateEstimatorMixin):
     """ε-DP k-means by DPLloyd (Su et al. 2016), i.e. ``diffprivlib.models.KMeans`` - the
     DP-KMeans peer of the co-clustering paper's §5 - run with PUBLIC bounds.
 
+    A limitation of diffprivlib's DPLloyd (0.6.x, ``KMeans._update_centers``), stated as a fact
+    about that library: a cluster that receives no point in an iteration is skipped - its
+    centre stays where it was and gets no noise. Whether a cluster is empty is a function of
+    the data, so the released centres reveal it without noise; the pages say so next to the
+    peer. We run it as published (it is a peer, not one of our methods).
+
     Parameters
     ----------
     n_clusters : int ≥ 1

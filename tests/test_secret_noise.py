@@ -1,0 +1,145 @@
+"""Secret noise by default (issue 14, acceptance (d)).
+
+- Two default runs of each private method on each page give different releases (the noise
+  comes from OS entropy, not from a seed that defaults to 0);
+- the link and the "Reproduce in Python" script carry no seed unless "reproducible (noise
+  public)" is ticked, and such a run is marked not private and kept out of the meter's
+  private total;
+- data seeds and method seeds are independent streams: no method's random start equals the
+  data's planted truth for seeds 0-20.
+"""
+import numpy as np
+import pytest
+
+from apptest_helpers import open_page
+from dpcore.data import make_union_of_subspaces, random_subspaces
+from dpcore.export import FRESH_NOISE_NOTE
+from dpcore.metrics import wasserstein_distance
+from dpcore.subspace.sulq import SuLQKPlane
+
+SMALL = {"kind": "subspaces", "n": 300, "d": 6, "k": 2, "q": 2, "sigma": 0.01, "random_state": 0}
+BLOCKS = {"kind": "blocks", "n_rows": 60, "n_cols": 40, "k": 3, "l": 3, "signal": 5.0, "noise": 0.5, "random_state": 0}
+
+
+def widget(at, label):
+    for group in (at.number_input, at.selectbox, at.select_slider, at.text_input, at.multiselect):
+        for w in group:
+            if w.label.startswith(label):
+                return w
+    raise KeyError(label)
+
+
+def click(at, label):
+    next(b for b in at.button if b.label == label).click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+
+
+def link(at):
+    return {k: at.query_params[k] for k in at.query_params}
+
+
+def assert_no_seed(at):
+    keys = link(at)
+    assert not any(k.endswith("_seed") for k in keys), keys
+    assert all(keys.get(k) != "true" for k in keys if k.endswith("_repro"))
+
+
+def meter(at):
+    return at.session_state["session_meter"]
+
+
+# ----------------------------------------------------------------------------- Cluster page
+@pytest.mark.parametrize("method", ["sa", "sulq"])
+def test_cluster_default_runs_differ_and_share_no_seed(method):
+    at = open_page("3_cluster.py", spec=SMALL)
+    widget(at, "Method").set_value(method)
+    at.run()
+    click(at, "Run")
+    first = at.session_state["cluster_result"]
+    click(at, "Run")
+    second = at.session_state["cluster_result"]
+    assert first["seed"] is None and second["seed"] is None
+    assert not np.allclose(first["subspaces"], second["subspaces"])      # fresh noise each run
+    assert_no_seed(at)
+    assert FRESH_NOISE_NOTE in second["code"] and "random_state" not in second["code"].split("model = ")[1]
+    runs = meter(at).runs
+    assert len(runs) == 2 and all(r["private"] for r in runs)
+
+
+def test_cluster_reproducible_run_is_not_private_and_not_counted():
+    at = open_page("3_cluster.py", spec=SMALL)
+    widget(at, "Method").set_value("sulq")
+    at.run()
+    next(c for c in at.checkbox if c.label == "reproducible (noise public)").check()
+    at.run()
+    widget(at, "seed").set_value(11)
+    click(at, "Run")
+    res = at.session_state["cluster_result"]
+    assert res["seed"] == 11 and link(at)["cl_seed"] == "11" and "random_state=11" in res["code"]
+    assert any("NOT private" in i.value for i in at.info)                 # the privacy box says so
+    (run,) = meter(at).runs
+    assert not run["private"] and "public seed" in run["reason"]
+    assert meter(at).private_total(run["dataset"]) == (0.0, 0.0)
+
+
+# ----------------------------------------------------------------------------- other pages
+def test_gibbs_default_runs_differ():
+    at = open_page("4_gibbs.py", spec=SMALL)
+    widget(at, "ε values").set_value("1")
+    widget(at, "sweeps per chain").set_value(10)
+    widget(at, "chains").set_value(1)
+    at.run()
+    click(at, "Run chains")
+    a = at.session_state["gibbs_result"]["summary"][0]["cost of released sample"]
+    click(at, "Run chains")
+    b = at.session_state["gibbs_result"]["summary"][0]["cost of released sample"]
+    assert a != b
+    assert_no_seed(at)
+
+
+def test_cocluster_default_runs_differ():
+    at = open_page("5_coclustering.py", spec=BLOCKS)
+    widget(at, "Count matrix").set_value("current")
+    at.run()
+    click(at, "Run")
+    T1 = at.session_state["cocluster_result"]["dp"].T_
+    click(at, "Run")
+    T2 = at.session_state["cocluster_result"]["dp"].T_
+    assert T1.shape != T2.shape or not np.array_equal(T1, T2)
+    assert_no_seed(at)
+
+
+def test_kmeans_default_runs_differ():
+    at = open_page("6_kmeans.py", spec=SMALL)
+    widget(at, "Dataset").set_value("gaussians")
+    at.run()
+    widget(at, "points n").set_value(600)
+    widget(at, "private methods").set_value(["sulq"])
+    click(at, "Run")
+    c1 = at.session_state["kmeans_result"]["cmp"].results[0].centres
+    click(at, "Run")
+    c2 = at.session_state["kmeans_result"]["cmp"].results[0].centres
+    assert not np.allclose(c1, c2)
+    assert_no_seed(at)
+
+
+# ----------------------------------------------------------------------------- data vs method streams
+@pytest.mark.parametrize("seed", range(21))
+def test_no_random_start_equals_the_planted_truth(seed):
+    ds = make_union_of_subspaces(n=300, d=10, k=3, q=3, sigma=0.1, random_state=seed)
+    sulq = SuLQKPlane(n_clusters=3, subspace_dim=3, epsilon=1.0, n_iter=1, random_state=seed).fit(ds.X)
+    kplane_start = random_subspaces(3, 10, 3, np.random.default_rng(seed))   # k-plane's first random start
+    # Two independent uniformly random sets of three 3-planes in R^10 are far apart: d_W of the
+    # old coincidence was 5e-8; 0.5 is far below the typical distance (≈ 3.5) of independent sets.
+    assert wasserstein_distance(sulq.init_subspaces_, ds.subspaces) > 0.5
+    assert wasserstein_distance(kplane_start, ds.subspaces) > 0.5
+
+
+def test_the_shared_stream_coincidence_is_real():
+    """Why the data stream must be separate: the same Generator state drives the planted
+    subspaces and a method's random start to the same numbers (this is what an int seed
+    did before the data generators got their own stream)."""
+    truth = make_union_of_subspaces(n=300, d=10, k=3, q=3, random_state=np.random.default_rng(0)).subspaces
+    start = random_subspaces(3, 10, 3, np.random.default_rng(0))
+    assert wasserstein_distance(start, truth) < 1e-6
