@@ -221,3 +221,26 @@ def test_url_round_trip(app_url, link_context, page, spec):
     # (controls only in the first session are those of a result view, which a link does not recompute)
     diff = {k: (before[k], after[k]) for k in after if before[k] != after[k]}
     assert not diff, f"controls differ after opening {url} in a new session: {diff}"
+
+
+SIDEBAR_METRIC = '[data-testid="stSidebar"] [data-testid="stMetricValue"]'
+
+
+def test_meter_shows_the_run_at_once(app_url, page):
+    """Issue 14: the sidebar is drawn after the page, so right after a private run (no
+    further click) the meter shows its ε; a reproducible run (public seed) is listed as
+    non-private and does not change the private total."""
+    sd.open_page(page, app_url + "/cluster")
+    assert page.locator(SIDEBAR_METRIC).first.inner_text().strip() == "0"
+    with sd.rerun(page):
+        sd.choose(page, "Method", "SuLQ k-plane (private, (ε, δ)-DP)")
+    sd.press(page, "Run")
+    sd.check_page(page)
+    assert page.locator(SIDEBAR_METRIC).first.inner_text().strip() == "1"      # the default ε = 1
+    with sd.rerun(page):
+        page.locator('[data-testid="stCheckbox"]').filter(has_text="reproducible (noise public)").first.click()
+    sd.press(page, "Run")
+    sd.check_page(page)
+    assert page.locator(SIDEBAR_METRIC).first.inner_text().strip() == "1"      # not counted
+    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+    assert "1 non-private run(s)" in sidebar and "public seed" in sidebar
