@@ -3,13 +3,15 @@ subspace clustering paper, for any function f whose output is a vector of R^D.
 
 Alg. 1, step by step (``m`` subsets, privacy (ε, δ), output dimension D):
 
-2. s = √m, α = ε / (5·√(2 ln(2/δ))), β = ε / (4·(D + ln(2/δ)))           :func:`alg1_constants`
+2. s = ⌊√m⌋ and the constants α, β of the Gaussian step, calibrated so that the release
+   is (ε, δ)-DP by an exact computation (below); at small and moderate ε these are the
+   paper's α = ε/(5√(2 ln(2/δ))), β = ε/(4(D + ln(2/δ)))            :func:`alg1_constants`
 3. draw m subsets of size ⌊n/m⌋, each uniformly without replacement and independently of the
    others; redraw all of them until no record is in more than √m subsets  :func:`draw_subsets`
 4. B = {s_i = f(X_{S_i})}, m vectors of R^D                                 (the caller's f)
-5. g(B) = s_{i*}, i* = argmin_i r_i(t₀), t₀ = (m+s)/2 + 1                  :func:`center_of_attention`
-6. S(B) = 2·max_k ρ(t₀ + (k+1)s)·e^{−βk}, ρ(t) = mean of the ⌊s/β⌋ top
-   values of {r_1(t), …, r_m(t)}                                           :func:`smooth_sensitivity`
+5. g(B) = s_{i*}, i* = argmin_i r_i(t₀), t₀ = ⌈(m+s)/2⌉ + 1                 :func:`center_of_attention`
+6. S(B) = max_{k ≥ 0} e^{−βk} · 2ρ_{(k+1)s+1}(t₀ + (k+1)s), a β-smooth upper
+   bound on the local sensitivity of g (proof below)                         :func:`smooth_sensitivity`
 7. release g(B) + S(B)/α · u, u ~ N(0, I_D)                                 :func:`private_aggregate`
 
 :func:`sample_aggregate` runs steps 2–7 on a dataset and records the release in a
@@ -19,25 +21,90 @@ B to the m×m matrix of d_M values), with :func:`euclidean_distances` (plain ℓ
 :func:`matching_distances` (the Wasserstein / matching distance between vectors made of k
 unordered blocks: k subspaces, k cluster centres, ...) provided.
 
-Conventions where Alg. 1 leaves a detail open (documented decisions)
----------------------------------------------------------------------
+Neighbours
+----------
+A record is in at most s = ⌊√m⌋ subsets (step 3), so neighbouring datasets give output
+sets B, B′ that differ in at most s of the m positions (f's own randomness comes from
+seeds drawn independently of the data, so it is coupled). Everything below is about such
+"s-neighbouring" B, B′.
+
+Step 6: a provably β-smooth S(B)
+--------------------------------
+Notation: r_i(t) is the d_M distance from output i to its t-th nearest *other* output
+(t = 1 the closest); r_i(t) = Λ, the public diameter of the output space, when t ≥ m
+(Λ bounds every d_M, so every r_i(t) ≤ Λ). ρ_j(t) is the j-th smallest of
+{r_1(t), …, r_m(t)}, and ρ_j(t) = Λ when j > m. ρ_j(t) does not decrease in j or t.
+
+*Fact 1.* If B′ differs from B in at most s outputs, every unchanged i has
+r_i^{B′}(t) ≤ r_i^B(t + s): of the t + s nearest others of i in B at most s changed, so at
+least t of them are still in B′ at the same distances (if t + s ≥ m the right side is Λ).
+Hence ρ′_j(t) ≤ ρ_{j+s}(t + s): of the j + s indices with the smallest r^B(t + s) at least j
+are unchanged, and each of those has r^{B′}(t) ≤ ρ_{j+s}(t + s).
+
+*Local sensitivity of g.* Let r* = ρ_1(t₀) = r_{i*}(t₀). The ball of radius r* around g(B)
+holds g(B) and t₀ other outputs, so at least t₀ + 1 − s unchanged ones; likewise the ball
+of radius r′* = ρ′_1(t₀) around g(B′). There are at least m − s unchanged outputs and
+2(t₀ + 1 − s) ≥ m − s + 4 > m − s (t₀ ≥ (m+s)/2 + 1), so the balls share an unchanged
+output and d_M(g(B), g(B′)) ≤ r* + r′* ≤ ρ_1(t₀) + ρ_{s+1}(t₀ + s) ≤ 2ρ_{s+1}(t₀ + s)
+(Fact 1 with j = 1; monotonicity). If t₀ ≥ m both radii are Λ and the bound holds trivially.
+
+*Smoothness.* Let U^{(k)}(B) = 2ρ_{(k+1)s+1}(t₀ + (k+1)s). Then U^{(0)}(B) ≥ the local
+sensitivity of g at B, and by Fact 1 (j = (k+1)s + 1) U^{(k)}(B′) ≤ U^{(k+1)}(B) for every
+s-neighbour B′. So (Nissim et al. 2007, the lemma behind their Prop. 3.1)
+S(B) = max_k e^{−βk} U^{(k)}(B) satisfies S(B) ≥ LS_g(B) and
+S(B′) = max_k e^{−βk} U^{(k)}(B′) ≤ max_k e^{−βk} U^{(k+1)}(B) ≤ e^β S(B).
+Once t₀ + (k+1)s ≥ m every radius is Λ and the terms 2Λe^{−βk} only decrease, so the max
+stops at the first such k (S(B) ≥ 2Λe^{−βK} > 0 for that K).
+
+(This replaces an earlier reading of the paper's "ρ(t) = the top ⌊s/β⌋ values", the mean of
+the ⌊s/β⌋ smallest radii, which is not β-smooth: moving s outputs changes such a mean
+additively, and searches found S(B′)/S(B) = 1.28·e^β.)
+
+Step 7: the Gaussian step, exact privacy profile and calibration of (α, β)
+-------------------------------------------------------------------------
+Rescale so that B's noise standard deviation S(B)/α is 1. On s-neighbours the two
+releases are P = N(0, I_D) and Q = N(μ·e₁, τ²·I_D) with τ = S(B′)/S(B) = e^b, |b| ≤ β, and
+‖μ‖ ≤ α·min(1, τ) (g moves by at most min(S(B), S(B′)) since each bounds the local
+sensitivity at its own point). This set of (μ, b) is closed under swapping P and Q (rescale
+by τ), so the release is (ε, δ)-DP iff
+
+    δ(α, β; ε, D) = sup_{|b| ≤ β, |μ| ≤ α min(1, e^b)} H_ε(P ‖ Q) ≤ δ,
+    H_ε(P ‖ Q) = ∫ (p − e^ε q)_+ = E_P[(1 − e^{ε − L})_+],   L = log p/q.
+
+:func:`gaussian_hockey_stick` computes H_ε exactly (numerical quadrature, no bound): for
+b ≠ 0, L = c·‖x − x₀‖² + const with c = (τ⁻² − 1)/2, x₀ = μ/(1 − τ²)·e₁, so under P
+W = ‖x − x₀‖² is noncentral χ²_D(‖x₀‖²), {L > ε} is {W > w*} (τ < 1) or {W < w*} (τ > 1),
+and H_ε = ∫ (1 − e^{−|c|·|w − w*|}) f_W(w) dw over that side: a 1-D integral whose
+integrand is non-negative (no cancellation of P(A) − e^ε Q(A), no overflow of e^ε).
+For b = 0 it is the analytic Gaussian formula of Balle & Wang (2018). The sup is taken with
+μ at its maximum (H_ε does not decrease in μ: checked numerically in
+tests/test_sample_aggregate_privacy.py) over a grid of 11 values of b in [−β, β] that
+includes both endpoints and 0 (:func:`gaussian_step_delta`).
+
+The paper's constants come from Nissim et al.'s analysis for small ε and are NOT (ε, δ)-DP
+at large ε (D = 1, δ = 1e-5: exact δ = 1.8e-5 at ε = 50 and 0.029 at ε = 100; D = 165,
+δ = 1.45e-4, ε = 1000: 0.80). :func:`calibrate_gaussian_step` therefore uses the rule:
+
+1. the paper's (α, β) when their exact δ ≤ δ (every small and moderate ε: results there are
+   unchanged);
+2. otherwise, if the b = 0 part alone (the analytic Gaussian δ of shift α) is at most δ/2,
+   keep the paper's α and take the largest β ≤ β_paper with exact δ ≤ δ (bisection on log β);
+3. otherwise (very large ε, where Gaussian noise needs α ≈ √(2ε)) first shrink α to the
+   value whose b = 0 part is exactly δ/2, then take the largest β as in 2.
+
+β is never taken above BETA_MAX = 50 (the quadrature is checked up to |b| = 50, and
+e^{−50} ≈ 2e-22 makes larger β irrelevant for S(B)); the paper's β only exceeds it at
+ε > 200·(D + ln(2/δ)), where rule 3 applies anyway. The bisection stops at a relative width
+of 1e-4 in β and returns its safe end, so exact δ ≤ δ always holds for the constants used.
+The calibration depends only on the public (ε, δ, D) and is cached (``functools.lru_cache``).
+
+Other conventions where Alg. 1 leaves a detail open (documented decisions)
+--------------------------------------------------------------------------
 - **s is an integer**, s = ⌊√m⌋: the subsampling rule "no record in more than √m sets" is a
   statement about integer counts, so it is the same as "in at most ⌊√m⌋ sets", and s is the
   number of outputs that one record can change. (For a perfect square m, s = √m exactly.)
 - **t₀ = ⌈(m + s)/2⌉ + 1** (an index must be an integer; rounding up keeps the "more than
-  half of B" property that makes the centre of attention stable).
-- **r_i(t)** is the d_M distance from s_i to its t-th nearest neighbour among the *other*
-  m − 1 outputs (t = 1 is the closest other output). As in Nissim et al., when no such
-  neighbour exists (t ≥ m) r_i(t) = Λ, the public **diameter** of the output space under
-  d_M (e.g. √(2k·min(q, d−q)) for k q-dimensional subspaces of R^d under d_W). This is
-  what makes S(B) finite: the max over k in step 6 is reached by k ≤ the first k whose
-  index t₀ + (k+1)s is ≥ m, after which ρ = Λ and e^{−βk} only decreases.
-- **ρ(t), "the top ⌊s/β⌋ values"** is read as the ⌊s/β⌋ *smallest* radii (the best-ranked
-  candidate centres). With the largest radii, one bad subset solution would set the noise
-  whatever the others do, contradicting the utility part of Thm 3.1 (noise O(r/ε) when
-  3/4 of the outputs are within r of a point). The count ⌊s/β⌋ is clipped to [1, m]: it is
-  0 when β > s (huge ε) and exceeds m when ε < 4·√m·(D + ln(2/δ))/m, which is essentially
-  the regime ε ≲ 2D/√m where Thm 3.1's condition fails (then ρ is the mean of all m radii).
+  half of B" property used in the local-sensitivity bound above).
 - **Ties** in argmin r_i(t₀) go to the lowest index.
 - **Block order.** When d_M is a matching distance between k unordered blocks (the order
   in which a solver lists its k subspaces or centres is arbitrary), the blocks of g(B) are
@@ -45,21 +112,26 @@ Conventions where Alg. 1 leaves a detail open (documented decisions)
   added. The released vector's distribution then depends only on the *set* of blocks of
   g(B): for neighbouring B, B′ every listing of g(B) can be paired with the listing of
   g(B′) matched to it, whose ℓ2 distance is exactly d_M(g(B), g(B′)), so the Gaussian
-  smooth-sensitivity argument (which is about ℓ2 in R^D) applies with d_M = d_W.
+  argument above (about ℓ2 in R^D) applies to each pair, and by joint convexity of H_ε
+  to the mixtures over listings.
 
-Thm 3.1 ([22] Thm 4.2) states the (ε, δ) guarantee for any f, under the conditions
-ε > 2D/√m and m = ω(log² n); the utility bound needs them too. The issue asks for runs at
-any ε (a teaching tool shows what happens at ε = 1), so nothing is refused: the conditions
-are reported by :func:`theorem31_conditions` (for finite n, "m = ω(log² n)" is checked as
-m ≥ (ln n)²), written into the ledger note, and the subspace estimator warns when one is
-broken - outside them the paper's theorem does not cover the run.
+Privacy vs. Thm 3.1
+-------------------
+The (ε, δ) guarantee of a run comes from the exact privacy profile above, for every ε > 0
+and any f. Thm 3.1's conditions ε > 2D/√m and m = ω(log² n) are about *utility* (noise
+O(r/ε) when most subset outputs agree); they are reported by :func:`theorem31_conditions`
+(for finite n, "m = ω(log² n)" is checked as m ≥ (ln n)²) and written into the ledger
+note separately from the privacy claim. Nothing is refused when they fail (a teaching tool
+shows what happens at ε = 1).
 Besides the released vector nothing here is private: S(B), the chosen index, the radii and
 the subset outputs are data-dependent diagnostics for teaching, not releases.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,15 +139,204 @@ from scipy import stats
 from scipy.optimize import linear_sum_assignment
 
 from ._validation import check_array, check_delta, check_epsilon, check_int, check_random_state, check_real
-from .privacy import PrivacyLedger
+from .privacy import PrivacyLedger, analytic_gaussian_delta
 
 __all__ = [
-    "Alg1Constants", "alg1_constants", "draw_subsets", "subset_redraw_probability", "euclidean_distances",
-    "matching_distances", "nearest_neighbour_radii", "radii_at", "center_of_attention", "smooth_sensitivity",
-    "AggregateResult", "private_aggregate", "sample_aggregate", "theorem31_conditions",
+    "Alg1Constants", "alg1_constants", "paper_constants", "gaussian_hockey_stick", "gaussian_step_delta",
+    "GaussianStepCalibration", "calibrate_gaussian_step", "draw_subsets", "subset_redraw_probability",
+    "euclidean_distances", "matching_distances", "nearest_neighbour_radii", "radii_at", "rho_at",
+    "center_of_attention", "smooth_sensitivity", "AggregateResult", "private_aggregate", "sample_aggregate",
+    "theorem31_conditions", "privacy_note",
 ]
 
 MECHANISM_NAME = "smooth-sensitivity Gaussian (sample-aggregate, Alg. 1)"
+B_GRID = 11          # number of b values in [−β, β] (odd: contains 0 and both endpoints)
+BETA_MAX = 50.0      # largest β the calibration verifies (e^{-50} ≈ 2e-22: larger β changes no term of S(B))
+
+
+# --------------------------------------------------------------------------- step 7's privacy profile
+def _log_ive(nu, y):
+    """log(I_ν(y)·e^{−y}) for y > 0: scipy's ``ive``, its large-argument (Hankel) expansion
+    where ``ive`` gives nan (y ≳ 1e9) and its leading small-argument term where it
+    underflows (y ≪ ν)."""
+    from scipy import special
+    iv = float(special.ive(nu, y))
+    if iv > 0.0 and math.isfinite(iv):
+        return math.log(iv)
+    if y > 10.0 * (nu * nu + 1.0):
+        # I_ν(y)e^{−y} = (2πy)^{−1/2} Σ_k (−1)^k a_k(ν)/y^k, a_k = Π_{i≤k}(4ν² − (2i−1)²)/(k! 8^k)
+        mu4, term, tot = 4.0 * nu * nu, 1.0, 1.0
+        for k in range(1, 40):
+            term *= -(mu4 - (2 * k - 1) ** 2) / (k * 8.0 * y)
+            tot += term
+            if abs(term) < 1e-17 * abs(tot):
+                break
+        return -0.5 * math.log(2.0 * math.pi * y) + math.log(tot)
+    return nu * math.log(0.5 * y) - math.lgamma(nu + 1.0) - y
+
+
+def _log_ncx2_pdf(w, D, lam):
+    """log density of the noncentral χ²_D(λ) at w > 0 (λ = 0: central χ²_D), for scalars.
+
+    Uses f(w) = ½ e^{−(w+λ)/2} (w/λ)^{ν/2} I_ν(√(λw)), ν = D/2 − 1, with the exponentially
+    scaled Bessel function so that e^{−(w+λ)/2 + √(λw)} = e^{−(√w − √λ)²/2} is formed without
+    cancellation. (Agrees with scipy.stats.ncx2.logpdf to ~1e-14 where that is accurate,
+    ~50× faster per scalar call.)
+    """
+    if w <= 0.0:
+        return -math.inf
+    if lam <= 0.0:
+        h = 0.5 * D
+        return (h - 1.0) * math.log(w) - 0.5 * w - h * math.log(2.0) - math.lgamma(h)
+    nu = 0.5 * D - 1.0
+    sw, sl = math.sqrt(w), math.sqrt(lam)
+    return (-math.log(2.0) + 0.5 * nu * (math.log(w) - math.log(lam)) + _log_ive(nu, sw * sl)
+            - 0.5 * (sw - sl) ** 2)
+
+
+def gaussian_hockey_stick(mu, b, epsilon, D):
+    """Exact H_ε(P ‖ Q) = ∫(p − e^ε q)_+ for P = N(0, I_D), Q = N(μ·e₁, e^{2b}·I_D).
+
+    b = 0: the analytic Gaussian formula (Balle & Wang 2018). b ≠ 0: the 1-D integral of the
+    module docstring, E_P[(1 − e^{ε − L})_+] over the noncentral χ² law of ‖x − x₀‖²
+    (adaptive quadrature, relative tolerance 1e-10), clipped to [0, 1].
+    """
+    from scipy import integrate
+    mu = abs(float(mu))
+    b = float(b)
+    epsilon = float(epsilon)
+    if abs(b) > BETA_MAX:
+        raise ValueError(f"b must be in [-{BETA_MAX:g}, {BETA_MAX:g}] (the range the quadrature is checked on); got {b:g}")
+    if b == 0.0:
+        if mu == 0.0:
+            return 0.0
+        return min(1.0, max(0.0, float(analytic_gaussian_delta(1.0, mu, epsilon))))
+    tau2 = math.exp(2.0 * b)
+    c = 0.5 * math.expm1(-2.0 * b)                  # (τ⁻² − 1)/2: > 0 iff τ < 1
+    a = mu / -math.expm1(2.0 * b)                   # x₀ = a·e₁ = μ/(1 − τ²)·e₁
+    lam = a * a
+    K = mu * mu / (2.0 * tau2) + D * b              # L = c(W − λ) + K
+    wstar = lam + (epsilon - K) / c                 # L > ε  ⟺  c(W − w*) > 0
+    mean, sd = D + lam, math.sqrt(2.0 * (D + 2.0 * lam))
+    if lam > 1e28:   # W's spread (~2√λ) would be below the float resolution of λ: refuse rather than guess
+        raise ValueError(f"b = {b:g} is too close to 0 for shift mu = {mu:g} (noncentrality {lam:.3g}); "
+                         "use b = 0 or a larger |b|")
+    if c > 0:                                       # {W > w*}
+        lo = max(wstar, 0.0)
+        hi = max(lo, mean) + 60.0 * sd + 200.0      # P(W > hi) < e^{-100}
+        side = 1.0
+    else:                                           # {W < w*}
+        lo, hi, side = 0.0, wstar, -1.0
+        if hi <= 0.0:
+            return 0.0
+    if hi <= lo:
+        return 0.0
+    ac = abs(c)
+
+    def integrand(w):
+        lf = _log_ncx2_pdf(w, D, lam)
+        if lf < -745.0:
+            return 0.0
+        return -math.expm1(-ac * abs(w - wstar)) * math.exp(lf)
+
+    pts = sorted(p for p in (mean - 10 * sd, mean - 3 * sd, mean, mean + 3 * sd, mean + 10 * sd,
+                             wstar + side / ac, wstar + 10 * side / ac) if lo < p < hi)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        val, _ = integrate.quad(integrand, lo, hi, points=pts or None, epsabs=1e-300, epsrel=1e-10, limit=500)
+    return min(1.0, max(0.0, float(val)))
+
+
+def gaussian_step_delta(alpha, beta, epsilon, D, n_grid=B_GRID):
+    """δ(α, β; ε, D): the worst H_ε of the Gaussian step over the admissible neighbours,
+    sup over b on an ``n_grid``-point grid of [−β, β] (endpoints and 0 included) with the
+    shift at its maximum α·min(1, e^b). Returns ``(delta, b_worst)``."""
+    best, b_best = -1.0, 0.0
+    for b in np.linspace(-beta, beta, n_grid):
+        b = float(b)
+        if abs(b) < 1e-15 * max(beta, 1e-300):
+            b = 0.0
+        v = gaussian_hockey_stick(alpha * min(1.0, math.exp(b)), b, epsilon, D)
+        if v > best:
+            best, b_best = v, b
+    return best, b_best
+
+
+def paper_constants(epsilon, delta, D):
+    """The paper's step-2 constants α = ε/(5√(2 ln(2/δ))), β = ε/(4(D + ln(2/δ)))."""
+    log_term = math.log(2.0 / delta)
+    return epsilon / (5.0 * math.sqrt(2.0 * log_term)), epsilon / (4.0 * (D + log_term))
+
+
+@dataclass(frozen=True)
+class GaussianStepCalibration:
+    """The constants the Gaussian step uses for (ε, δ, D) and how they were chosen."""
+    alpha: float
+    beta: float
+    exact_delta: float          # δ(α, β; ε, D) at the constants used (≤ the target δ)
+    alpha_paper: float
+    beta_paper: float
+    paper_delta: float          # δ(α_paper, β_paper; ε, D) (nan when β_paper > BETA_MAX: not computed)
+    rule: str                   # "paper" | "beta reduced" | "alpha and beta reduced"
+
+    @property
+    def paper_constants_kept(self):
+        return self.rule == "paper"
+
+
+@functools.lru_cache(maxsize=512)
+def _calibrate(epsilon, delta, D):
+    from scipy import optimize
+    a_p, b_p = paper_constants(epsilon, delta, D)
+    d_p, _ = gaussian_step_delta(a_p, min(b_p, BETA_MAX), epsilon, D)
+    if d_p <= delta and b_p <= BETA_MAX:
+        return GaussianStepCalibration(a_p, b_p, d_p, a_p, b_p, d_p, "paper")
+    if b_p > BETA_MAX:
+        d_p = math.nan           # not computed: the paper's β is beyond what the calibration verifies
+    alpha, rule = a_p, "beta reduced"
+    half = 0.5 * delta
+    if gaussian_hockey_stick(a_p, 0.0, epsilon, D) > half:
+        # the b = 0 part alone is too large: α with analytic δ = δ/2 (δ increases with α)
+        g = lambda la: gaussian_hockey_stick(math.exp(la), 0.0, epsilon, D) - half  # noqa: E731
+        lo = math.log(a_p)
+        while g(lo) > 0:
+            lo -= 1.0
+        alpha = math.exp(optimize.brentq(g, lo, math.log(a_p), xtol=1e-12, rtol=1e-12))
+        alpha = min(alpha, a_p)
+        while gaussian_hockey_stick(alpha, 0.0, epsilon, D) > half:      # land on the safe side
+            alpha *= 1.0 - 1e-9
+        rule = "alpha and beta reduced"
+
+    def f(lb):
+        return gaussian_step_delta(alpha, math.exp(lb), epsilon, D)[0]
+
+    hi = math.log(min(b_p, BETA_MAX))
+    lo = hi - 1.0
+    d_lo = f(lo)
+    for _ in range(200):                             # as β → 0, δ → the b = 0 part ≤ δ/2
+        if d_lo <= delta:
+            break
+        hi, lo = lo, lo - 1.0
+        d_lo = f(lo)
+    else:  # pragma: no cover - unreachable: δ(β) → δ_{b=0} ≤ δ/2
+        raise RuntimeError("Gaussian-step calibration failed")
+    # bisection on log β: f(lo) ≤ δ < f(hi); stop at a relative width of 1e-4
+    while hi - lo > 1e-4:
+        mid = 0.5 * (lo + hi)
+        d_mid = f(mid)
+        if d_mid <= delta:
+            lo, d_lo = mid, d_mid
+        else:
+            hi = mid
+    return GaussianStepCalibration(alpha, math.exp(lo), d_lo, a_p, b_p, d_p, rule)
+
+
+def calibrate_gaussian_step(epsilon, delta, D):
+    """(α, β) of the Gaussian step for (ε, δ, D) by the rule of the module docstring (cached)."""
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    D = check_int(D, "D", 1)
+    return _calibrate(float(epsilon), float(delta), int(D))
 
 
 # --------------------------------------------------------------------------- step 2
@@ -87,32 +348,38 @@ class Alg1Constants:
     epsilon: float
     delta: float
     s: int          # ⌊√m⌋: the most subsets one record may be in
-    alpha: float    # ε / (5 √(2 ln(2/δ)))
-    beta: float     # ε / (4 (D + ln(2/δ)))
+    alpha: float    # noise divisor used (the paper's ε/(5√(2 ln(2/δ))) unless recalibrated)
+    beta: float     # smoothness used (the paper's ε/(4(D + ln(2/δ))) unless recalibrated)
     t0: int         # ⌈(m + s)/2⌉ + 1
-    n_top: int      # ⌊s/β⌋ clipped to [1, m]: how many radii ρ(t) averages
-    n_top_raw: float  # s/β before flooring and clipping
+    alpha_paper: float
+    beta_paper: float
+    exact_delta: float            # exact worst δ of the Gaussian step at (alpha, beta), ≤ delta
+    paper_delta: float            # exact worst δ at the paper's constants
+    calibration: str              # "paper" | "beta reduced" | "alpha and beta reduced"
+
+    @property
+    def paper_constants_kept(self):
+        """True when the paper's (α, β) are (ε, δ)-DP by the exact computation and used."""
+        return self.calibration == "paper"
 
 
 def alg1_constants(m, epsilon, delta, D):
-    """Step 2 of Alg. 1 plus t₀ and ⌊s/β⌋ (see the module docstring for the conventions)."""
+    """Step 2 of Alg. 1 plus t₀, with (α, β) from :func:`calibrate_gaussian_step`."""
     m = check_int(m, "n_subsets", 2)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     D = check_int(D, "D", 1)
     s = math.isqrt(m)
-    log_term = math.log(2.0 / delta)
-    alpha = epsilon / (5.0 * math.sqrt(2.0 * log_term))
-    beta = epsilon / (4.0 * (D + log_term))
     t0 = math.ceil((m + s) / 2) + 1
-    raw = s / beta
-    n_top = int(min(max(math.floor(raw), 1), m))
-    return Alg1Constants(m=m, D=D, epsilon=epsilon, delta=delta, s=s, alpha=alpha, beta=beta, t0=t0,
-                         n_top=n_top, n_top_raw=raw)
+    cal = calibrate_gaussian_step(epsilon, delta, D)
+    return Alg1Constants(m=m, D=D, epsilon=epsilon, delta=delta, s=s, alpha=cal.alpha, beta=cal.beta, t0=t0,
+                         alpha_paper=cal.alpha_paper, beta_paper=cal.beta_paper, exact_delta=cal.exact_delta,
+                         paper_delta=cal.paper_delta, calibration=cal.rule)
 
 
 def theorem31_conditions(epsilon, D, m, n):
-    """Thm 3.1's conditions for a useful sample-aggregate release.
+    """Thm 3.1's conditions for a *useful* sample-aggregate release (utility, not privacy:
+    the privacy of a run comes from the exact calibration of the Gaussian step).
 
     Returns a dict with ``eps_ok`` (ε > 2D/√m), ``eps_threshold`` (2D/√m), ``m_ok``
     (m ≥ (ln n)², the finite-n reading of m = ω(log² n)), ``m_threshold`` ((ln n)²) and
@@ -122,13 +389,37 @@ def theorem31_conditions(epsilon, D, m, n):
     m_thr = math.log(n) ** 2 if n > 1 else 0.0
     msgs = []
     if not epsilon > eps_thr:
-        msgs.append(f"Theorem 3.1 assumes epsilon > 2D/sqrt(m) = 2*{D}/sqrt({m}) = {eps_thr:.4g}; got epsilon = "
-                    f"{epsilon:g}: the theorem does not cover this run and the noise will swamp the aggregate")
+        msgs.append(f"Theorem 3.1's utility bound assumes epsilon > 2D/sqrt(m) = 2*{D}/sqrt({m}) = {eps_thr:.4g}; "
+                    f"got epsilon = {epsilon:g}: the release is still (epsilon, delta)-DP, but the theorem's "
+                    f"accuracy bound does not cover this run and the noise will likely swamp the aggregate")
     if not m >= m_thr:
-        msgs.append(f"Theorem 3.1 assumes m = omega(log^2 n), checked as n_subsets >= (ln n)^2 = {m_thr:.4g} for "
-                    f"n = {n}; got n_subsets = {m}: the theorem does not cover this run")
+        msgs.append(f"Theorem 3.1's utility bound assumes m = omega(log^2 n), checked as n_subsets >= (ln n)^2 = "
+                    f"{m_thr:.4g} for n = {n}; got n_subsets = {m}: the release is still (epsilon, delta)-DP, but "
+                    f"the theorem's accuracy bound does not cover this run")
     return {"eps_ok": epsilon > eps_thr, "eps_threshold": eps_thr, "m_ok": m >= m_thr, "m_threshold": m_thr,
             "messages": msgs}
+
+
+def privacy_note(constants, n=None):
+    """The ledger note of a release with these constants: the privacy claim (exact privacy
+    profile of the Gaussian step, which constants) and, separately, Thm 3.1's utility
+    conditions (when ``n`` is given)."""
+    c = constants
+    if c.paper_constants_kept:
+        how = f"paper's constants kept (alpha={c.alpha:.4g}, beta={c.beta:.4g})"
+    else:
+        how = (f"paper's constants (alpha={c.alpha_paper:.4g}, beta={c.beta_paper:.4g}) give delta = "
+               f"{c.paper_delta:.3g} > {c.delta:.3g}, so " +
+               (f"beta reduced to {c.beta:.4g} (alpha={c.alpha:.4g} kept)" if c.calibration == "beta reduced" else
+                f"alpha reduced to {c.alpha:.4g} and beta to {c.beta:.4g}"))
+    note = (f"privacy: (epsilon, delta) from the exact privacy profile of the Gaussian step: worst delta = "
+            f"{c.exact_delta:.3g} <= delta = {c.delta:.3g}; {how}")
+    if n is not None:
+        th = theorem31_conditions(c.epsilon, c.D, c.m, n)
+        parts = [f"epsilon > 2D/sqrt(m) = {th['eps_threshold']:.4g}: " + ("met" if th["eps_ok"] else "NOT met"),
+                 f"m >= (ln n)^2 = {th['m_threshold']:.4g}: " + ("met" if th["m_ok"] else "NOT met")]
+        note += "; utility (Thm 3.1, not needed for privacy): " + ", ".join(parts)
+    return note
 
 
 # --------------------------------------------------------------------------- step 3
@@ -244,26 +535,37 @@ def radii_at(R, t, diameter):
     return R[:, t - 1]
 
 
+def rho_at(R, j, t, diameter):
+    """ρ_j(t): the j-th smallest of r_1(t), …, r_m(t); Λ = ``diameter`` when j > m."""
+    m = R.shape[0]
+    if j < 1:
+        raise ValueError(f"j must be >= 1; got {j}")
+    if j > m:
+        return float(diameter)
+    r = radii_at(R, t, diameter)
+    return float(np.partition(r, j - 1)[j - 1])
+
+
 def center_of_attention(R, t0, diameter):
     """Step 5: i* = argmin_i r_i(t₀) (ties → lowest index). Returns ``(i*, r(t₀))``."""
     r = radii_at(R, t0, diameter)
     return int(np.argmin(r)), r
 
 
-def smooth_sensitivity(R, t0, s, beta, n_top, diameter):
-    """Step 6: S(B) = 2·max_{k ≥ 0} ρ(t₀ + (k+1)s)·e^{−βk}, ρ(t) the mean of the ``n_top``
-    smallest r_i(t).
+def smooth_sensitivity(R, t0, s, beta, diameter):
+    """Step 6: S(B) = max_{k ≥ 0} e^{−βk} · 2ρ_{(k+1)s+1}(t₀ + (k+1)s), the β-smooth upper
+    bound on the local sensitivity of the centre of attention proved in the module docstring.
 
-    Returns ``(S, terms)`` where ``terms`` is a list of (k, t, ρ(t), ρ(t)e^{−βk}) for every k
-    examined: k runs until t ≥ m, where ρ = Λ and larger k can only give smaller terms.
+    Returns ``(S, terms)`` where ``terms`` is a list of (k, t, ρ_j(t), ρ_j(t)e^{−βk}) with
+    t = t₀ + (k+1)s and j = (k+1)s + 1, for every k examined: k runs until t ≥ m, where every
+    radius is Λ and larger k can only give smaller terms. S(B) is twice the largest last entry.
     """
     m = R.shape[0]
     terms = []
     k = 0
     while True:
         t = t0 + (k + 1) * s
-        r = radii_at(R, t, diameter)
-        rho = float(np.mean(np.sort(r)[:n_top]))
+        rho = rho_at(R, (k + 1) * s + 1, t, diameter)
         terms.append((k, t, rho, rho * math.exp(-beta * k)))
         if t > m - 1:
             break
@@ -283,7 +585,7 @@ class AggregateResult:
     smooth_sensitivity: float       # S(B)
     noise_scale: float              # S(B)/α, the per-coordinate noise standard deviation
     radii_t0: np.ndarray            # r_i(t₀) for every i
-    sensitivity_terms: list         # (k, t, ρ(t), ρ(t)e^{−βk}) of step 6
+    sensitivity_terms: list         # (k, t, ρ_j(t), ρ_j(t)e^{−βk}), j = (k+1)s+1, of step 6
     distances: np.ndarray           # m×m d_M matrix of B
     outputs: np.ndarray             # B, m×D
     block_permutation: np.ndarray   # order in which g(B)'s blocks were released
@@ -354,7 +656,7 @@ def private_aggregate(B, epsilon, delta, *, diameter, distances=None, n_blocks=1
                          f"are {dist.max():g} apart")
     R = nearest_neighbour_radii(dist)
     i_star, r_t0 = center_of_attention(R, c.t0, diameter)
-    S, terms = smooth_sensitivity(R, c.t0, c.s, c.beta, c.n_top, diameter)
+    S, terms = smooth_sensitivity(R, c.t0, c.s, c.beta, diameter)
     perm = rng.permutation(n_blocks) if n_blocks > 1 else np.zeros(1, dtype=np.int64)
     center = B[i_star].reshape(n_blocks, D // n_blocks)[perm].ravel()
     noise_scale = S / c.alpha
@@ -392,12 +694,8 @@ def sample_aggregate(X, f, n_subsets, epsilon, delta, *, diameter, distances=Non
     res.n_draws = n_draws
     ledger = PrivacyLedger() if ledger is None else ledger
     c = res.constants
-    th = theorem31_conditions(epsilon, c.D, c.m, n)
-    broken = ([] if th["eps_ok"] else [f"epsilon <= 2D/sqrt(m) = {th['eps_threshold']:.4g}"]) \
-        + ([] if th["m_ok"] else [f"m < (ln n)^2 = {th['m_threshold']:.4g}"])
-    cond = "conditions NOT met: " + ", ".join(broken) if broken else "conditions met"
     ledger.record(what, MECHANISM_NAME, epsilon, delta,
-                  note=f"Thm 3.1 (Nissim et al. 2007, Thm 4.2), {cond}; m={c.m} subsets of {subsets.shape[1]} "
-                       f"points, D={c.D}, s={c.s}, t0={c.t0}, alpha={c.alpha:.4g}, beta={c.beta:.4g}")
+                  note=f"{privacy_note(c, n)}; m={c.m} subsets of {subsets.shape[1]} points, D={c.D}, s={c.s}, "
+                       f"t0={c.t0}")
     res.ledger = ledger
     return res

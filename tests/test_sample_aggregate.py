@@ -22,24 +22,29 @@ DELTA_E = 2.0 / math.e
 def test_alg1_constants_by_hand():
     # m = 16, ε = 16, ln(2/δ) = 1, D = 1:
     # s = √16 = 4; α = 16/(5√(2·1)) = 16/(5√2) = 2.2627417; β = 16/(4(1 + 1)) = 2;
-    # t0 = (16 + 4)/2 + 1 = 11; ⌊s/β⌋ = ⌊4/2⌋ = 2.
+    # t0 = (16 + 4)/2 + 1 = 11. δ = 2/e ≈ 0.74 is so large that the exact δ of the Gaussian
+    # step at the paper's constants (≈ 0.42) is within it: the paper's constants are kept.
     c = alg1_constants(16, 16.0, DELTA_E, 1)
-    assert (c.s, c.t0, c.n_top) == (4, 11, 2)
+    assert (c.s, c.t0) == (4, 11)
     assert c.alpha == pytest.approx(16 / (5 * math.sqrt(2)), rel=1e-12)
     assert c.beta == pytest.approx(2.0, rel=1e-12)
+    assert c.paper_constants_kept and c.calibration == "paper"
+    assert c.exact_delta == c.paper_delta <= DELTA_E
 
 
-def test_alg1_constants_non_square_m_and_clipped_top_count():
+def test_alg1_constants_non_square_m_and_small_eps_keeps_the_paper():
     # m = 50: s = ⌊√50⌋ = 7 (the integer number of subsets one point may be in);
-    # t0 = ⌈57/2⌉ + 1 = 30; with ε = 1, δ = 1e-3, D = 165:
-    # β = 1/(4(165 + ln 2000)) ≈ 1.3e-3 so s/β ≈ 5.4e3 > m and ρ averages all m radii.
+    # t0 = ⌈57/2⌉ + 1 = 30; with ε = 1, δ = 1e-3, D = 165 the paper's α, β are (ε, δ)-DP
+    # by the exact computation, so they are used unchanged.
     c = alg1_constants(50, 1.0, 1e-3, 165)
-    assert (c.s, c.t0, c.n_top) == (7, 30, 50)
+    assert (c.s, c.t0) == (7, 30)
     assert c.alpha == pytest.approx(1 / (5 * math.sqrt(2 * math.log(2000))), rel=1e-12)
     assert c.beta == pytest.approx(1 / (4 * (165 + math.log(2000))), rel=1e-12)
-    assert c.n_top_raw == pytest.approx(7 / c.beta, rel=1e-12)
-    # huge ε: s/β < 1, clipped up to 1 (ρ is then the smallest radius)
-    assert alg1_constants(50, 1e6, 1e-3, 165).n_top == 1
+    assert c.paper_constants_kept and c.exact_delta <= 1e-3
+    # huge ε: the paper's constants are not private; the calibrated ones are smaller
+    big = alg1_constants(50, 1e6, 1e-3, 165)
+    assert not big.paper_constants_kept and big.alpha < big.alpha_paper and big.beta < big.beta_paper
+    assert big.exact_delta <= 1e-3
 
 
 # --------------------------------------------------------------------------- steps 5-7 by hand
@@ -57,18 +62,18 @@ def test_center_of_attention_and_smooth_sensitivity_by_hand():
     assert res.chosen_index == 5
     assert res.center[0] == 0.5
     assert res.radii_t0[5] == pytest.approx(0.55)
-    # Step 6. k = 0: t = t0 + s = 15 = m − 1, the farthest other output:
-    #   G: 40 − v (>= 38.95); 10 -> 30; 20 -> 20; 30 -> 30; 40 -> 40.
-    #   ρ(15) = mean of the 2 smallest = (20 + 30)/2 = 25.
+    # Step 6. k = 0: t = t0 + s = 15 = m − 1, the farthest other output, j = s + 1 = 5:
+    #   G: 40 − v = 38.95, 39.0, 39.1, ...; 10 -> 30; 20 -> 20; 30 -> 30; 40 -> 40.
+    #   sorted: 20, 30, 30, 38.95, 39.0, ... so ρ_5(15) = 39.0.
     # k = 1: t = 19 > m − 1, so r = Λ = 100 and the term is 100·e^{−2} = 13.53.
-    # S(B) = 2·max(25, 13.53) = 50; noise sd = S/α = 50·5√2/16 = 22.097.
-    S, terms = smooth_sensitivity(R, c.t0, c.s, c.beta, c.n_top, 100.0)
+    # S(B) = 2·max(39, 13.53) = 78; noise sd = S/α = 78·5√2/16 = 34.47.
+    S, terms = smooth_sensitivity(R, c.t0, c.s, c.beta, 100.0)
     assert [t[:2] for t in terms] == [(0, 15), (1, 19)]
-    assert terms[0][2] == pytest.approx(25.0)
+    assert terms[0][2] == pytest.approx(39.0)
     assert terms[1][3] == pytest.approx(100 * math.exp(-2))
-    assert S == pytest.approx(50.0)
-    assert res.smooth_sensitivity == pytest.approx(50.0)
-    assert res.noise_scale == pytest.approx(50 * 5 * math.sqrt(2) / 16)
+    assert S == pytest.approx(78.0)
+    assert res.smooth_sensitivity == pytest.approx(78.0)
+    assert res.noise_scale == pytest.approx(78 * 5 * math.sqrt(2) / 16)
 
 
 def test_noise_is_gaussian_with_the_computed_scale():
@@ -76,7 +81,7 @@ def test_noise_is_gaussian_with_the_computed_scale():
     N = 4000
     out = np.array([private_aggregate(HAND_B, 16.0, DELTA_E, diameter=100.0, random_state=rng).released[0]
                     for _ in range(N)])
-    sd = 50 * 5 * math.sqrt(2) / 16
+    sd = 78 * 5 * math.sqrt(2) / 16
     # mean: SE = sd/√N; sd: SE ≈ sd/√(2N) (Gaussian). 4 SE allowances (two-sided p < 1e-4).
     assert abs(out.mean() - 0.5) < 4 * sd / math.sqrt(N)
     assert abs(out.std() - sd) < 4 * sd / math.sqrt(2 * N)
@@ -178,26 +183,35 @@ def test_generic_sample_aggregate_ledger_and_block_order():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 2))
     # f = the two coordinate means, as 2 unordered blocks of length 1
-    res = sample_aggregate(X, lambda Z: Z.mean(axis=0), 25, 1e6, 1e-3, diameter=100.0, n_blocks=2,
+    # ε = 1e14: Gaussian noise needs α ≈ √(2ε) ≈ 1.4e7 at huge ε (calibrated), so the noise
+    # sd is at most 2Λ/α = 200/1.4e7 ≈ 1.4e-5 and the release rounds to the chosen output
+    res = sample_aggregate(X, lambda Z: Z.mean(axis=0), 25, 1e14, 1e-3, diameter=100.0, n_blocks=2,
                            random_state=1)
-    assert len(res.ledger) == 1 and res.ledger.total() == (1e6, 1e-3)
+    assert res.noise_scale <= 200.0 / res.constants.alpha < 2e-5
+    assert len(res.ledger) == 1 and res.ledger.total() == (1e14, 1e-3)
+    note = res.ledger.entries[0].note
+    assert "exact privacy profile" in note and "utility (Thm 3.1, not needed for privacy)" in note
+    assert "conditions met" not in note
     assert sorted(res.released.round(6)) == pytest.approx(sorted(res.outputs[res.chosen_index].round(6)), abs=1e-4)
     assert res.subsets.shape == (25, 16) and res.n_draws >= 1
 
 
 # --------------------------------------------------------------------------- the estimator
 @pytest.mark.filterwarnings("ignore:Theorem 3.1")   # m = 25 < (ln 600)² is deliberate (speed)
-def test_eps_1e6_releases_the_chosen_subset_solution():
-    """ε = 1e6: the release equals, up to d_W ≤ 1e-3, the subset solution with the smallest
+def test_eps_1e10_releases_the_chosen_subset_solution():
+    """ε = 1e10: the release equals, up to d_W ≤ 1e-3, the subset solution with the smallest
     t0-th-neighbour radius (fewest far neighbours), recomputed here with metrics.d_W.
 
     Fig. 2's left setting (d = 5, k = 3, q = 3, σ = 0.01; n = 600 to keep it fast). Noise bound:
-    noise sd ≤ 2Λ/α = 2√(2·3·2)/α with α = 1e6/(5√(2 ln(2/δ))) ≈ 4.7e4, so ≤ 1.5e-4; to first
-    order d_W² = Σ over the k·q(d−q) = 18 rotation coordinates of (noise)², so
-    d_W ≈ √18·1.5e-4 ≈ 6.2e-4 in the worst case; 1e-3 leaves a 1.6× margin for the χ tail.
+    noise sd ≤ 2Λ/α = 2√(2·3·2)/α. At huge ε the Gaussian step is (ε, δ)-DP only with
+    α ≈ √(2ε) (the paper's α = ε/(5√(2 ln(2/δ))) is not private there and is recalibrated):
+    α ≈ 1.4e5, so the sd is ≤ 4.9e-5; to first order d_W² = Σ over the k·q(d−q) = 18
+    rotation coordinates of (noise)², so d_W ≈ √18·4.9e-5 ≈ 2.1e-4 in the worst case; 1e-3
+    leaves a 4.8× margin for the χ tail.
     """
     ds = make_union_of_subspaces(600, 5, 3, 3, 0.01, random_state=3)
-    est = SampleAggregateSubspace(3, 3, solver="kplane", n_subsets=25, epsilon=1e6, random_state=4).fit(ds.X)
+    est = SampleAggregateSubspace(3, 3, solver="kplane", n_subsets=25, epsilon=1e10, random_state=4).fit(ds.X)
+    assert est.alpha_ == pytest.approx(math.sqrt(2e10), rel=0.01)
     subs = est.subset_subspaces_
     m = subs.shape[0]
     dist = np.array([[wasserstein_distance(subs[i], subs[j]) for j in range(m)] for i in range(m)])

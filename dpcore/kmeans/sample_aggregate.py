@@ -12,10 +12,14 @@ distance between two outputs is the permutation-invariant matching distance
 memory-light pairwise evaluation of the same distance, :func:`matching_distances_lowmem`).
 Centres lie in B(0, Λ), so d_M ≤ 2Λ√k: the public diameter. The aggregator then releases
 the centre of attention plus Gaussian noise scaled to its smooth sensitivity, (ε, δ)-DP;
-the released blocks are moved into B(0, Λ) (post-processing).
+the released blocks are moved into B(0, Λ) (post-processing). The (ε, δ) guarantee holds
+for every ε, by the exact privacy profile of the Gaussian step (the paper's α, β where they
+are private; a smaller β, and at very large ε a smaller α, where they are not: see
+:func:`dpcore.sample_aggregate.calibrate_gaussian_step`).
 
 As the paper reports, the noise is orders of magnitude too large in high dimension: Alg. 1's
-guarantee needs ε > 2D/√m with D = kd, so m would have to exceed (2kd/ε)² subsets.
+*utility* bound (Thm 3.1) needs ε > 2D/√m with D = kd, so m would have to exceed (2kd/ε)²
+subsets for the noise to be small.
 """
 from __future__ import annotations
 

@@ -7,7 +7,8 @@
   distances are d_W (classical MDS), coloured by their t₀-th-neighbour radius r_i(t₀), with
   the chosen one, the release and the truth: where the aggregation looked and where the
   noise put the answer;
-- :func:`smooth_sensitivity_terms` — the terms ρ(t₀ + (k+1)s)·e^{−βk} whose max is S(B)/2;
+- :func:`smooth_sensitivity_terms` — the terms ρ_{(k+1)s+1}(t₀ + (k+1)s)·e^{−βk} whose max
+  is S(B)/2;
 - :func:`sulq_trajectory` — d_W to the truth (if known) and the eq. (3) cost of every
   SuLQ k-plane iterate.
 
@@ -105,16 +106,18 @@ def aggregation_map(est, true_subspaces=None, title="Sample-aggregate: subset so
 
 
 def smooth_sensitivity_terms(est, title="Where S(B) comes from"):
-    """Bars of ρ(t₀ + (k+1)s)·e^{−βk} for k = 0, 1, …; S(B) is twice the largest. The last
-    bar is the diameter Λ·e^{−βk} (no (t₀ + (k+1)s)-th neighbour exists any more)."""
+    """Bars of ρ_j(t)·e^{−βk}, t = t₀ + (k+1)s, j = (k+1)s + 1 (the j-th smallest
+    t-th-neighbour radius), for k = 0, 1, …; S(B) is twice the largest. The last bar is the
+    diameter Λ·e^{−βk} (no t-th neighbour exists any more)."""
     terms = est.sensitivity_terms_
-    ks = [f"k={k} (t={t})" for k, t, _, _ in terms]
+    s = est.max_multiplicity_
+    ks = [f"k={k} (j={(k + 1) * s + 1}, t={t})" for k, t, _, _ in terms]
     vals = [v for *_, v in terms]
     best = int(np.argmax(vals))
     colors = ["crimson" if i == best else "steelblue" for i in range(len(vals))]
     fig = go.Figure(go.Bar(x=ks, y=vals, marker_color=colors, text=[f"{v:.3g}" for v in vals], textposition="auto"))
     fig.update_layout(title=f"{title}: S(B) = 2 × {max(vals):.3g} = {est.smooth_sensitivity_:.3g} (not private)",
-                      height=320, margin=dict(l=0, r=0, t=40, b=0), yaxis_title="rho(t) e^(-beta k)")
+                      height=320, margin=dict(l=0, r=0, t=40, b=0), yaxis_title="rho_j(t) e^(-beta k)")
     return fig
 
 

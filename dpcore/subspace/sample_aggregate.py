@@ -16,7 +16,8 @@ are stacked in the solver's order, so
     D = k·d(d+1)/2      (165 for the Fig. 2 middle setting d = 10, k = 3),
 
 about half of the k·d² of stacking the full matrices, which matters because D enters β
-and Thm 3.1's condition ε > 2D/√m. The d_M between two encodings is the matching distance
+(and the exact privacy calibration of the Gaussian step) and Thm 3.1's utility condition
+ε > 2D/√m. The d_M between two encodings is the matching distance
 over the k blocks (:func:`dpcore.sample_aggregate.matching_distances`), which by the
 isometry is exactly d_W(Ĉ, Ĉ′) of eq. (2) with d = ‖UUᵀ − VVᵀ‖_F. The blocks of the chosen
 output are released in a random order (see the generic module). The public diameter of
@@ -30,6 +31,12 @@ largest eigenvalues — the nearest rank-q projection matrix in Frobenius norm.
 What is private: ``subspaces_`` and ``released_vector_``. Labels from assigning the raw
 points to the released subspaces, their cost, the subset solutions, which one was
 chosen and the smooth sensitivity S(B) are NOT private (``nonprivate_outputs_``).
+
+Privacy: the release is (ε, δ)-DP for every ε > 0 and any solver, by the exact privacy
+profile of the Gaussian step (:func:`dpcore.sample_aggregate.calibrate_gaussian_step`: the
+paper's α, β where they are private, a smaller β (and α) at large ε where they are not).
+Thm 3.1's conditions ε > 2D/√m and m = ω(log² n) are about utility only; when one fails
+the estimator warns that the theorem's accuracy bound does not cover the run.
 
 Decisions where the paper is silent:
 - δ defaults to 1/(n ln n) as in §5; ``n_subsets`` defaults to ⌈(ln n)²⌉ (the smallest m
@@ -127,9 +134,14 @@ class SampleAggregateSubspace(PrivateEstimatorMixin):
     subspaces_ : (k, d, q) the released subspaces (PRIVATE).
     released_vector_ : (D,) the noisy encoding g(B) + S(B)/α·u (PRIVATE).
     encoding_dim_ (D), n_subsets_ (m), subset_size_ (⌊n/m⌋), max_multiplicity_ (s),
-    alpha_, beta_, t0_, n_top_ (⌊s/β⌋ clipped), diameter_ (Λ), delta_ : public constants.
-    theorem31_ : dict of Thm 3.1's conditions (see ``theorem31_conditions``);
-    warnings_ : list of messages for every broken condition (also sent to warnings.warn).
+    alpha_, beta_ (the calibrated constants of the Gaussian step), t0_, diameter_ (Λ),
+    delta_ : public constants.
+    constants_ : the :class:`~dpcore.sample_aggregate.Alg1Constants` (``alpha_paper``,
+        ``beta_paper``, ``paper_constants_kept``, ``exact_delta`` = the exact worst δ of the
+        Gaussian step, ≤ ``delta_``).
+    theorem31_ : dict of Thm 3.1's *utility* conditions (see ``theorem31_conditions``);
+    warnings_ : list of messages for every broken condition (also sent to warnings.warn);
+        the release is (ε, δ)-DP either way.
     n_draws_ : how many subset draws step 3 needed; subsets_ : (m, ⌊n/m⌋) indices
         (data-independent).
     subset_subspaces_ (m, k, d, q), chosen_index_, chosen_subspaces_, radii_t0_,
@@ -206,7 +218,8 @@ class SampleAggregateSubspace(PrivateEstimatorMixin):
         self.n_subsets_ = m
         self.subset_size_ = int(res.subsets.shape[1])
         self.max_multiplicity_ = c.s
-        self.alpha_, self.beta_, self.t0_, self.n_top_ = c.alpha, c.beta, c.t0, c.n_top
+        self.alpha_, self.beta_, self.t0_ = c.alpha, c.beta, c.t0
+        self.constants_ = c
         self.diameter_ = diameter
         self.delta_ = delta
         self.n_draws_ = res.n_draws
