@@ -6,11 +6,17 @@ method of dpclust-explorer at ε ∈ {0.5, 2}, printed as a markdown table.
     python benchmarks/audit_table.py --methods dp_taucc,dplloyd --eps 1
 
 Each row is :func:`dpcore.audit.audit_estimator`: the method runs ``--trials`` times on a
-small audit set D and on its neighbour D′ (one far outlier added to points — on the
-public radius the method clips to —, or +1 in one cell of a count matrix), each release is
-reduced to the family's statistic (distance from the outlier to the nearest released
-subspace / centre, or the released contingency-table cell that holds the changed cell),
-the threshold test is chosen on half the runs and ε̂ computed on the other half.
+small audit set D and on its neighbour D′ built for the neighbouring relation the method
+claims (:data:`dpcore.audit.CLAIMED_RELATION`): replace-one for the subspace methods and
+the dpcore k-means methods (the first row replaced by a far outlier on the public radius
+the method clips to; n is the same), add/remove-one for DP-Lloyd (the far outlier added),
++1 in one cell of a count matrix for DP-τCC. The "relation" column names the audited
+relation and says whether it is the claimed one. Each release is reduced to the family's
+statistic: for the subspace and k-means methods a likelihood-ratio score of release
+features (distances from the outlier and from the replaced row to the nearest released
+subspace / centre, the released projector or centre moments) fitted on the first half of
+the runs; for DP-τCC the released contingency-table cell that holds the changed cell. The
+threshold test is chosen on the first half of the runs and ε̂ computed on the other half.
 Methods run with the registry's defaults (dpcore.experiments.ALGORITHMS) except Gibbs,
 which runs 100 sweeps (its default 1000 sweeps would dominate the run time). (ε, δ)
 methods run with an explicit public δ (the estimator's default on D), subtracted in the
@@ -34,26 +40,30 @@ from concurrent.futures import ProcessPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from dpcore.audit import AUDIT_SETS, STATISTICS, audit_dataset, audit_estimator  # noqa: E402
+from dpcore.audit import AUDIT_SETS, RELATIONS, audit_dataset, audit_estimator  # noqa: E402
 from dpcore.experiments import ALGORITHMS  # noqa: E402
 
-#: (label, registry name, audit set, neighbour, extra parameters)
+#: (label, registry name, audit set, neighbour (None: a construction of the claimed relation), extra parameters)
 METHODS = [
-    ("SuLQ k-plane", "sulq_kplane", "subspaces", "add_outlier", {}),
-    ("sample-aggregate", "sample_aggregate", "subspaces", "add_outlier", {}),
-    ("Gibbs (100 sweeps, random start)", "gibbs", "subspaces", "add_outlier", {"n_iter": 100}),
-    ("DP-τCC", "dp_taucc", "blocks", "change_cell", {}),
-    ("candidate k-means", "candidate_kmeans", "gaussians", "add_outlier", {}),
-    ("SuLQ k-means", "sulq_kmeans", "gaussians", "add_outlier", {}),
-    ("s.a. k-means", "sa_kmeans", "gaussians", "add_outlier", {}),
-    ("DP-Lloyd", "dplloyd", "gaussians", "add_outlier", {}),
+    ("SuLQ k-plane", "sulq_kplane", "subspaces", None, {}),
+    ("sample-aggregate", "sample_aggregate", "subspaces", None, {}),
+    ("Gibbs (100 sweeps, random start)", "gibbs", "subspaces", None, {"n_iter": 100}),
+    ("DP-τCC", "dp_taucc", "blocks", None, {}),
+    ("candidate k-means", "candidate_kmeans", "gaussians", None, {}),
+    ("SuLQ k-means", "sulq_kmeans", "gaussians", None, {}),
+    ("s.a. k-means", "sa_kmeans", "gaussians", None, {}),
+    ("DP-Lloyd", "dplloyd", "gaussians", None, {}),
 ]
 EXTRA = [
-    ("Gibbs, 1 sweep, k-plane start (NOT private)", "gibbs", "three_axes", "add_outlier",
-     {"n_iter": 1, "init": "kplane"}),
-    ("Gibbs, 1 sweep, random start", "gibbs", "three_axes", "add_outlier", {"n_iter": 1, "init": "random"}),
+    ("Gibbs, 1 sweep, k-plane start (NOT private)", "gibbs", "three_axes", None, {"n_iter": 1, "init": "kplane"}),
+    ("Gibbs, 1 sweep, random start", "gibbs", "three_axes", None, {"n_iter": 1, "init": "random"}),
 ]
-SHORT_NEIGHBOUR = {"add_outlier": "+ far outlier", "remove_point": "− one point", "change_cell": "+1 in one cell"}
+SHORT_NEIGHBOUR = {"add_outlier": "+ far outlier", "replace_outlier": "row → far outlier",
+                   "remove_point": "− one point", "change_cell": "+1 in one cell"}
+SHORT_RELATION = {"replace_one": "replace-one", "add_remove": "add/remove-one", "cell_pm1": "one cell ±1"}
+SHORT_STATISTIC = {"likelihood_ratio": "LR score", "table_cell": "table cell", "outlier_distance": "outlier distance",
+                   "nearest_centre": "nearest centre"}
+assert set(SHORT_RELATION) == set(RELATIONS)
 
 
 def audit_row(label, name, set_key, neighbour, params, eps, trials, confidence, seed, executor):
@@ -65,18 +75,20 @@ def audit_row(label, name, set_key, neighbour, params, eps, trials, confidence, 
         warnings.simplefilter("ignore")
         res = audit_estimator(name, ds, neighbour, trials, epsilon=eps, params=p, confidence=confidence, seed=seed,
                               executor=executor)
-    return {"method": label, "data": AUDIT_SETS[set_key].label, "ε": eps, "neighbour": SHORT_NEIGHBOUR[neighbour],
-            "statistic": STATISTICS[family], "trials": trials, "ε̂ lower": res.epsilon_lower,
+    relation = SHORT_RELATION[res.relation] + ("" if res.relation_is_claimed else
+                                               f" (NOT the claimed {SHORT_RELATION[res.claimed_relation]})")
+    return {"method": label, "data": AUDIT_SETS[set_key].label, "ε": eps, "relation": relation,
+            "statistic": SHORT_STATISTIC[res.statistic], "trials": trials, "ε̂ lower": res.epsilon_lower,
             "point": res.epsilon_point, "ceiling": res.epsilon_ceiling, "verdict": res.verdict,
             "δ": res.delta, "seconds": time.perf_counter() - t0}
 
 
 def markdown(rows):
-    head = ["method", "data", "ε", "neighbour", "statistic", "trials/side", "ε̂ lower (95 %)", "point est.",
-            "ceiling", "verdict", "seconds"]
+    head = ["method", "data", "claimed ε", "audited relation", "statistic", "trials/side", "ε̂ lower (95 %)",
+            "point est.", "ceiling", "verdict", "seconds"]
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in rows:
-        out.append(f"| {r['method']} | {r['data']} | {r['ε']:g} | {r['neighbour']} | {r['statistic']} | "
+        out.append(f"| {r['method']} | {r['data']} | {r['ε']:g} | {r['relation']} | {r['statistic']} | "
                    f"{r['trials']} | {r['ε̂ lower']:.2f} | {r['point']:.2f} | {r['ceiling']:.2f} | {r['verdict']} | "
                    f"{r['seconds']:.0f} |")
     return "\n".join(out)
@@ -105,7 +117,7 @@ def main(argv=None):
             for eps in eps_list:
                 r = audit_row(*m, eps, args.trials, args.confidence, args.seed, executor)
                 rows.append(r)
-                print(f"  {r['method']:46s} ε = {eps:<4g} ε̂ = {r['ε̂ lower']:.3f} (point {r['point']:.2f}, "
+                print(f"  {r['method']:46s} ε = {eps:<4g} [{r['relation']}] ε̂ = {r['ε̂ lower']:.3f} (point {r['point']:.2f}, "
                       f"ceiling {r['ceiling']:.2f}) {r['verdict']:26s} {r['seconds']:6.1f} s", flush=True)
     finally:
         if executor is not None:

@@ -28,8 +28,11 @@ from scipy import stats
 from ._validation import check_int, check_real
 
 __all__ = ["clopper_pearson", "FrequencyCheck", "frequency_check", "bucket_counts", "epsilon_lower_bound",
-           "AuditResult", "audit_from_statistics", "run_audit", "add_point", "remove_point", "change_cell", "far_outlier",
-           "STATISTICS", "STATISTIC_HELP", "EstimatorStatistic",
+           "AuditResult", "audit_from_statistics", "run_audit", "add_point", "remove_point", "replace_point",
+           "change_cell", "far_outlier", "gaussian_llr", "laplace_llr", "exponential_llr", "LRScore", "fit_lr_score",
+           "gdp_mu_lower_bound", "gdp_delta", "gdp_epsilon", "GDPAudit", "gdp_audit_from_statistics",
+           "STATISTICS", "STATISTIC_HELP", "EstimatorStatistic", "release_features",
+           "RELATIONS", "CLAIMED_RELATION", "NEIGHBOUR_RELATION", "claimed_relation", "default_neighbour",
            "NEIGHBOURS", "MIN_TRIALS", "make_neighbour", "audit_estimator", "audit_delta",
            "three_axes", "AuditSet", "AUDIT_SETS", "audit_dataset", "ALL_NEIGHBOURS"]
 
@@ -107,22 +110,33 @@ def frequency_check(counts_a, counts_b, epsilon, delta=0.0, confidence=0.99):
 # chosen on one half of the runs and the bound is computed on the other half, so the choice
 # does not bias the bound (Jagielski et al. 2020; Nasr et al. 2021).
 
+def _cp_one_sided(tp, n_a, fp, n_b, alpha):
+    """One-sided Clopper–Pearson bounds (arrays): TPR_lo, FPR_hi, TNR_lo, FNR_hi at level α each."""
+    tp, fp = np.asarray(tp, dtype=float), np.asarray(fp, dtype=float)
+    n_a, n_b = np.asarray(n_a, dtype=float), np.asarray(n_b, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpr_lo = np.where(tp > 0, stats.beta.ppf(alpha, np.maximum(tp, 1), n_a - tp + 1), 0.0)
+        fpr_hi = np.where(fp < n_b, stats.beta.ppf(1 - alpha, fp + 1, np.maximum(n_b - fp, 1)), 1.0)
+        tnr_lo = np.where(fp < n_b, stats.beta.ppf(alpha, np.maximum(n_b - fp, 1), fp + 1), 0.0)
+        fnr_hi = np.where(tp > 0, stats.beta.ppf(1 - alpha, n_a - tp + 1, np.maximum(tp, 1)), 1.0)
+    return tpr_lo, fpr_hi, tnr_lo, fnr_hi
+
+
+def _epsilon_lower_bounds(tp, n_a, fp, n_b, confidence=0.95, delta=0.0):
+    """:func:`epsilon_lower_bound` on arrays of counts (same values, vectorised)."""
+    tpr_lo, fpr_hi, tnr_lo, fnr_hi = _cp_one_sided(tp, n_a, fp, n_b, (1.0 - confidence) / 4.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e1 = np.where(tpr_lo - delta > 0, np.log(np.maximum(tpr_lo - delta, 1e-300) / fpr_hi), 0.0)
+        e2 = np.where(tnr_lo - delta > 0, np.log(np.maximum(tnr_lo - delta, 1e-300) / fnr_hi), 0.0)
+    return np.maximum(0.0, np.maximum(e1, e2))
+
+
 def epsilon_lower_bound(tp, n_a, fp, n_b, confidence=0.95, delta=0.0):
     """Lower bound on ε from a test that said "D" ``tp`` times out of ``n_a`` runs on D and
     ``fp`` times out of ``n_b`` runs on D′ (one-sided Clopper–Pearson bounds, Bonferroni over
     four). Never negative. For fixed rates tp/n_a and fp/n_b it is non-decreasing in the
     number of runs, since the intervals only narrow."""
-    alpha = (1.0 - confidence) / 4.0
-    tpr_lo = stats.beta.ppf(alpha, tp, n_a - tp + 1) if tp > 0 else 0.0
-    fpr_hi = stats.beta.ppf(1 - alpha, fp + 1, n_b - fp) if fp < n_b else 1.0
-    tnr_lo = stats.beta.ppf(alpha, n_b - fp, fp + 1) if fp < n_b else 0.0
-    fnr_hi = stats.beta.ppf(1 - alpha, n_a - tp + 1, tp) if tp > 0 else 1.0
-    cands = [0.0]
-    if tpr_lo - delta > 0:
-        cands.append(np.log((tpr_lo - delta) / fpr_hi))
-    if tnr_lo - delta > 0:
-        cands.append(np.log((tnr_lo - delta) / fnr_hi))
-    return float(max(cands))
+    return float(_epsilon_lower_bounds(tp, n_a, fp, n_b, confidence, delta))
 
 
 def _point_estimate(tp, n_a, fp, n_b, delta=0.0):
@@ -140,8 +154,14 @@ def _point_estimate(tp, n_a, fp, n_b, delta=0.0):
 @dataclass
 class AuditResult:
     """What an audit found. ``epsilon_lower`` is the bound at ``confidence``; ``epsilon_point``
-    the plug-in estimate on the held-out half (counts + ½); rates are on the held-out half.
-    ``stats_a``/``stats_b`` hold every run's statistic (first half chose the threshold)."""
+    the plug-in estimate on the held-out runs (counts + ½); rates are on the held-out runs.
+    ``stats_a``/``stats_b`` hold every run's scalar test statistic (the score of
+    :func:`fit_lr_score` when the runs released feature vectors, kept in
+    ``features_a``/``features_b``); with ``split`` the first half of each side chose the
+    score and the threshold and the second half gave the bound, without it the threshold
+    was fixed before the runs and every run is held out. ``relation`` is the neighbouring
+    relation of the audited pair (D, D′) and ``claimed_relation`` the one the method's ε is
+    stated for (:data:`CLAIMED_RELATION`; None when unknown or not private)."""
     epsilon_lower: float
     epsilon_point: float
     threshold: float
@@ -157,6 +177,13 @@ class AuditResult:
     nominal_epsilon: float | None
     stats_a: np.ndarray
     stats_b: np.ndarray
+    split: bool = True
+    score: str = "statistic"          # what stats_a/stats_b are: the statistic itself or a fitted score
+    features_a: np.ndarray | None = None
+    features_b: np.ndarray | None = None
+    statistic: str | None = None
+    relation: str | None = None
+    claimed_relation: str | None = None
 
     #: the three verdicts, in the words the page shows
     CONSISTENT = "consistent with the claim"
@@ -167,7 +194,8 @@ class AuditResult:
     def verdict(self):
         """"no bound: not private" when there is no claimed ε, "leaks more than claimed"
         when ε̂ > ε, otherwise "consistent with the claim" (no violation found with these
-        runs: not a proof of privacy)."""
+        runs: not a proof of privacy). The verdict is about the audited ``relation``; see
+        :attr:`relation_is_claimed`."""
         if self.nominal_epsilon is None:
             return self.NOT_PRIVATE
         if self.epsilon_lower > self.nominal_epsilon:
@@ -175,41 +203,204 @@ class AuditResult:
         return self.CONSISTENT
 
     @property
+    def relation_is_claimed(self):
+        """True when the audited relation is the one the method's ε is claimed for, False
+        when it is another one (then ε̂ > ε is not a violation of the claim), None if unknown."""
+        if self.relation is None or self.claimed_relation is None:
+            return None
+        return self.relation == self.claimed_relation
+
+    @property
     def epsilon_ceiling(self):
         """The largest ε̂ these held-out runs could give (a test that separates D from D′
         perfectly). An audit with a ceiling below the claimed ε could never say "leaks more
         than claimed": it needs more runs."""
-        ha, hb = self.stats_a.size - self.stats_a.size // 2, self.stats_b.size - self.stats_b.size // 2
+        if self.split:
+            ha, hb = self.stats_a.size - self.stats_a.size // 2, self.stats_b.size - self.stats_b.size // 2
+        else:
+            ha, hb = self.stats_a.size, self.stats_b.size
         return epsilon_lower_bound(ha, ha, 0, hb, self.confidence, self.delta)
 
 
+def _threshold_counts(sa, sb, thresholds):
+    """Counts of ``sa``/``sb`` at or above (">=") and at or below ("<=") every threshold."""
+    xa, xb = np.sort(sa), np.sort(sb)
+    ge_a = sa.size - np.searchsorted(xa, thresholds, side="left")
+    ge_b = sb.size - np.searchsorted(xb, thresholds, side="left")
+    le_a = np.searchsorted(xa, thresholds, side="right")
+    le_b = np.searchsorted(xb, thresholds, side="right")
+    return ge_a, ge_b, le_a, le_b
+
+
 def _choose_threshold(sa, sb, confidence, delta, max_candidates=256):
+    """(threshold, orientation, bound) maximising :func:`epsilon_lower_bound` on these runs."""
     pooled = np.unique(np.r_[sa, sb])
     if pooled.size > max_candidates:
         pooled = np.unique(np.quantile(pooled, np.linspace(0, 1, max_candidates)))
-    best = (-1.0, pooled[0], ">=")
-    for t in pooled:
-        for orient in (">=", "<="):
-            ta = int(np.sum(sa >= t) if orient == ">=" else np.sum(sa <= t))
-            fb = int(np.sum(sb >= t) if orient == ">=" else np.sum(sb <= t))
-            val = epsilon_lower_bound(ta, sa.size, fb, sb.size, confidence, delta)
-            if val > best[0]:
-                best = (val, float(t), orient)
-    return best[1], best[2]
+    ge_a, ge_b, le_a, le_b = _threshold_counts(sa, sb, pooled)
+    # candidates in the order (t₀, ">="), (t₀, "<="), (t₁, ">="), …: argmax keeps the first best
+    tp = np.column_stack([ge_a, le_a]).ravel()
+    fp = np.column_stack([ge_b, le_b]).ravel()
+    vals = _epsilon_lower_bounds(tp, sa.size, fp, sb.size, confidence, delta)
+    i = int(np.argmax(vals))
+    return float(pooled[i // 2]), (">=", "<=")[i % 2], float(vals[i])
 
 
-def audit_from_statistics(stats_a, stats_b, confidence=0.95, delta=0.0, nominal_epsilon=None):
-    """ε lower bound from scalar statistics of runs on D (``stats_a``) and on D′ (``stats_b``).
+# ----------------------------------------------------------------------------- LR scores
+# The most powerful test of D against D′ at any level thresholds the log-likelihood ratio
+# log p_D(o)/p_D′(o) of the release o (Neyman–Pearson). When the release's law is known in
+# shape the ratio is computed exactly (the *_llr functions below, used by
+# benchmarks/audit_mechanisms.py); for the full estimators it is estimated from the runs
+# by :func:`fit_lr_score` on the first half, which then only scores the held-out half.
 
-    The first half of each sample chooses the threshold and orientation; the second half
-    (held out) gives the rates and the bound.
+def gaussian_llr(x, mean_a, mean_b, sigma):
+    """log p_D(x)/p_D′(x) for x ~ N(mean, σ² I) around ``mean_a`` on D and ``mean_b`` on D′
+    (summed over the last axis)."""
+    x = np.asarray(x, dtype=float)
+    sigma = check_real(sigma, "sigma", 0.0, None, low_inclusive=False)
+    d = np.sum((x - np.asarray(mean_b)) ** 2 - (x - np.asarray(mean_a)) ** 2, axis=-1, keepdims=x.ndim > 0)
+    return np.squeeze(d / (2 * sigma ** 2), axis=-1) if x.ndim > 0 else d / (2 * sigma ** 2)
+
+
+def laplace_llr(x, mean_a, mean_b, scale):
+    """log p_D(x)/p_D′(x) for x = mean + Lap(scale) i.i.d. per coordinate (summed over the last axis)."""
+    x = np.asarray(x, dtype=float)
+    scale = check_real(scale, "scale", 0.0, None, low_inclusive=False)
+    d = np.abs(x - np.asarray(mean_b)) - np.abs(x - np.asarray(mean_a))
+    return (d.sum(-1) if x.ndim > 0 else d) / scale
+
+
+def exponential_llr(index, probs_a, probs_b):
+    """log p_D(i)/p_D′(i) for a release i drawn from the finite laws ``probs_a`` (on D) and
+    ``probs_b`` (on D′), e.g. :func:`dpcore.privacy.exponential_mechanism_probabilities`."""
+    pa, pb = np.asarray(probs_a, dtype=float), np.asarray(probs_b, dtype=float)
+    if pa.shape != pb.shape or pa.ndim != 1:
+        raise ValueError("probs_a and probs_b must be 1-D laws of the same length")
+    i = np.asarray(index, dtype=int)
+    with np.errstate(divide="ignore"):
+        return np.log(pa[i]) - np.log(pb[i])
+
+
+@dataclass
+class LRScore:
+    """A fitted score ``F -> s`` (larger: more like D) over feature vectors ``F`` (runs ×
+    features): ``kind`` is "feature j" (one standardised feature), "linear" (shrunk Fisher
+    discriminant: the log-likelihood ratio of two Gaussians with a common covariance, i.e.
+    the projection on the difference of the two sides' means, whitened) or "quadratic" (the
+    log-likelihood ratio of two Gaussians with their own, shrunk covariances)."""
+    kind: str
+    mean: np.ndarray
+    scale: np.ndarray
+    w: np.ndarray | None = None
+    gauss: tuple | None = None
+    feature: int | None = None
+
+    def __call__(self, F):
+        Z = (np.atleast_2d(np.asarray(F, dtype=float)) - self.mean) / self.scale
+        if self.feature is not None:
+            return Z[:, self.feature]
+        if self.w is not None:
+            return Z @ self.w
+        (ma, Pa, lda), (mb, Pb, ldb) = self.gauss
+        qa = np.einsum("ij,jk,ik->i", Z - ma, Pa, Z - ma)
+        qb = np.einsum("ij,jk,ik->i", Z - mb, Pb, Z - mb)
+        return 0.5 * (qb - qa) + 0.5 * (ldb - lda)
+
+
+def _shrunk_cov(Z, shrink):
+    S = np.atleast_2d(np.cov(Z, rowvar=False)) if Z.shape[0] > 1 else np.eye(Z.shape[1])
+    f = S.shape[0]
+    return (1 - shrink) * S + shrink * (np.trace(S) / f + 1e-9) * np.eye(f)
+
+
+def _fit_one(kind, Za, Zb, mean, scale, shrink=0.2):
+    if kind.startswith("feature"):
+        return LRScore(kind, mean, scale, feature=int(kind.split()[1]))
+    ma, mb = Za.mean(0), Zb.mean(0)
+    if kind == "linear":
+        S = _shrunk_cov(np.r_[Za - ma, Zb - mb], shrink)
+        return LRScore(kind, mean, scale, w=np.linalg.solve(S, ma - mb))
+    gauss = []
+    for Z, m in ((Za, ma), (Zb, mb)):
+        S = _shrunk_cov(Z, shrink)
+        gauss.append((m, np.linalg.inv(S), np.linalg.slogdet(S)[1]))
+    return LRScore(kind, mean, scale, gauss=tuple(gauss))
+
+
+def fit_lr_score(features_a, features_b, confidence=0.95, delta=0.0):
+    """Fit a likelihood-ratio style score on runs' feature vectors (one row per run).
+
+    Candidates: every single (standardised) feature, the shrunk linear discriminant and the
+    shrunk quadratic (Gaussian) log-likelihood ratio. Each is ranked by two-fold
+    cross-fitting *within the given runs* (fit on one fold, best threshold bound on the
+    other), and the best is refitted on all the given runs. Call it on the selection half
+    only: the held-out half must not be seen by the fit (:func:`audit_from_statistics` does
+    so), otherwise the bound is biased upwards."""
+    Fa, Fb = np.asarray(features_a, dtype=float), np.asarray(features_b, dtype=float)
+    if Fa.ndim != 2 or Fb.ndim != 2 or Fa.shape[1] != Fb.shape[1]:
+        raise ValueError("features_a and features_b must be 2-D (runs × features) with the same number of features")
+    pooled = np.r_[Fa, Fb]
+    mean = pooled.mean(0)
+    scale = pooled.std(0)
+    scale[~(scale > 1e-12)] = 1.0
+    Za, Zb = (Fa - mean) / scale, (Fb - mean) / scale
+    f = Fa.shape[1]
+    kinds = [f"feature {j}" for j in range(f) if np.ptp(pooled[:, j]) > 0] + (["linear", "quadratic"] if f > 1 else [])
+    if not kinds:
+        return LRScore("feature 0", mean, scale, feature=0)
+    ia, ib = np.arange(Za.shape[0]) % 2, np.arange(Zb.shape[0]) % 2
+    best, best_val = kinds[0], -1.0
+    for kind in kinds:
+        val = 0.0
+        for fold in (0, 1):
+            fit = _fit_one(kind, Za[ia != fold], Zb[ib != fold], 0.0, 1.0)
+            sa, sb = fit(Za[ia == fold]), fit(Zb[ib == fold])
+            val += _choose_threshold(sa, sb, confidence, delta)[2]
+        if val > best_val + 1e-12:
+            best, best_val = kind, val
+    return _fit_one(best, Za, Zb, mean, scale)
+
+
+def audit_from_statistics(stats_a, stats_b, confidence=0.95, delta=0.0, nominal_epsilon=None, threshold=None,
+                          orientation=">=", statistic=None, relation=None, claimed_relation=None):
+    """ε lower bound from the runs on D (``stats_a``) and on D′ (``stats_b``).
+
+    ``stats_a``/``stats_b`` are one scalar statistic per run (1-D) or one feature vector per
+    run (2-D, runs × features). By default the first half of each side *selects* (for
+    feature vectors: fits a likelihood-ratio score with :func:`fit_lr_score`; then: chooses
+    the threshold and orientation) and only the second half (held out, never seen by the
+    selection) gives the rates and the Clopper–Pearson bound, so the choice does not bias
+    the bound. A ``threshold`` (with ``orientation`` ">=" or "<=") fixed before the runs —
+    e.g. from the claimed law, never from these runs — skips the selection and holds out
+    every run (scalar statistics only). ``statistic``, ``relation`` and
+    ``claimed_relation`` are labels kept in the result.
     """
     sa = np.asarray(stats_a, dtype=float)
     sb = np.asarray(stats_b, dtype=float)
-    if sa.size < 4 or sb.size < 4:
+    if sa.ndim not in (1, 2) or sb.ndim != sa.ndim or (sa.ndim == 2 and sa.shape[1] != sb.shape[1]):
+        raise ValueError("stats_a and stats_b must both be 1-D (one statistic per run) or 2-D (runs × features, "
+                         "the same features)")
+    if sa.shape[0] < 4 or sb.shape[0] < 4:
         raise ValueError("trials must give at least 4 runs on each side (2 to choose the threshold, 2 to test)")
-    ha, hb = sa.size // 2, sb.size // 2
-    t, orient = _choose_threshold(sa[:ha], sb[:hb], confidence, delta)
+    if orientation not in (">=", "<="):
+        raise ValueError(f"orientation must be '>=' or '<='; got {orientation!r}")
+    confidence = check_real(confidence, "confidence", 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+    delta = check_real(delta, "delta", 0.0, 1.0)
+    features_a = features_b = None
+    score = "statistic"
+    split = threshold is None
+    ha, hb = (sa.shape[0] // 2, sb.shape[0] // 2) if split else (0, 0)
+    if sa.ndim == 2:
+        if not split:
+            raise ValueError("threshold must be None for feature vectors (the score is fitted on half of the runs)")
+        features_a, features_b = sa, sb
+        fit = fit_lr_score(sa[:ha], sb[:hb], confidence, delta)
+        score = f"likelihood-ratio score ({fit.kind}), fitted on the first half"
+        sa, sb = fit(sa), fit(sb)
+    if split:
+        t, orient, _ = _choose_threshold(sa[:ha], sb[:hb], confidence, delta)
+    else:
+        t, orient = check_real(threshold, "threshold"), orientation
     ea, eb = sa[ha:], sb[hb:]
     hit_a = ea >= t if orient == ">=" else ea <= t
     hit_b = eb >= t if orient == ">=" else eb <= t
@@ -222,13 +413,109 @@ def audit_from_statistics(stats_a, stats_b, confidence=0.95, delta=0.0, nominal_
         epsilon_point=_point_estimate(tp, ea.size, fp, eb.size, delta), threshold=t,
         orientation=f"D if statistic {orient} threshold", tpr=tp / ea.size, fpr=fp / eb.size,
         tpr_ci=tpr_ci, fpr_ci=fpr_ci, n_runs=sa.size + sb.size, n_heldout=ea.size + eb.size,
-        confidence=confidence, delta=delta, nominal_epsilon=nominal_epsilon, stats_a=sa, stats_b=sb)
+        confidence=confidence, delta=delta, nominal_epsilon=nominal_epsilon, stats_a=sa, stats_b=sb,
+        split=split, score=score, features_a=features_a, features_b=features_b, statistic=statistic,
+        relation=relation, claimed_relation=claimed_relation)
+
+
+# ----------------------------------------------------------------------------- f-DP (Gaussian DP)
+# For a mechanism whose tradeoff curve is Gaussian (μ-GDP, Dong, Roth & Su 2022), every
+# test has FNR ≥ Φ(Φ⁻¹(1 − FPR) − μ), so upper bounds on FPR and FNR give a lower bound
+# μ ≥ Φ⁻¹(1 − FPR_hi) − Φ⁻¹(FNR_hi); μ-GDP is (ε, δ(ε))-DP for every ε with
+# δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), so μ̂ converts to an ε̂ at the claimed δ
+# (Nasr et al. 2023, "Tight auditing of differentially private machine learning"). Valid
+# ONLY under the assumption that the tradeoff curve is Gaussian (e.g. the Gaussian
+# mechanism); it uses the whole tradeoff curve instead of its tail, which is why it can
+# audit (ε, δ) mechanisms whose privacy loss reaches ε only with probability ~δ.
+
+def gdp_mu_lower_bound(tp, n_a, fp, n_b, confidence=0.95):
+    """Lower bound on the GDP parameter μ from a test with ``tp``/``n_a`` "D" answers on D
+    and ``fp``/``n_b`` on D′ (one-sided Clopper–Pearson upper bounds on FPR and FNR,
+    Bonferroni over two). Never negative. Valid under the Gaussian-tradeoff assumption."""
+    from scipy.special import ndtri
+    alpha = (1.0 - confidence) / 2.0
+    tp, fp = np.asarray(tp, dtype=float), np.asarray(fp, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fpr_hi = np.where(fp < n_b, stats.beta.ppf(1 - alpha, fp + 1, np.maximum(n_b - fp, 1)), 1.0)
+        fnr_hi = np.where(tp > 0, stats.beta.ppf(1 - alpha, n_a - tp + 1, np.maximum(tp, 1)), 1.0)
+        mu = ndtri(1 - fpr_hi) - ndtri(fnr_hi)
+    mu = np.where(np.isfinite(mu), mu, 0.0)
+    return np.maximum(mu, 0.0) if mu.ndim else float(max(mu, 0.0))
+
+
+def gdp_delta(epsilon, mu):
+    """δ(ε) of μ-GDP: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong, Roth & Su 2022, Cor. 2.13)."""
+    from scipy.special import log_ndtr, ndtr
+    if mu <= 0:
+        return 0.0
+    return float(ndtr(-epsilon / mu + mu / 2) - np.exp(epsilon + log_ndtr(-epsilon / mu - mu / 2)))
+
+
+def gdp_epsilon(mu, delta):
+    """The smallest ε ≥ 0 with δ(ε) ≤ ``delta`` for μ-GDP (0 when μ = 0)."""
+    from scipy import optimize
+    mu = check_real(mu, "mu", 0.0, None)
+    delta = check_real(delta, "delta", 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+    if mu == 0 or gdp_delta(0.0, mu) <= delta:
+        return 0.0
+    hi = 1.0
+    while gdp_delta(hi, mu) > delta:
+        hi *= 2
+    return float(optimize.brentq(lambda e: gdp_delta(e, mu) - delta, 0.0, hi, xtol=1e-12))
+
+
+@dataclass
+class GDPAudit:
+    """A GDP (f-DP) audit: ``mu_lower`` bounds μ and ``epsilon_lower`` = the ε of μ_lower-GDP at
+    ``delta``; both valid only if the mechanism's tradeoff curve is Gaussian."""
+    mu_lower: float
+    epsilon_lower: float
+    threshold: float
+    orientation: str
+    fpr: float
+    fnr: float
+    n_heldout: int
+    confidence: float
+    delta: float
+
+
+def gdp_audit_from_statistics(stats_a, stats_b, delta, confidence=0.95, threshold=None, orientation=">="):
+    """μ and ε lower bounds under the Gaussian-tradeoff assumption from scalar statistics.
+
+    As in :func:`audit_from_statistics`, the threshold maximising the μ bound is chosen on
+    the first half of each side and the bound is computed on the held-out second half —
+    unless ``threshold`` is fixed before the runs (then every run is held out)."""
+    sa, sb = np.asarray(stats_a, dtype=float).ravel(), np.asarray(stats_b, dtype=float).ravel()
+    if sa.size < 4 or sb.size < 4:
+        raise ValueError("trials must give at least 4 runs on each side (2 to choose the threshold, 2 to test)")
+    if threshold is None:
+        ha, hb = sa.size // 2, sb.size // 2
+        xa, xb = sa[:ha], sb[:hb]
+        pooled = np.unique(np.r_[xa, xb])
+        if pooled.size > 256:
+            pooled = np.unique(np.quantile(pooled, np.linspace(0, 1, 256)))
+        ge_a, ge_b, le_a, le_b = _threshold_counts(xa, xb, pooled)
+        vals = gdp_mu_lower_bound(np.column_stack([ge_a, le_a]).ravel(), ha,
+                                  np.column_stack([ge_b, le_b]).ravel(), hb, confidence)
+        i = int(np.argmax(vals))
+        t, orient = float(pooled[i // 2]), (">=", "<=")[i % 2]
+    else:
+        ha = hb = 0
+        t, orient = float(threshold), orientation
+    ea, eb = sa[ha:], sb[hb:]
+    tp = int(np.sum(ea >= t) if orient == ">=" else np.sum(ea <= t))
+    fp = int(np.sum(eb >= t) if orient == ">=" else np.sum(eb <= t))
+    mu = gdp_mu_lower_bound(tp, ea.size, fp, eb.size, confidence)
+    return GDPAudit(mu, gdp_epsilon(mu, delta) if mu > 0 else 0.0, t, f"D if statistic {orient} threshold",
+                    fp / eb.size, 1 - tp / ea.size, ea.size + eb.size, confidence, delta)
 
 
 def run_audit(statistic, data_a, data_b, trials, confidence=0.95, delta=0.0, nominal_epsilon=None, seed=0,
-              executor=None, chunks=None, progress=None):
-    """Run ``statistic(data, rng) -> float`` (the mechanism followed by the test statistic)
-    ``trials`` times on each dataset and bound ε with :func:`audit_from_statistics`.
+              executor=None, chunks=None, progress=None, labels=None):
+    """Run ``statistic(data, rng)`` (the mechanism followed by the test statistic: a float, or
+    a 1-D feature vector of fixed length for a likelihood-ratio score fitted on half the runs)
+    ``trials`` times on each dataset and bound ε with :func:`audit_from_statistics`
+    (``labels``: a dict of its ``statistic``, ``relation`` and ``claimed_relation``).
 
     Every run's generator is ``SeedSequence(seed, spawn_key=(side, trial))``, so results do
     not depend on the executor or the chunking. The runs go in ``chunks`` pieces per side
@@ -245,7 +532,7 @@ def run_audit(statistic, data_a, data_b, trials, confidence=0.95, delta=0.0, nom
     def finish(side, lo, hi, values):
         results[(side, lo)] = values
         if progress:
-            progress(sum(v.size for v in results.values()), 2 * trials)
+            progress(sum(v.shape[0] for v in results.values()), 2 * trials)
 
     if executor is None:
         for side, lo, hi in pieces:
@@ -257,14 +544,14 @@ def run_audit(statistic, data_a, data_b, trials, confidence=0.95, delta=0.0, nom
             finish(*futs[f], f.result())
     sa = np.concatenate([results[k] for k in sorted(k for k in results if k[0] == 0)])
     sb = np.concatenate([results[k] for k in sorted(k for k in results if k[0] == 1)])
-    return audit_from_statistics(sa, sb, confidence, delta, nominal_epsilon)
+    return audit_from_statistics(sa, sb, confidence, delta, nominal_epsilon, **(labels or {}))
 
 
 def _run_range(statistic, data, side, seed, lo, hi):
-    out = np.empty(hi - lo)
-    for i, t in enumerate(range(lo, hi)):
-        out[i] = statistic(data, np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(side, t))))
-    return out
+    """The statistic of runs lo..hi−1 of one side: (runs,) for scalars, (runs, f) for feature vectors."""
+    out = [np.asarray(statistic(data, np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(side, t)))),
+                      dtype=float) for t in range(lo, hi)]
+    return np.stack(out) if out else np.empty(0)
 
 
 # ----------------------------------------------------------------------------- neighbours
@@ -280,6 +567,15 @@ def remove_point(X, index):
     if not 0 <= index < X.shape[0]:
         raise ValueError(f"index must be in [0, {X.shape[0] - 1}]; got {index}")
     return np.delete(X, index, axis=0)
+
+
+def replace_point(X, index, point):
+    """D′ = D with row ``index`` replaced by ``point`` (replace-one neighbours: n is the same)."""
+    X = np.array(X, dtype=float)
+    if not 0 <= index < X.shape[0]:
+        raise ValueError(f"index must be in [0, {X.shape[0] - 1}]; got {index}")
+    X[index] = np.asarray(point, dtype=float)
+    return X
 
 
 def change_cell(A, i, j, by=1):
@@ -307,28 +603,136 @@ def far_outlier(X, subspaces=None, radius=1.0):
     return radius * V[:, 0]
 
 
+#: neighbouring relations a privacy claim can be stated for
+RELATIONS = {
+    "replace_one": "replace-one (one record replaced; n public)",
+    "add_remove": "add/remove-one (one record added or removed)",
+    "cell_pm1": "one cell ±1 (count matrices)",
+}
+#: the relation each registered private method states its ε for (from its docstring / paper):
+#: the subspace methods (Prop. E.1, Alg. 1 with public n, the exponential mechanism of §4)
+#: and the k-means methods of dpcore.kmeans (n public) replace one point; DP-Lloyd
+#: (diffprivlib) adds or removes one row; DP-τCC changes one count by ±1. An estimator class
+#: may also declare ``neighbour_relation`` (one of :data:`RELATIONS`), which wins over this table.
+CLAIMED_RELATION = {
+    "sulq_kplane": "replace_one",
+    "sample_aggregate": "replace_one",
+    "gibbs": "replace_one",
+    "dp_taucc": "cell_pm1",
+    "candidate_kmeans": "replace_one",
+    "sulq_kmeans": "replace_one",
+    "sa_kmeans": "replace_one",
+    "dplloyd": "add_remove",
+}
+
+NEIGHBOURS = {
+    "points": {"add_outlier": "add one far outlier (Fig. 1 of the subspace paper)",
+               "replace_outlier": "replace one point (the first row) by the far outlier (n stays the same)",
+               "remove_point": "remove one point (the first row)"},
+    "counts": {"change_cell": "add 1 to one cell (the co-clustering paper's neighbouring relation)"},
+}
+#: every construction, whatever the data kind (what a page may offer)
+ALL_NEIGHBOURS = {k: v for kind in NEIGHBOURS.values() for k, v in kind.items()}
+#: the relation each construction's pair (D, D′) belongs to
+NEIGHBOUR_RELATION = {"add_outlier": "add_remove", "remove_point": "add_remove", "replace_outlier": "replace_one",
+                      "change_cell": "cell_pm1"}
+MIN_TRIALS = 50
+
+
+def claimed_relation(name):
+    """The neighbouring relation the registered algorithm ``name`` claims its ε for (a key of
+    :data:`RELATIONS`), or None for a non-private algorithm. A private algorithm without a
+    stated relation raises ValueError (add it to :data:`CLAIMED_RELATION`)."""
+    from .experiments import ALGORITHMS
+    if name not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {name!r}")
+    entry = ALGORITHMS[name]
+    if not entry.private:
+        return None
+    declared = None
+    try:
+        declared = getattr(entry.load(), "neighbour_relation", None)
+    except ValueError:
+        pass
+    rel = declared if declared is not None else CLAIMED_RELATION.get(name)
+    if rel not in RELATIONS:
+        raise ValueError(f"algorithm {name} states no neighbouring relation the audit knows ({rel!r}); "
+                         f"add it to dpcore.audit.CLAIMED_RELATION (one of {', '.join(RELATIONS)})")
+    return rel
+
+
+def default_neighbour(name, kind):
+    """The construction an audit of ``name`` on data of ``kind`` uses by default: the first one
+    of :data:`NEIGHBOURS` for that kind whose relation is the one ``name`` claims (the first
+    construction of the kind for a non-private algorithm), or None if there is none."""
+    rel = claimed_relation(name)
+    options = list(NEIGHBOURS.get(kind, {}))
+    if rel is None:
+        return options[0] if options else None
+    return next((k for k in options if NEIGHBOUR_RELATION[k] == rel), None)
+
+
 # ----------------------------------------------------------------------------- estimators
 #: default test statistic per algorithm family (each a function of the *private* outputs only)
 STATISTICS = {
-    "subspace": "outlier_distance",
+    "subspace": "likelihood_ratio",
     "cocluster": "table_cell",
-    "kmeans": "nearest_centre",
+    "kmeans": "likelihood_ratio",
 }
 STATISTIC_HELP = {
     "outlier_distance": "distance from the audited point to the nearest released subspace",
     "table_cell": "the released contingency-table cell that holds the changed matrix cell "
                   "(located with the released row and column partitions)",
     "nearest_centre": "distance from the audited point to the nearest released centre",
+    "likelihood_ratio": "a likelihood-ratio score of the release: features of the released subspaces or centres "
+                        "(distances to the audited and the replaced point, the released projector or centre moments) "
+                        "combined by a score fitted on the first half of the runs only",
 }
+
+
+def release_features(family, est, target):
+    """Feature vector of a private release (a function of the private outputs only) for the
+    likelihood-ratio score. ``target`` is a dict with "point" (the outlier or removed point)
+    and "replaced" (the row a replace-one neighbour overwrote, or None).
+
+    subspace: distance from the point (and from the replaced row) to the nearest released
+    subspace, and the upper triangle of Σᵢ UᵢUᵢᵀ (order-free summary of the release).
+    kmeans: distance from the point (and from the replaced row) to the nearest released
+    centre, the sum of the centres and the upper triangle of Σ c cᵀ (order-free).
+    """
+    p, r = np.asarray(target["point"], dtype=float), target.get("replaced")
+    pts = [p] + ([np.asarray(r, dtype=float)] if r is not None else [])
+    if family == "subspace":
+        from .metrics import squared_distances_to_subspaces
+        U = np.asarray(est.subspaces_)
+        dist = [float(np.sqrt(squared_distances_to_subspaces(x[None], U).min())) for x in pts]
+        P = np.einsum("kdq,keq->de", U, U)
+        return np.r_[dist, P[np.triu_indices(P.shape[0])]]
+    if family == "kmeans":
+        C = np.atleast_2d(np.asarray(est.cluster_centers_, dtype=float))
+        dist = [float(np.sqrt(((C - x[None]) ** 2).sum(1).min())) for x in pts]
+        M = C.T @ C
+        return np.r_[dist, C.sum(0), M[np.triu_indices(M.shape[0])]]
+    raise ValueError(f"family must be 'subspace' or 'kmeans' for the likelihood-ratio statistic; got {family!r}")
+
+
+def _as_target(target):
+    if isinstance(target, dict):
+        return target
+    if isinstance(target, tuple):          # a cell
+        return target
+    return {"point": np.asarray(target, dtype=float), "replaced": None}
 
 
 @dataclass
 class EstimatorStatistic:
-    """``(X, rng) -> float``: fit a registered algorithm (``dpcore.experiments.ALGORITHMS``)
-    on X and reduce its release to a scalar. Picklable, so it can run in worker processes.
+    """``(X, rng) -> float or feature vector``: fit a registered algorithm
+    (``dpcore.experiments.ALGORITHMS``) on X and reduce its release. Picklable, so it can run
+    in worker processes.
 
-    ``target`` is the audited point (``outlier_distance``, ``nearest_centre``) or the
-    (row, column) of the changed cell (``table_cell``).
+    ``target`` is the audited point (an array, or a dict with "point" and "replaced": the
+    row a replace-one neighbour overwrote) for ``outlier_distance``, ``nearest_centre`` and
+    ``likelihood_ratio``, or the (row, column) of the changed cell (``table_cell``).
     """
     name: str
     params: dict
@@ -348,6 +752,12 @@ class EstimatorStatistic:
                              "(the audit then measures how much it leaks)")
         if self.statistic not in STATISTIC_HELP:
             raise ValueError(f"statistic must be one of {', '.join(STATISTIC_HELP)}; got {self.statistic!r}")
+        allowed = {"subspace": {"outlier_distance", "likelihood_ratio"}, "kmeans": {"nearest_centre", "likelihood_ratio"},
+                   "cocluster": {"table_cell"}}[entry.family]
+        if self.statistic not in allowed:
+            raise ValueError(f"statistic must be one of {', '.join(sorted(allowed))} for {self.name}; "
+                             f"got {self.statistic!r}")
+        self.target = _as_target(self.target)
 
     @classmethod
     def for_dataset(cls, name, dataset, epsilon, target, params=None, statistic=None):
@@ -370,25 +780,18 @@ class EstimatorStatistic:
         with warnings.catch_warnings(), single_threaded():     # many small fits: one BLAS thread each (as in sweeps)
             warnings.simplefilter("ignore")
             est = entry.load()(**params, random_state=rng).fit(X)
+        if self.statistic == "likelihood_ratio":
+            return release_features(entry.family, est, self.target)
         if self.statistic == "outlier_distance":
             from .metrics import squared_distances_to_subspaces
-            return float(np.sqrt(squared_distances_to_subspaces(np.asarray(self.target)[None], est.subspaces_).min()))
+            p = np.asarray(self.target["point"])
+            return float(np.sqrt(squared_distances_to_subspaces(p[None], est.subspaces_).min()))
         if self.statistic == "nearest_centre":
             C = np.atleast_2d(est.cluster_centers_)
-            return float(np.sqrt(((C - np.asarray(self.target)[None]) ** 2).sum(1).min()))
+            return float(np.sqrt(((C - np.asarray(self.target["point"])[None]) ** 2).sum(1).min()))
         i, j = self.target
         r, c = int(est.row_labels_[i]), int(est.column_labels_[j])
         return float(est.T_[r, c]) if r >= 0 and c >= 0 else 0.0
-
-
-NEIGHBOURS = {
-    "points": {"add_outlier": "add one far outlier (Fig. 1 of the subspace paper)",
-               "remove_point": "remove one point (the first row)"},
-    "counts": {"change_cell": "add 1 to one cell (the co-clustering paper's neighbouring relation)"},
-}
-#: every construction, whatever the data kind (what a page may offer)
-ALL_NEIGHBOURS = {k: v for kind in NEIGHBOURS.values() for k, v in kind.items()}
-MIN_TRIALS = 50
 
 
 def _outlier_radius(dataset):
@@ -405,10 +808,13 @@ def _outlier_radius(dataset):
 def make_neighbour(dataset, neighbour):
     """(D′, target) for a Dataset and a neighbour construction of :data:`NEIGHBOURS`.
 
-    ``target`` is what the default statistic looks at: the outlier / removed point, or the
-    changed cell. The outlier has the norm of :func:`_outlier_radius` and the direction
-    least explained by the data (:func:`far_outlier`). The changed cell is the first
-    non-zero cell of the first row, so that the change stays inside the data's support.
+    ``target`` is what the statistics look at: for points a dict with "point" (the outlier,
+    or the removed point) and "replaced" (the row a replace-one neighbour overwrote, else
+    None); for counts the changed cell (i, j). The outlier has the norm of
+    :func:`_outlier_radius` and the direction least explained by the data
+    (:func:`far_outlier`); ``replace_outlier`` puts it in place of the first row, so that
+    D and D′ have the same n. The changed cell is the first non-zero cell of the first row,
+    so that the change stays inside the data's support.
     """
     kind = dataset.kind
     if kind not in NEIGHBOURS:
@@ -420,11 +826,13 @@ def make_neighbour(dataset, neighbour):
         raise ValueError(f"neighbour must be one of {', '.join(NEIGHBOURS[kind])} for a dataset of kind {kind!r}: "
                          f"{why}")
     X = dataset.X
-    if neighbour == "add_outlier":
+    if neighbour in ("add_outlier", "replace_outlier"):
         p = far_outlier(X, dataset.subspaces, radius=_outlier_radius(dataset))
-        return add_point(X, p), p
+        if neighbour == "add_outlier":
+            return add_point(X, p), {"point": p, "replaced": None}
+        return replace_point(X, 0, p), {"point": p, "replaced": np.asarray(X[0], dtype=float)}
     if neighbour == "remove_point":
-        return remove_point(X, 0), np.asarray(X[0], dtype=float)
+        return remove_point(X, 0), {"point": np.asarray(X[0], dtype=float), "replaced": None}
     import scipy.sparse as sp
     row = sp.csr_matrix(X)[0]
     j = int(row.indices[0]) if row.nnz else 0
@@ -453,14 +861,21 @@ def audit_delta(name, dataset, params=None):
 
 
 def audit_estimator(name, dataset, neighbour, trials, epsilon=None, params=None, confidence=0.95, seed=0,
-                    executor=None, progress=None):
+                    executor=None, progress=None, statistic=None):
     """Audit a registered algorithm on ``dataset`` and its neighbour (see :func:`make_neighbour`).
 
-    The statistic is the family default of :data:`STATISTICS`; δ for the bound (and for the
-    runs) is :func:`audit_delta`. ``trials`` ≥ 50 runs per side. Raises ValueError naming
-    the parameter for: too few trials, an ε for a non-private algorithm (or none for a
-    private one), an algorithm that does not run on this kind of data, a neighbour
-    construction that does not exist for it.
+    ``neighbour`` None takes :func:`default_neighbour`: a construction of the relation the
+    algorithm claims (replace-one for the subspace and dpcore k-means methods, add/remove
+    for DP-Lloyd, one cell for DP-τCC). Another construction is allowed — the result's
+    ``relation`` and ``claimed_relation`` then differ, and a "leak" found on it is not a
+    violation of the claim. The statistic is the family default of :data:`STATISTICS`
+    (``statistic`` overrides it): for the subspace and k-means methods a likelihood-ratio
+    score of release features (:func:`release_features`) fitted on the first half of the
+    runs, for DP-τCC the released table cell. The bound is always computed on the held-out
+    second half. δ for the bound (and for the runs) is :func:`audit_delta`. ``trials`` ≥ 50
+    runs per side. Raises ValueError naming the parameter for: too few trials, an ε for a
+    non-private algorithm (or none for a private one), an algorithm that does not run on
+    this kind of data, a neighbour construction that does not exist for it.
     """
     from .experiments import ALGORITHMS, FAMILY_KINDS
     trials = check_int(trials, "trials", MIN_TRIALS)
@@ -473,14 +888,22 @@ def audit_estimator(name, dataset, neighbour, trials, epsilon=None, params=None,
         raise ValueError(f"algorithm {name} runs on data of kind {' or '.join(sorted(kinds))}; this dataset is of "
                          f"kind {dataset.kind!r}")
     confidence = check_real(confidence, "confidence", 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+    if neighbour is None:
+        neighbour = default_neighbour(name, dataset.kind)
+        if neighbour is None:
+            raise ValueError(f"neighbour: no construction for data of kind {dataset.kind!r} belongs to the relation "
+                             f"{name} claims ({claimed_relation(name)!r}); pass one explicitly")
     D_b, target = make_neighbour(dataset, neighbour)
     params = dict(params or {})
     delta = audit_delta(name, dataset, params) if epsilon is not None else 0.0
     if delta > 0:
         params["delta"] = delta
-    stat = EstimatorStatistic.for_dataset(name, dataset, epsilon, target, params)
+    stat = EstimatorStatistic.for_dataset(name, dataset, epsilon, target, params, statistic)
     # D (without the change) is side a; for "remove_point" D′ is the smaller set
-    return run_audit(stat, dataset.X, D_b, trials, confidence, delta, epsilon, seed, executor, progress=progress)
+    labels = {"statistic": stat.statistic, "relation": NEIGHBOUR_RELATION[neighbour],
+              "claimed_relation": claimed_relation(name)}
+    return run_audit(stat, dataset.X, D_b, trials, confidence, delta, epsilon, seed, executor, progress=progress,
+                     labels=labels)
 
 
 # ----------------------------------------------------------------------------- audit data sets

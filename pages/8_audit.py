@@ -4,11 +4,12 @@ import time
 import pandas as pd
 import streamlit as st
 
-from dpcore.audit import (ALL_NEIGHBOURS, AUDIT_SETS, MIN_TRIALS, NEIGHBOURS, STATISTIC_HELP, STATISTICS,
-                          audit_dataset, audit_estimator)
+from dpcore.audit import (ALL_NEIGHBOURS, AUDIT_SETS, MIN_TRIALS, NEIGHBOUR_RELATION, NEIGHBOURS, RELATIONS,
+                          STATISTIC_HELP, STATISTICS, audit_dataset, audit_estimator, claimed_relation,
+                          default_neighbour)
 from dpcore.experiments import ALGORITHMS, FAMILY_KINDS
 from dpcore.plots.audit import audit_histograms
-from ui.common import current_dataset, privacy_statement, run_guarded
+from ui.common import current_dataset, privacy_statement, run_guarded, stop_page
 from ui.share import Preset, as_float, as_int, bind_url, one_of, preset_picker, publish_url
 
 KEY = "audit"
@@ -25,16 +26,17 @@ URL_FIELDS = {"audit_data": one_of([DATA_PAGE, *AUDIT_SETS]), "audit_algorithm":
 PRESETS = {
     "Gibbs start leak: k-plane start, 1 sweep, ε = 0.5": Preset(
         {"audit_data": "three_axes", "audit_algorithm": "gibbs", "audit_eps_gibbs": 0.5, "audit_sweeps": 1,
-         "audit_init": "kplane", "audit_trials": 200, "audit_neighbour": "add_outlier"},
-        about="One Gibbs sweep from the non-private k-plane start on the three-axes set. Measured (200 runs per "
-              "side, seed 0): ε̂ = 1.38 > 0.5 — the release leaks more than its ε. About 5 s."),
+         "audit_init": "kplane", "audit_trials": 200, "audit_neighbour": "replace_outlier"},
+        about="One Gibbs sweep from the non-private k-plane start on the three-axes set, one point replaced by the "
+              "far outlier (the relation Gibbs claims). Measured (200 runs per side, seed 0): ε̂ = 1.45 > 0.5 — "
+              "the release leaks more than its ε. About 5 s."),
     "Gibbs start leak fades: 10 sweeps": Preset(
         {"audit_data": "three_axes", "audit_algorithm": "gibbs", "audit_eps_gibbs": 0.5, "audit_sweeps": 10,
-         "audit_init": "kplane", "audit_trials": 200, "audit_neighbour": "add_outlier"},
-        about="The same start, 10 sweeps: measured ε̂ = 0 (2 sweeps: 0.39, 3: 0.04)."),
+         "audit_init": "kplane", "audit_trials": 200, "audit_neighbour": "replace_outlier"},
+        about="The same start, 10 sweeps: measured ε̂ = 0 (2 sweeps: 0.77, 3: 0.23, 5: 0)."),
     "Gibbs from the private random start, 1 sweep": Preset(
         {"audit_data": "three_axes", "audit_algorithm": "gibbs", "audit_eps_gibbs": 0.5, "audit_sweeps": 1,
-         "audit_init": "random", "audit_trials": 200, "audit_neighbour": "add_outlier"},
+         "audit_init": "random", "audit_trials": 200, "audit_neighbour": "replace_outlier"},
         about="One sweep from a start that does not look at the data: measured ε̂ = 0."),
     "DP-τCC on a small count matrix, ε = 1": Preset(
         {"audit_data": "blocks", "audit_algorithm": "dp_taucc", "audit_eps_dp_taucc": 1.0, "audit_trials": 200,
@@ -48,8 +50,10 @@ PRESETS = {
 st.title("Privacy audit")
 st.markdown("""
 An ε on the screen is a promise. An **audit** turns it into an experiment: run the algorithm many
-times on the dataset **D** and on a neighbour **D′** (one record added, removed or changed), reduce
-each release to one number, and let a threshold test guess which dataset produced it. For an
+times on the dataset **D** and on a neighbour **D′** (one record added, removed or replaced, or one
+count changed — by default the relation the method's ε is claimed for), reduce each release to one
+number (a likelihood-ratio score fitted on half the runs), and let a threshold test guess which
+dataset produced it. For an
 ε-DP release no test can do much better than **TPR ≤ e^ε · FPR** (plus δ), so the test's rates,
 with Clopper–Pearson confidence bounds, give a **lower bound ε̂ on the ε really spent**. The
 threshold is chosen on half the runs and ε̂ measured on the other half.
@@ -75,7 +79,7 @@ neighbours = NEIGHBOURS.get(kind, {})
 if not neighbours:
     st.error(f"neighbour: there is no neighbour construction for data of kind {kind!r} (the audit knows "
              f"{', '.join(NEIGHBOURS)}): choose another dataset.")
-    st.stop()
+    stop_page()
 if st.session_state.get("audit_neighbour") not in neighbours:   # e.g. after switching between points and counts
     st.session_state["audit_neighbour"] = next(iter(neighbours))
 
@@ -84,21 +88,29 @@ if st.session_state.get("audit_algorithm") not in names:
     st.session_state["audit_algorithm"] = names[0] if names else None
 if not names:
     st.error(f"No algorithm runs on data of kind {kind!r}: choose another dataset.")
-    st.stop()
+    stop_page()
 name = st.selectbox("algorithm", names, key="audit_algorithm", format_func=lambda n: ALGORITHMS[n].description or n,
                     help="Private algorithms are audited against their ε; non-private ones have no claim "
                          "and show how much they leak.")
 private = ALGORITHMS[name].private
 family = ALGORITHMS[name].family
+claimed = claimed_relation(name)
+# the claimed relation's construction is the default each time the algorithm changes (a link or a
+# preset that sets both keeps its own choice on the first run of a session)
+_last = st.session_state.get("_audit_neighbour_for")
+if (_last is not None and _last != name) or st.session_state.get("audit_neighbour") not in neighbours:
+    st.session_state["audit_neighbour"] = default_neighbour(name, kind) or next(iter(neighbours))
+st.session_state["_audit_neighbour_for"] = name
 
 if name == "gibbs":
     st.info("**What ε̂ means for the Gibbs sampler.** Its ε (Prop. 4.1) is the ε of an *exact* draw from the "
             "exponential mechanism; a Gibbs chain gets there only asymptotically, once it has mixed. Stopped "
             "after a few sweeps, its release still depends on where it started. From the private random start "
             "that costs little; from a data-dependent start (k-plane, as in the paper's experiments) the start "
-            "itself is a non-private function of D and can leak far more than ε. On the three-axes set one "
-            "extra point flips the k-plane start, and one sweep at ε = 0.5 gives a measured ε̂ = 1.38: the "
-            "release **leaks more than claimed**. After 2, 3, 5 and 10 sweeps ε̂ drops to 0.39, 0.04, 0, 0 "
+            "itself is a non-private function of D and can leak far more than ε. On the three-axes set replacing "
+            "one point by the far outlier flips the k-plane start, and one sweep at ε = 0.5 gives a measured "
+            "ε̂ = 1.45: the "
+            "release **leaks more than claimed**. After 2, 3, 5 and 10 sweeps ε̂ drops to 0.77, 0.23, 0, 0 "
             "(200 runs per side): the chain forgets its start — but ε̂ = 0 is not a proof that it has.")
 
 with st.form("audit_form"):
@@ -108,8 +120,9 @@ with st.form("audit_form"):
                           help="The ε the algorithm is run with and audited against. Leave empty for a "
                                "non-private algorithm.")
     neighbour = c2.selectbox("neighbour D′", list(neighbours), key="audit_neighbour", format_func=neighbours.get,
-                             help="How D′ differs from D by one record. Points: add a far outlier or remove a "
-                                  "point; count matrices: add 1 to one cell.")
+                             help="How D′ differs from D by one record. Points: add a far outlier, replace the "
+                                  "first point by it (n unchanged), or remove a point; count matrices: add 1 to one "
+                                  "cell. The default is the relation the algorithm's ε is claimed for.")
     trials = c3.number_input("runs per side", 1, 20_000, 200, key="audit_trials",
                              help=f"At least {MIN_TRIALS}. More runs give a tighter (larger) lower bound.")
     params = dict(set_params.get(family, {}))
@@ -125,6 +138,10 @@ with st.form("audit_form"):
     seed = st.number_input("seed", 0, 2**31 - 1, 0, key="audit_seed", help="Master seed of the runs.")
     go = st.form_submit_button("Run audit", type="primary")
 publish_url(URL_FIELDS)
+if claimed is not None and NEIGHBOUR_RELATION[neighbour] != claimed:
+    st.warning(f"**Not the claimed relation.** {ALGORITHMS[name].description or name} states its ε for "
+               f"{RELATIONS[claimed]}; this neighbour is {RELATIONS[NEIGHBOUR_RELATION[neighbour]]}. The audit then "
+               "tests another claim than the method's: ε̂ > ε on it is not a violation of the stated guarantee.")
 
 if go:
     bar = st.progress(0.0, text="auditing…")
@@ -171,7 +188,12 @@ if out:
     st.caption(f"{res.n_runs} runs ({res.n_heldout} held out for the bound), {out['seconds']:.1f} s. Test: "
                f"{res.orientation} = {res.threshold:.4g}; point estimate {res.epsilon_point:.3g}; δ used in the "
                f"bound {res.delta:.2g}; confidence intervals are two-sided {res.confidence:.0%} Clopper–Pearson. "
-               f"Neighbour: {ALL_NEIGHBOURS[out['neighbour']]}. Statistic: {STATISTIC_HELP[out['statistic']]}.")
+               f"Neighbour: {ALL_NEIGHBOURS[out['neighbour']]} — audited relation: "
+               f"{RELATIONS[NEIGHBOUR_RELATION[out['neighbour']]]}"
+               + ("" if res.claimed_relation is None else
+                  " (the claimed one)." if res.relation_is_claimed else
+                  f", NOT the claimed {RELATIONS[res.claimed_relation]}.")
+               + f" Statistic: {STATISTIC_HELP[out['statistic']]}.")
     if out["name"] == "gibbs":
         start = out["params"].get("init", "random")
         sweeps = out["params"].get("n_iter")
@@ -187,6 +209,7 @@ if out:
                          "statistic": list(res.stats_a) + list(res.stats_b)})
     summary = pd.DataFrame([{
         "algorithm": out["name"], "dataset": out["dataset"], "neighbour": out["neighbour"],
+        "audited relation": res.relation, "claimed relation": res.claimed_relation,
         "statistic": out["statistic"], "params": str(out["params"]), "claimed epsilon": res.nominal_epsilon,
         "epsilon lower bound": res.epsilon_lower, "point estimate": res.epsilon_point,
         "ceiling": res.epsilon_ceiling, "verdict": res.verdict, "tpr": res.tpr, "fpr": res.fpr,

@@ -4,9 +4,13 @@ import numpy as np
 import pytest
 from concurrent.futures import ThreadPoolExecutor
 
-from dpcore.audit import (MIN_TRIALS, add_point, audit_dataset, audit_delta, audit_estimator, audit_from_statistics,
-                          change_cell, epsilon_lower_bound, far_outlier, make_neighbour, remove_point, run_audit,
-                          three_axes)
+from dpcore.audit import (CLAIMED_RELATION, MIN_TRIALS, NEIGHBOUR_RELATION, NEIGHBOURS, RELATIONS, add_point,
+                          audit_dataset, audit_delta, audit_estimator, audit_from_statistics, change_cell,
+                          claimed_relation, default_neighbour, epsilon_lower_bound, far_outlier, fit_lr_score,
+                          gdp_audit_from_statistics, gdp_delta, gdp_epsilon, laplace_llr, make_neighbour, remove_point,
+                          run_audit, three_axes)
+from dpcore.experiments import ALGORITHMS, FAMILY_KINDS
+from dpcore.privacy import gaussian_sigma_analytic
 from dpcore.data import make_block_matrix, make_gaussian_mixture, make_union_of_subspaces
 from dpcore.metrics import squared_distances_to_subspaces
 from dpcore.privacy import laplace_mechanism
@@ -99,10 +103,15 @@ def test_verdicts():
 
 def test_make_neighbour_checks_the_kind_and_uses_the_public_radius():
     pts = make_gaussian_mixture(100, 4, 2, random_state=0)
-    Xb, p = make_neighbour(pts, "add_outlier")
-    assert Xb.shape == (101, 4) and np.linalg.norm(p) == pytest.approx(pts.extras["public_radius"])
-    with pytest.raises(ValueError, match="neighbour must be one of add_outlier, remove_point .*'change_cell' is a "
-                                         "construction for data of kind 'counts'"):
+    Xb, target = make_neighbour(pts, "add_outlier")
+    assert Xb.shape == (101, 4) and np.linalg.norm(target["point"]) == pytest.approx(pts.extras["public_radius"])
+    assert target["replaced"] is None
+    # replace-one: the same n, the first row overwritten by the same outlier
+    Xr, tr = make_neighbour(pts, "replace_outlier")
+    assert Xr.shape == pts.X.shape and np.array_equal(Xr[0], target["point"]) and np.array_equal(Xr[1:], pts.X[1:])
+    assert np.array_equal(tr["replaced"], pts.X[0])
+    with pytest.raises(ValueError, match="neighbour must be one of add_outlier, replace_outlier, remove_point .*"
+                                         "'change_cell' is a construction for data of kind 'counts'"):
         make_neighbour(pts, "change_cell")
     counts = make_block_matrix(20, 10, random_state=0)
     with pytest.raises(ValueError, match="neighbour must be one of change_cell"):
@@ -138,8 +147,8 @@ def test_three_axes_flips_the_kplane_start_with_one_record():
     ds = three_axes(50)
     X = ds.X
     assert np.linalg.norm(X, axis=1).max() <= 1.0
-    Xb, v = make_neighbour(ds, "add_outlier")
-    assert np.abs(v) == pytest.approx([0, 0, 1])           # the far outlier is the third axis
+    Xb, target = make_neighbour(ds, "add_outlier")
+    assert np.abs(target["point"]) == pytest.approx([0, 0, 1])           # the far outlier is the third axis
     axes_of = lambda U: sorted(int(np.argmax(np.abs(u[:, 0]))) for u in U)
     # the best pair of lines: {e1, e2} on D, a pair with e3 on D′ (costs 49.5 vs 50 on D)
     assert axes_of(KPlane(2, 1, random_state=0).fit(X).subspaces_) == [0, 1]
@@ -162,3 +171,128 @@ def test_histogram_figure_shows_both_sides_threshold_and_bound():
     assert [t.name for t in fig.data] == ["runs on D", "runs on D′ (neighbour)"]
     assert {s.type for s in fig.layout.shapes} == {"rect", "line"}         # "says D" region + threshold
     assert f"ε̂ = {res.epsilon_lower:.3g}" in fig.layout.title.text and "claimed ε = 1" in fig.layout.title.text
+
+
+# ----------------------------------------------------------------------------- claimed relations
+def test_every_private_registered_method_has_a_claimed_relation_and_a_construction_for_it():
+    # enumerates the registry: a new private method without a stated relation fails here
+    for name, entry in ALGORITHMS.items():
+        rel = claimed_relation(name)
+        if not entry.private:
+            assert rel is None
+            continue
+        assert rel in RELATIONS, name
+        for kind in FAMILY_KINDS[entry.family]:
+            nb = default_neighbour(name, kind)
+            assert nb in NEIGHBOURS[kind] and NEIGHBOUR_RELATION[nb] == rel, (name, kind)
+    assert set(CLAIMED_RELATION) <= set(ALGORITHMS)            # no stale entries
+    assert set(NEIGHBOUR_RELATION) == {k for kind in NEIGHBOURS.values() for k in kind}
+
+
+def test_claimed_relations_of_the_methods():
+    assert {n: claimed_relation(n) for n in ("sulq_kplane", "sample_aggregate", "gibbs", "candidate_kmeans",
+                                            "sulq_kmeans", "sa_kmeans")} == dict.fromkeys(
+        ("sulq_kplane", "sample_aggregate", "gibbs", "candidate_kmeans", "sulq_kmeans", "sa_kmeans"), "replace_one")
+    assert claimed_relation("dplloyd") == "add_remove" and claimed_relation("dp_taucc") == "cell_pm1"
+    assert default_neighbour("sulq_kplane", "points") == "replace_outlier"
+    assert default_neighbour("dplloyd", "points") == "add_outlier"
+    assert default_neighbour("dp_taucc", "counts") == "change_cell"
+    with pytest.raises(ValueError, match="algorithm must be one of"):
+        claimed_relation("nope")
+
+
+def test_audit_result_names_the_audited_and_the_claimed_relation():
+    ds = make_union_of_subspaces(60, 4, 2, 1, 0.05, random_state=0)
+    res = audit_estimator("sulq_kplane", ds, None, 50, epsilon=1.0, params={"n_iter": 2})
+    assert (res.relation, res.claimed_relation, res.relation_is_claimed) == ("replace_one", "replace_one", True)
+    assert res.statistic == "likelihood_ratio" and "likelihood-ratio score" in res.score
+    other = audit_estimator("sulq_kplane", ds, "add_outlier", 50, epsilon=1.0, params={"n_iter": 2})
+    assert (other.relation, other.relation_is_claimed) == ("add_remove", False)
+    nonprivate = audit_estimator("kplane", ds, None, 50)
+    assert nonprivate.claimed_relation is None and nonprivate.relation_is_claimed is None
+
+
+# ----------------------------------------------------------------------------- LR statistics
+def test_lr_statistic_nearly_reaches_epsilon_on_a_tight_laplace_mechanism():
+    # Laplace at ε = 2, sensitivity 1: f(D) = 1, f(D′) = 0, release f + Lap(1/2). The exact
+    # log-likelihood ratio is (|x| − |x − 1|)·2 ∈ [−2, 2]; the test "LLR ≥ 2" (x ≥ 1) has
+    # TPR = ½ and FPR = ½e^(−2) = 0.068 with ratio exactly e^ε. With 1000 held-out runs per
+    # side at these expected rates the one-sided CP bounds (α = 0.0125 each) are TPR ≥ 0.465
+    # and FPR ≤ 0.089, so the achievable ε̂ is log(0.465/0.089) ≈ 1.65; the measured bound
+    # scatters around it by about ±0.15 (the CP margin of ~68 counts). ε̂ ≥ 1.3 = 0.65ε
+    # leaves > 2 standard deviations; ε̂ ≤ 2 holds with 95 % for a correct mechanism.
+    eps = 2.0
+    stat = lambda count, rng: float(laplace_llr(float(laplace_mechanism(count, 1.0, eps, rng)), 1.0, 0.0, 1 / eps))
+    res = run_audit(stat, 1.0, 0.0, 2000, confidence=0.95, nominal_epsilon=eps, seed=0)
+    assert 1.3 <= res.epsilon_lower <= eps, res.epsilon_lower
+    # the old default with the same runs (the distance-style statistic) is the same test here:
+    # the LLR of a Laplace count is monotone in the count, so thresholding either is optimal
+
+
+def test_fitted_lr_score_finds_a_direction_no_single_feature_shows():
+    # Gaussian feature vectors in R^6 whose means differ by 0.3 in every coordinate: one
+    # feature shifts by 0.3σ, the projection on the mean difference (the Neyman–Pearson test:
+    # the LLR of two Gaussians with a common covariance is linear) by 0.3·√6 ≈ 0.73σ. With
+    # 500 held-out runs per side the midpoint test of the projection has TPR/FPR ≈ 0.64/0.36
+    # and CP margins ≈ ±0.05 (α = 0.0125), so ε̂ ≈ log(0.59/0.41) ≈ 0.38 or more; a single
+    # feature (TPR/FPR ≈ 0.56/0.44) gives ≈ 0.05. Measured (seed 0): 0.49 against 0.14.
+    rng = np.random.default_rng(0)
+    Fa = rng.standard_normal((1000, 6)) + 0.3
+    Fb = rng.standard_normal((1000, 6))
+    res = audit_from_statistics(Fa, Fb, confidence=0.95)
+    assert "likelihood-ratio score" in res.score and res.features_a.shape == (1000, 6)
+    single = max(audit_from_statistics(Fa[:, j], Fb[:, j]).epsilon_lower for j in range(6))
+    assert res.epsilon_lower > 0.25 and res.epsilon_lower > single + 0.1
+
+
+def test_fitted_lr_score_never_sees_the_held_out_half():
+    # the same law on both sides (true ε = 0): a score fitted on 2-D features must not
+    # produce a positive bound more often than 1 − confidence. 20 fixed seeds; each bound is
+    # positive with probability ≤ 5 %, so ≥ 4 positives (binomial P ≈ 1.6 %) would be a bug
+    positives = 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        res = audit_from_statistics(rng.standard_normal((400, 8)), rng.standard_normal((400, 8)))
+        positives += res.epsilon_lower > 0
+    assert positives <= 3
+    with pytest.raises(ValueError, match="stats_a and stats_b must both be"):
+        audit_from_statistics(np.zeros((10, 2)), np.zeros((10, 3)))
+    with pytest.raises(ValueError, match="threshold must be None for feature vectors"):
+        audit_from_statistics(np.zeros((10, 2)), np.zeros((10, 2)), threshold=0.0)
+    with pytest.raises(ValueError, match="features_a and features_b must be 2-D"):
+        fit_lr_score(np.zeros(10), np.zeros(10))
+
+
+def test_fixed_threshold_uses_every_run():
+    a, b = np.zeros(200), np.ones(200)
+    res = audit_from_statistics(a, b, threshold=0.5, orientation="<=")
+    assert res.n_heldout == 400 and not res.split and res.tpr == 1 and res.fpr == 0
+    assert res.epsilon_lower == pytest.approx(res.epsilon_ceiling)
+    assert res.epsilon_ceiling > audit_from_statistics(a, b).epsilon_ceiling      # twice the held-out runs
+    with pytest.raises(ValueError, match="orientation must be"):
+        audit_from_statistics(a, b, threshold=0.5, orientation="<")
+
+
+# ----------------------------------------------------------------------------- Gaussian DP route
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
+def test_gdp_conversion_matches_the_analytic_gaussian_mechanism(eps):
+    # the analytic Gaussian mechanism with σ is exactly (1/σ)-GDP, and Balle–Wang's δ(σ) is the
+    # GDP δ(ε) of μ = Δ/σ: converting μ back at the same δ returns ε
+    sigma = gaussian_sigma_analytic(1.0, eps, 1e-5)
+    assert gdp_delta(eps, 1 / sigma) == pytest.approx(1e-5, rel=1e-6)
+    assert gdp_epsilon(1 / sigma, 1e-5) == pytest.approx(eps, rel=1e-6)
+    assert gdp_epsilon(0.0, 1e-5) == 0.0
+    with pytest.raises(ValueError, match="delta must be"):
+        gdp_epsilon(1.0, 0.0)
+
+
+def test_gdp_audit_of_the_gaussian_mechanism_is_below_and_near_its_mu():
+    # Gaussian mechanism at ε = 2, δ = 1e-5: σ = 1.99, μ = 0.50. With 2000 runs per side (1000
+    # held out) the CP margins on FPR and FNR near ½ cost about 2·1.96·0.016/0.40 ≈ 0.16 of μ,
+    # so μ̂ ≈ 0.34 is expected; μ̂ > μ would break the bound (probability ≤ 5 %).
+    sigma = gaussian_sigma_analytic(1.0, 2.0, 1e-5)
+    rng = np.random.default_rng(1)
+    a, b = 1.0 + sigma * rng.standard_normal(2000), sigma * rng.standard_normal(2000)
+    g = gdp_audit_from_statistics(a, b, 1e-5)
+    assert 0.2 < g.mu_lower <= 1 / sigma
+    assert 0.6 < g.epsilon_lower <= 2.0

@@ -115,9 +115,11 @@ def test_sulq_kplane_at_eps_1_stays_below_nominal():
 
 def test_sulq_kplane_registered_defaults_through_audit_estimator():
     # the estimator as the app runs it (k = 2, T = 10, Prop. E.2 composition, δ = 1/(n ln n)
-    # passed explicitly to both sides) on the small subspace audit set
+    # passed explicitly to both sides) on the small subspace audit set, on the relation it
+    # claims (replace-one: the first row replaced by the far outlier) with the LR score
     ds, _ = audit_dataset("subspaces")
-    res = audit_estimator("sulq_kplane", ds, "add_outlier", 100, epsilon=1.0, seed=0)
+    res = audit_estimator("sulq_kplane", ds, None, 100, epsilon=1.0, seed=0)
+    assert res.relation == "replace_one" and res.relation_is_claimed
     assert res.delta == pytest.approx(1 / (200 * np.log(200)))
     assert res.epsilon_lower <= 1.0 and res.verdict == "consistent with the claim"
 
@@ -163,21 +165,24 @@ def test_sample_aggregate_at_eps_1_stays_below_nominal():
 def test_gibbs_one_sweep_from_kplane_start_leaks_more_than_claimed():
     """The Gibbs sampler is ε-DP only asymptotically: its sample is the exponential
     mechanism's once the chain has mixed. On the three-axes set (k = 2 lines; the best pair
-    is {e₁, e₂} on D and contains e₃ on D′ = D + the far outlier e₃) the non-private
-    k-plane start flips with the one record, and one sweep does not forget it: the z-step
-    moves each point by odds of at most e^(ε/2), but summed over 1200 points that still
-    keeps each cluster on its starting axis, and the U-step then draws near that axis.
-    Measured at ε = 0.5, 200 runs per side, seed 0: ε̂ = 1.38 after 1 sweep, 0.39 after 2,
-    0.04 after 3, 0 after 5 and 10 sweeps and from the private random start."""
+    is {e₁, e₂} on D and contains e₃ on D′ = D with its first row, a point of e₁, replaced
+    by the far outlier e₃: the claimed replace-one relation) the non-private k-plane start
+    flips with the one record, and one sweep does not forget it: the z-step moves each point
+    by odds of at most e^(ε/2), but summed over 1200 points that still keeps each cluster on
+    its starting axis, and the U-step then draws near that axis. Measured at ε = 0.5, 200
+    runs per side, seed 0, default LR score: ε̂ = 1.45 after 1 sweep, 0.77 after 2, 0.23
+    after 3, 0 after 5 and 10 sweeps and from the private random start (with the old
+    add-one neighbour and outlier-distance statistic: 1.38)."""
     ds, params = audit_dataset("three_axes")
     p = params["subspace"]
-    # the brief's setting: ε = 0.5, one sweep from the k-plane start -> ε̂ = 1.38 > 0.5
-    leak = audit_estimator("gibbs", ds, "add_outlier", 200, epsilon=0.5, params={**p, "n_iter": 1, "init": "kplane"})
+    # the brief's setting: ε = 0.5, one sweep from the k-plane start -> ε̂ = 1.45 > 0.5
+    leak = audit_estimator("gibbs", ds, None, 200, epsilon=0.5, params={**p, "n_iter": 1, "init": "kplane"})
+    assert leak.relation == "replace_one" and leak.relation_is_claimed
     assert leak.epsilon_lower > 0.5 and leak.verdict == "leaks more than claimed"
     # the same single sweep from the private random start: nothing found
-    ok = audit_estimator("gibbs", ds, "add_outlier", 200, epsilon=0.5, params={**p, "n_iter": 1, "init": "random"})
+    ok = audit_estimator("gibbs", ds, None, 200, epsilon=0.5, params={**p, "n_iter": 1, "init": "random"})
     assert ok.epsilon_lower <= 0.5 and ok.verdict == "consistent with the claim"
     # at ε = 1 the odds e^(ε/2) are larger, the start sticks harder and the held-out runs are
     # (almost) perfectly separated: ε̂ = 2.35, next to the ceiling 2.39 of 50 runs per side
-    strong = audit_estimator("gibbs", ds, "add_outlier", 100, epsilon=1.0, params={**p, "n_iter": 1, "init": "kplane"})
+    strong = audit_estimator("gibbs", ds, None, 100, epsilon=1.0, params={**p, "n_iter": 1, "init": "kplane"})
     assert strong.epsilon_lower > 2.0 and strong.verdict == "leaks more than claimed"
