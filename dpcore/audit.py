@@ -766,9 +766,11 @@ class EstimatorStatistic:
         from .experiments import ALGORITHMS, FAMILY_DEFAULTS
         if name not in ALGORITHMS:                      # before the lookup below; __init__ checks the rest
             raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {name!r}")
+        import inspect
         family = ALGORITHMS[name].family
-        return cls(name, {**FAMILY_DEFAULTS[family](dataset), **(params or {})}, epsilon,
-                   statistic or STATISTICS[family], target)
+        accepted = inspect.signature(ALGORITHMS[name].load().__init__).parameters   # as in experiments.run_task
+        defaults = {k: v for k, v in FAMILY_DEFAULTS[family](dataset).items() if k in accepted}
+        return cls(name, {**defaults, **(params or {})}, epsilon, statistic or STATISTICS[family], target)
 
     def __call__(self, X, rng):
         from .experiments import ALGORITHMS

@@ -212,6 +212,16 @@ def test_audit_result_names_the_audited_and_the_claimed_relation():
     assert nonprivate.claimed_relation is None and nonprivate.relation_is_claimed is None
 
 
+def test_nonprivate_kmeanspp_is_audited_and_caught_on_replace_one():
+    # k-means++ takes no radius (the family default is filtered as in the sweeps); the far
+    # outlier on the public radius pulls its nearest centre, so the LR score separates the
+    # held-out runs perfectly: ε̂ = the ceiling of 25 runs per side, log(c/(1 − c)) with
+    # c = 0.0125^(1/25) ≈ 1.61
+    ds = make_gaussian_mixture(60, 3, 2, sigma=0.1, random_state=0)
+    res = audit_estimator("kmeanspp", ds, "replace_outlier", 50)
+    assert res.epsilon_lower == pytest.approx(res.epsilon_ceiling) and res.epsilon_lower > 1.5
+
+
 # ----------------------------------------------------------------------------- LR statistics
 def test_lr_statistic_nearly_reaches_epsilon_on_a_tight_laplace_mechanism():
     # Laplace at ε = 2, sensitivity 1: f(D) = 1, f(D′) = 0, release f + Lap(1/2). The exact
