@@ -18,6 +18,25 @@ from dpcore.data import Dataset, load_dataset
 from dpcore.privacy import PrivacyLedger, basic_composition
 from dpcore.upload import load_upload, registered, upload_key
 
+def _leave_pages_folder_mode():
+    """A deep link (``/cluster?…``) opened first on a freshly started server is run by
+    Streamlit in its old "pages/ folder" mode: the page file alone, without ``app.py`` — no
+    navigation titles, no sidebar, no privacy meter — and the server stays in that mode until
+    ``st.navigation`` is called. Every page imports this module, so here we switch the mode off
+    (the flag ``st.navigation`` itself clears) and rerun: the rerun goes through ``app.py``,
+    whose ``st.navigation`` shows the linked page. (Streamlit issue #9624 and its relatives.)"""
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+    except ImportError:                       # another Streamlit layout: nothing to do
+        return
+    if getattr(PagesManager, "uses_pages_directory", None) and get_script_run_ctx() is not None:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+_leave_pages_folder_mode()
+
 DATASET_KEY = "dataset"
 SESSION_METER_KEY = "session_meter"
 UPLOADS_KEY = "uploaded_datasets"

@@ -244,3 +244,23 @@ def test_meter_shows_the_run_at_once(app_url, page):
     assert page.locator(SIDEBAR_METRIC).first.inner_text().strip() == "1"      # not counted
     sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
     assert "1 non-private run(s)" in sidebar and "public seed" in sidebar
+
+
+def test_deep_link_on_a_fresh_server_goes_through_app_py(chromium, tmp_path):
+    """A link to a page opened first on a freshly started server: Streamlit would run the page
+    file alone in its old pages/-folder mode (no navigation titles, no sidebar meter) until
+    st.navigation is first called; ui.common switches that mode off and reruns through app.py."""
+    server = sd.StreamlitServer(log_path=tmp_path / "server.log")
+    ctx = sd.new_context(chromium)
+    try:
+        page = ctx.new_page()
+        sd.open_page(page, server.url + "/cluster")
+        sd.check_page(page)
+        nav = page.locator('[data-testid="stSidebarNav"] a')
+        titles = [t.split("\n")[-1].strip() for t in nav.all_inner_texts()]
+        assert titles == [p.nav for p in PAGES], titles
+        assert page.locator(SIDEBAR_METRIC).count() == 1
+        assert page.locator(f"{sd.MAIN} h1").first.inner_text().strip() == "Cluster"
+    finally:
+        ctx.close()
+        server.stop()
