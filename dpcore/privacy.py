@@ -6,11 +6,36 @@ Mechanisms and accounting are kept apart from the models, as in diffprivlib.
 
 Neighbouring datasets differ in one record (a point, a row, or - for count matrices - one
 cell changed by 1); each caller states the sensitivity it relies on.
+
+Floating-point noise (a decision, and a known caveat)
+-----------------------------------------------------
+The textbook mechanisms are stated over the reals; implementations release floats.
+Mironov (2012, "On significance of the least significant bits for differential privacy")
+showed that a float Laplace sample added to a value in floating point leaves holes: many
+released floats can come from v but not from v + 1 (or the reverse), so an observer can
+tell neighbouring inputs apart with certainty on a large fraction of the releases. For
+numpy's sampler this is decided exactly by :mod:`dpcore.reachability`: at scale 80 about
+half of the releases of a count rule out its neighbouring value.
+
+- **Integer releases use an exact sampler.** Counts (DP-τCC's contingency tables) get
+  noise from :func:`discrete_laplace_mechanism`, the discrete Laplace (two-sided geometric)
+  sampler of Canonne, Kamath & Steinke (2020), driven only by exact integer draws of the
+  generator: no floating point in any sampling decision, so the ε-DP proof holds for the
+  code as written (every integer output is reachable from every integer input).
+- **Continuous releases use numpy's floating-point samplers** - the Gaussian noise of
+  SuLQ, sample-aggregate and k-means recovery, and the Laplace noise on real-valued sums
+  in k-means (:func:`laplace_mechanism`, :func:`gaussian_mechanism`). Their guarantee is
+  that of the real-valued mechanism; the low-order bits of the released floats may leak
+  more, as Mironov showed. This is stated as a known caveat and NOT fixed here (a fix
+  would be snapping / exact continuous samplers).
 """
 from __future__ import annotations
 
+import functools
 import math
+import numbers
 from dataclasses import dataclass, field, asdict
+from fractions import Fraction
 
 import numpy as np
 
@@ -19,7 +44,8 @@ import numpy as np
 from ._validation import check_delta, check_epsilon, check_int, check_random_state, check_real
 
 __all__ = [
-    "laplace_mechanism", "gaussian_mechanism", "gaussian_sigma", "gaussian_sigma_classic",
+    "laplace_mechanism", "discrete_laplace_mechanism", "discrete_laplace_scale", "discrete_laplace_noise",
+    "bernoulli_exp", "gaussian_mechanism", "gaussian_sigma", "gaussian_sigma_classic",
     "gaussian_sigma_analytic", "analytic_gaussian_delta", "exponential_mechanism",
     "exponential_mechanism_probabilities", "basic_composition", "advanced_composition",
     "advanced_composition_inverse", "Release", "PrivacyLedger", "PrivateEstimatorMixin",
@@ -28,15 +54,302 @@ __all__ = [
 
 # --------------------------------------------------------------------------- mechanisms
 def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
-    """Release ``value + Lap(sensitivity / epsilon)`` (i.i.d. per coordinate); ε-DP.
+    """Release ``value + Lap(sensitivity / epsilon)`` (i.i.d. per coordinate); ε-DP over the reals.
 
-    ``sensitivity`` is the L1 sensitivity of ``value`` over neighbouring datasets.
+    ``sensitivity`` is the L1 sensitivity of ``value`` over neighbouring datasets. The noise
+    is numpy's floating-point sampler (``Generator.laplace``) added in float64: the known
+    caveat of the module docstring applies (Mironov 2012; :mod:`dpcore.reachability` decides
+    exactly which releases rule out a neighbouring value). For integer-valued queries use
+    :func:`discrete_laplace_mechanism`, which has no such holes.
     """
     epsilon = check_epsilon(epsilon)
     sensitivity = check_real(sensitivity, "sensitivity", 0.0, None, low_inclusive=False)
     rng = check_random_state(random_state)
     value = np.asarray(value, dtype=np.float64)
     return value + rng.laplace(0.0, sensitivity / epsilon, size=value.shape)
+
+
+# --------------------------------------------------------------------------- exact discrete Laplace
+# Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential Privacy", Alg. 1
+# (Bernoulli(exp(−γ)) for rational γ) and Alg. 2 (discrete Laplace of scale t/s), vectorised:
+# each rejection loop runs on the entries still pending, every entry uses fresh draws only, and
+# every draw is ``rng.integers`` (numpy's exact uniform integers: Lemire's rejection method),
+# so no floating-point number enters any sampling decision.
+
+#: The rational scale t/s keeps t in (2^(T_BITS−1), 2^T_BITS] whenever possible, so rounding
+#: the scale up costs a relative 2^−(T_BITS−1) at most; with T_BITS = 40 every int64 product
+#: of the sampler stays far below 2^63 (see :func:`discrete_laplace_scale`).
+_T_BITS = 40
+_S_MAX_BITS = 62
+_MAX_SCALE = Fraction(2) ** _T_BITS
+#: Geometric counts V above this would overflow U + t·V in int64 (P[V ≥ 2^22] = e^(−2^22)).
+_V_MAX = 1 << 22
+#: Rejection loops over more pending entries than this draw one step at a time; below, in
+#: blocks of several steps (fewer numpy calls for the small tables of DP-τCC).
+_BLOCK_ABOVE = 4096
+#: Below this many pending entries the sampler makes several proposals per entry at once.
+_SMALL = 128
+#: Bernoulli(e^−1) trials drawn with each proposal (P[more are needed] = e^−6 ≈ 0.25 %).
+_V_BLOCK = 6
+
+
+def _as_int_array(x, name, low=None):
+    """An int64 array from integers or integral floats (ValueError naming ``name`` otherwise)."""
+    a = np.asarray(x)
+    if a.dtype == bool or not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)):
+        raise ValueError(f"{name} must be integers{'' if low is None else f' >= {low}'}; got dtype {a.dtype}")
+    if np.issubdtype(a.dtype, np.floating):
+        if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)) or np.any(np.abs(a) > 2.0 ** 62):
+            raise ValueError(f"{name} must be integers{'' if low is None else f' >= {low}'} "
+                             "(finite, integral values of magnitude <= 2^62)")
+    a = a.astype(np.int64)
+    if low is not None and a.size and a.min() < low:
+        raise ValueError(f"{name} must be integers >= {low}; got {a.min()}")
+    return a
+
+
+def _bernoulli_exp_unit(num, den, rng, block=4):
+    """Alg. 1, case γ = num/den ∈ [0, 1]: K ← 1; while Bernoulli(γ/K) = 1: K ← K + 1; return
+    [K odd]. P[K odd] = Σ_k (−γ)^k / k! = e^−γ. Bernoulli(num/(den·K)) is ``integers(0, den·K)
+    < num``. ``num``: int64 array; ``den``: a positive int (scalar) or an int64 array like num.
+
+    The loop is blocked: each pending entry draws the Bernoulli of ``block`` consecutive K at
+    once and stops at its first failure; the draws after it are discarded. All draws are
+    independent, so this is the sequential loop exactly (P[going past a block] ≤ 1/block!)."""
+    out = np.empty(num.shape, dtype=bool)
+    idx = np.arange(num.size)
+    scalar_den = np.ndim(den) == 0
+    k = 1
+    while idx.size > _BLOCK_ABOVE:          # many entries: one K at a time (scalar bounds are faster)
+        high = den * k if scalar_den else den[idx] * k
+        a = rng.integers(0, high, size=idx.size) < num[idx]
+        out[idx[~a]] = (k % 2 == 1)
+        idx = idx[a]
+        k += 1
+    steps = np.arange(block, dtype=np.int64)
+    while idx.size:
+        ks = k + steps                                            # K = k .. k + block − 1
+        high = den * ks[None, :] if scalar_den else den[idx][:, None] * ks[None, :]
+        a = rng.integers(0, np.broadcast_to(high, (idx.size, block))) < num[idx][:, None]
+        fail = ~a
+        stopped = fail.any(axis=1)
+        first = fail.argmax(axis=1)                               # index of the first failure
+        out[idx[stopped]] = ((k + first[stopped]) % 2 == 1)
+        idx = idx[~stopped]
+        k += block
+    return out
+
+
+def _bernoulli_exp_minus_one(n, rng):
+    """n independent Bernoulli(e^−1) (Alg. 1 with γ = 1)."""
+    return _bernoulli_exp_unit(np.ones(n, dtype=np.int64), 1, rng)
+
+
+def _geometric_exp_minus_one(n, rng, block=4):
+    """n independent V ≥ 0 with P(V = v) = (1 − e^−1)·e^−v: the number of Bernoulli(e^−1)
+    successes before the first failure (Alg. 2). Blocked like :func:`_bernoulli_exp_unit`."""
+    v = np.zeros(n, dtype=np.int64)
+    idx = np.arange(n)
+    while idx.size > _BLOCK_ABOVE:
+        idx = idx[_bernoulli_exp_minus_one(idx.size, rng)]
+        v[idx] += 1
+    while idx.size:
+        b = _bernoulli_exp_minus_one(idx.size * block, rng).reshape(idx.size, block)
+        fail = ~b
+        stopped = fail.any(axis=1)
+        v[idx] += np.where(stopped, fail.argmax(axis=1), block)
+        idx = idx[~stopped]
+        if idx.size and v[idx].max() >= _V_MAX:                   # probability e^(−4 194 304)
+            raise RuntimeError("discrete Laplace sampler: geometric count out of int64 range")
+    return v
+
+
+def bernoulli_exp(numerator, denominator, random_state=None):
+    """Exact Bernoulli(exp(−γ)) draws for rational γ = numerator/denominator ≥ 0.
+
+    Canonne, Kamath & Steinke (2020), Alg. 1: for γ ≤ 1, count K while Bernoulli(γ/K) = 1
+    and return [K odd]; for γ > 1, ⌊γ⌋ independent Bernoulli(e^−1) must all be 1 and then a
+    Bernoulli(exp(−(γ − ⌊γ⌋))). Every Bernoulli(p/q) is ``rng.integers(0, q) < p``.
+
+    Parameters
+    ----------
+    numerator : int or array of int >= 0
+    denominator : int or array of int >= 1 (broadcast against ``numerator``)
+    random_state : None, int or Generator
+
+    Returns
+    -------
+    ndarray of bool with the broadcast shape (one independent draw per entry).
+    """
+    rng = check_random_state(random_state)
+    num = _as_int_array(numerator, "numerator", 0)
+    den = _as_int_array(denominator, "denominator", 1)
+    num, den = np.broadcast_arrays(num, den)
+    shape = num.shape
+    num, den = num.ravel().copy(), den.ravel().copy()
+    whole, frac = np.divmod(num, den)
+    out = np.ones(num.size, dtype=bool)
+    idx = np.flatnonzero(whole > 0)
+    j = 0
+    while idx.size:                               # the ⌊γ⌋ factors Bernoulli(e^−1)
+        b = _bernoulli_exp_minus_one(idx.size, rng)
+        out[idx[~b]] = False
+        idx = idx[b]
+        j += 1
+        idx = idx[whole[idx] > j]
+    idx = np.flatnonzero(out)                     # then Bernoulli(exp(−frac/den))
+    out[idx] = _bernoulli_exp_unit(frac[idx], den[idx], rng)
+    return out.reshape(shape)
+
+
+def discrete_laplace_scale(sensitivity, epsilon):
+    """The rational noise scale ``(s, t)`` with t/s ≥ sensitivity/epsilon, exactly.
+
+    Δ/ε is the exact rational quotient of the two numbers given (a float ε is a dyadic
+    rational, read exactly with :class:`fractions.Fraction`). ``s`` is a power of two chosen
+    so that t = ⌈(Δ/ε)·s⌉ lies in (2^39, 2^40] (s between 1 and 2^62; a scale below 2^−22
+    gets s = 2^62 and a smaller t), so t/s exceeds Δ/ε by a relative 2^−39 at most (by less
+    than s^−1 = 2^−62 in absolute terms for tiny scales). Because t/s ≥ Δ/ε, the privacy loss
+    actually delivered, Δ·s/t, is at most ε - exactly, not up to rounding.
+
+    Raises ``ValueError`` if Δ/ε > 2^40 (≈ 1.1e12): noise that large is never useful and
+    would overflow the sampler's int64 arithmetic.
+
+    Returns ``(s, t)`` as Python ints.
+    """
+    return _discrete_laplace_scale(_check_integer_sensitivity(sensitivity), check_epsilon(epsilon))
+
+
+@functools.lru_cache(maxsize=256)
+def _discrete_laplace_scale(sensitivity, epsilon):
+    """:func:`discrete_laplace_scale` on validated arguments (cached: DP-τCC asks for the same
+    scale at every table release)."""
+    scale = Fraction(sensitivity) / Fraction(epsilon)
+    if scale > _MAX_SCALE:
+        raise ValueError(f"epsilon must be >= sensitivity / 2^{_T_BITS} (noise scale at most 2^{_T_BITS}); "
+                         f"got epsilon = {epsilon:g} for sensitivity {sensitivity}")
+    # smallest power of two s with ⌈scale·s⌉ > 2^(T_BITS−1), capped at 2^62
+    e = _T_BITS - 1 - math.floor(math.log2(scale.numerator) - math.log2(scale.denominator))
+    e = min(max(e - 1, 0), _S_MAX_BITS)           # start a little low, then walk up exactly
+    while e < _S_MAX_BITS and math.ceil(scale * (1 << e)) <= (1 << (_T_BITS - 1)):
+        e += 1
+    while e > 0 and math.ceil(scale * (1 << e)) > (1 << _T_BITS):
+        e -= 1
+    s = 1 << e
+    t = math.ceil(scale * s)
+    return s, t
+
+
+def _check_integer_sensitivity(sensitivity):
+    if isinstance(sensitivity, bool) or not isinstance(sensitivity, numbers.Integral):
+        if isinstance(sensitivity, numbers.Real) and math.isfinite(sensitivity) and float(sensitivity).is_integer():
+            sensitivity = int(sensitivity)
+        else:
+            raise ValueError(f"sensitivity must be a positive integer (an integer >= 1); got {sensitivity!r}")
+    sensitivity = int(sensitivity)
+    if sensitivity < 1:
+        raise ValueError(f"sensitivity must be a positive integer (an integer >= 1); got {sensitivity}")
+    return sensitivity
+
+
+def discrete_laplace_noise(s, t, size=None, random_state=None):
+    """Exact discrete Laplace noise of scale t/s: P(x) = (1−e^{−s/t})/(1+e^{−s/t})·e^{−|x|s/t}.
+
+    Canonne, Kamath & Steinke (2020), Alg. 2, for positive integers s, t: draw U uniform in
+    {0, …, t−1} and accept it with probability exp(−U/t) (Alg. 1); draw V ≥ 0 with
+    P(V = v) ∝ e^{−v} (Bernoulli(e^−1) successes before the first failure); X = U + t·V has
+    P(X = x) ∝ e^{−x/t}, so Y = ⌊X/s⌋ has P(Y = y) ∝ e^{−ys/t}; a fair sign B and the
+    rejection of (B = 1, Y = 0) make the result two-sided without counting 0 twice.
+    Vectorised: the rejection loop runs on the entries still pending, each with fresh draws.
+
+    ``s``, ``t``: positive Python ints with t ≤ 2^40 and s ≤ 2^62 (see
+    :func:`discrete_laplace_scale`). Returns an int64 array of shape ``size``.
+    """
+    rng = check_random_state(random_state)
+    s, t = int(s), int(t)
+    if not (1 <= t <= (1 << _T_BITS)):
+        raise ValueError(f"t must be an integer in [1, 2^{_T_BITS}]; got {t}")
+    if not (1 <= s <= (1 << _S_MAX_BITS)):
+        raise ValueError(f"s must be an integer in [1, 2^{_S_MAX_BITS}]; got {s}")
+    n = int(np.prod(size, dtype=np.int64)) if size is not None else 1
+    out = np.empty(n, dtype=np.int64)
+    pending = np.arange(n)
+    while pending.size:
+        m = pending.size
+        # several i.i.d. proposals per pending entry when few are pending (a small table would
+        # otherwise pay numpy's per-call overhead for many rounds); the FIRST accepted proposal
+        # of an entry is its sample: the first success of an i.i.d. sequence of trials has the
+        # distribution of one trial given success, exactly as the sequential loop
+        copies = 1 if m >= _SMALL else min(8, -(-_SMALL // m))
+        q = m * copies
+        w = rng.integers(0, 2 * t, size=q)            # U = w // 2 uniform on {0..t−1}, sign = w % 2
+        u, sign = w >> 1, (w & 1).astype(bool)
+        nv = _V_BLOCK if q <= _BLOCK_ABOVE else 0     # (large arrays: no wasted trials)
+        # one call draws, per proposal, D ~ Bernoulli(exp(−U/t)) and the first nv of the
+        # Bernoulli(e^−1) = Bernoulli(exp(−t/t)) trials whose leading successes are V
+        num = np.empty((q, 1 + nv), dtype=np.int64)
+        num[:, 0] = u
+        num[:, 1:] = t
+        b = _bernoulli_exp_unit(num.ravel(), t, rng).reshape(q, 1 + nv)
+        acc = np.flatnonzero(b[:, 0])                 # accept U w.p. exp(−U/t)
+        if nv:
+            fail = ~b[acc, 1:]
+            stopped = fail.any(axis=1)
+            v = np.where(stopped, fail.argmax(axis=1), nv).astype(np.int64)
+        else:
+            stopped = np.zeros(acc.size, dtype=bool)
+            v = np.zeros(acc.size, dtype=np.int64)
+        more = np.flatnonzero(~stopped)               # all nv trials succeeded: keep counting
+        if more.size:
+            v[more] += _geometric_exp_minus_one(more.size, rng)
+        y = (u[acc] + t * v) // s
+        sg = sign[acc]
+        good = ~(sg & (y == 0))                       # reject (B = 1, Y = 0): 0 is counted once
+        value = np.zeros(q, dtype=np.int64)
+        value[acc] = np.where(sg, -y, y)
+        done = np.zeros(q, dtype=bool)
+        done[acc[good]] = True
+        done = done.reshape(copies, m)                # proposal c of entry i at [c, i]
+        first = done.argmax(axis=0)
+        got = done[first, np.arange(m)]
+        out[pending[got]] = value.reshape(copies, m)[first[got], np.flatnonzero(got)]
+        pending = pending[~got]
+    return out.reshape(() if size is None else size)
+
+
+def discrete_laplace_mechanism(value, sensitivity, epsilon, random_state=None):
+    """Release ``value + Z`` with Z exact discrete Laplace noise (i.i.d. per coordinate); ε-DP.
+
+    For integer-valued queries of integer L1 sensitivity Δ. The noise has
+    P(Z = z) ∝ exp(−|z|/σ) with σ = t/s the rational scale of :func:`discrete_laplace_scale`:
+    Δ/ε **rounded up** (s a power of two, t = ⌈(Δ/ε)·s⌉ computed exactly with
+    :class:`fractions.Fraction`, relative excess ≤ 2^−39), so the noise is never smaller than
+    claimed and the ε actually delivered, Δ·s/t, is ≤ ε exactly. Neighbouring inputs differ
+    by an integer vector of L1 norm ≤ Δ, and for every integer output the probability ratio
+    is at most exp(Δ/σ) ≤ e^ε: the mechanism is ε-DP as executed - the sampler
+    (:func:`discrete_laplace_noise`, Canonne, Kamath & Steinke 2020, Alg. 1-2) uses only
+    ``rng.integers`` and integer arithmetic, so there are no floating-point holes (every
+    integer is a possible output whatever the input; cf. Mironov 2012).
+
+    Parameters
+    ----------
+    value : int or array of integers (integer dtype, or floats with integral values)
+    sensitivity : int >= 1, the L1 sensitivity of ``value``
+    epsilon : float > 0 (finite)
+    random_state : None, int or Generator
+
+    Returns
+    -------
+    int64 ndarray of the shape of ``value``.
+    """
+    epsilon = check_epsilon(epsilon)
+    sensitivity = _check_integer_sensitivity(sensitivity)
+    rng = check_random_state(random_state)
+    v = _as_int_array(value, "value")
+    if v.size and np.abs(v).max() > 2 ** 53:
+        raise ValueError("value must be integers of magnitude <= 2^53")
+    s, t = discrete_laplace_scale(sensitivity, epsilon)
+    return v + discrete_laplace_noise(s, t, v.shape, rng)
 
 
 def gaussian_sigma_classic(sensitivity, epsilon, delta):
@@ -72,7 +385,15 @@ def gaussian_sigma_analytic(sensitivity, epsilon, delta):
     """Smallest σ with ``analytic_gaussian_delta(σ) = δ`` (Balle & Wang 2018), any ε > 0.
 
     δ(σ) decreases strictly in σ, so the root is bracketed and found by Brent's method in
-    log σ to machine precision. Always at most the classic σ.
+    log σ to machine precision.
+
+    Relation to :func:`gaussian_sigma_classic`: where the classic σ is defined (ε < 1) the
+    analytic σ is strictly smaller - checked numerically on a grid of ε in [1e-6, 1) and δ
+    in [1e-30, 0.99], the ratio analytic/classic is at most 0.95 (≈ 0.77 at ε → 1, δ = 1e-5).
+    The classic *formula* Δ√(2 ln(1.25/δ))/ε evaluated at ε ≥ 1 is no guarantee at all; it
+    stays above the analytic σ only up to a crossover ε* that depends on δ (≈ 3.8 to 12.4
+    for δ from 0.9 down to 1e-30; 8.4 at δ = 1e-5) and falls below it beyond - so the
+    analytic σ is not "always at most" that formula.
     """
     from scipy import optimize
     epsilon = check_epsilon(epsilon)

@@ -33,7 +33,10 @@ Decisions where the paper is silent:
   only proven for ε < 1, and a total ε′ of 10 or more (Fig. 2 goes to 1000) gives
   per-query ε ≥ 1. With ``gaussian="auto"`` (default) we use Alg. 5's classic σ when the
   per-query ε < 1 and the analytic Gaussian mechanism of Balle & Wang (2018) — valid for
-  every ε > 0, and never noisier than the classic formula — when ε ≥ 1.
+  every ε > 0 — when ε ≥ 1. (Where the classic σ is valid, ε < 1, the analytic σ is
+  smaller; the classic formula evaluated at ε ≥ 1 is no guarantee, and it is larger than
+  the analytic σ only up to a δ-dependent ε ≈ 4–12, smaller beyond: see
+  :func:`dpcore.privacy.gaussian_sigma_analytic`.)
   ``noise_mechanism_`` says which was used; ``"classic"`` forces Alg. 5's formula (and
   raises ValueError when the per-query ε ≥ 1), ``"analytic"`` always uses Balle & Wang.
 - **Norm bound.** Prop. E.1 needs ‖xᵢ‖ ≤ 1; rows outside the unit ball are scaled onto it
