@@ -10,6 +10,7 @@ from dpcore.audit import (ALL_NEIGHBOURS, AUDIT_SETS, MIN_TRIALS, NEIGHBOUR_RELA
 from dpcore.experiments import ALGORITHMS, FAMILY_KINDS
 from dpcore.plots.audit import audit_histograms
 from ui.common import current_dataset, privacy_statement, run_guarded, stop_page
+from ui.seeds import master_seed, seed_controls, seed_label
 from ui.share import Preset, as_float, as_int, bind_url, one_of, preset_picker, publish_url
 
 KEY = "audit"
@@ -26,17 +27,20 @@ URL_FIELDS = {"audit_data": one_of([DATA_PAGE, *AUDIT_SETS]), "audit_algorithm":
 PRESETS = {
     "Gibbs start leak: k-plane start, 1 sweep, ε = 0.5": Preset(
         {"audit_data": "three_axes", "audit_algorithm": "gibbs", "audit_eps_gibbs": 0.5, "audit_sweeps": 1,
-         "audit_init": "kplane", "audit_trials": 200, "audit_neighbour": "replace_outlier"},
+         "audit_init": "kplane", "audit_trials": 200, "audit_neighbour": "replace_outlier",
+         "audit_repro": True, "audit_seed": 0},
         about="One Gibbs sweep from the non-private k-plane start on the three-axes set, one point replaced by the "
               "far outlier (the relation Gibbs claims). Measured (200 runs per side, seed 0): ε̂ = 1.45 > 0.5 — "
               "the release leaks more than its ε. About 5 s."),
     "Gibbs start leak fades: 10 sweeps": Preset(
         {"audit_data": "three_axes", "audit_algorithm": "gibbs", "audit_eps_gibbs": 0.5, "audit_sweeps": 10,
-         "audit_init": "kplane", "audit_trials": 200, "audit_neighbour": "replace_outlier"},
+         "audit_init": "kplane", "audit_trials": 200, "audit_neighbour": "replace_outlier",
+         "audit_repro": True, "audit_seed": 0},
         about="The same start, 10 sweeps: measured ε̂ = 0 (2 sweeps: 0.77, 3: 0.23, 5: 0)."),
     "Gibbs from the private random start, 1 sweep": Preset(
         {"audit_data": "three_axes", "audit_algorithm": "gibbs", "audit_eps_gibbs": 0.5, "audit_sweeps": 1,
-         "audit_init": "random", "audit_trials": 200, "audit_neighbour": "replace_outlier"},
+         "audit_init": "random", "audit_trials": 200, "audit_neighbour": "replace_outlier",
+         "audit_repro": True, "audit_seed": 0},
         about="One sweep from a start that does not look at the data: measured ε̂ = 0."),
     "DP-τCC on a small count matrix, ε = 1": Preset(
         {"audit_data": "blocks", "audit_algorithm": "dp_taucc", "audit_eps_dp_taucc": 1.0, "audit_trials": 200,
@@ -113,6 +117,7 @@ if name == "gibbs":
             "release **leaks more than claimed**. After 2, 3, 5 and 10 sweeps ε̂ drops to 0.77, 0.23, 0, 0 "
             "(200 runs per side): the chain forgets its start — but ε̂ = 0 is not a proof that it has.")
 
+seed = seed_controls("audit")   # outside the form: ticking it shows the seed at once
 with st.form("audit_form"):
     c1, c2, c3 = st.columns(3)
     eps = c1.number_input("claimed ε", min_value=None, value=1.0 if private else None, format="%.3g",
@@ -135,7 +140,6 @@ with st.form("audit_form"):
                                       help="random: private start. k-plane: a non-private, data-dependent start.")
     confidence = st.select_slider("confidence", CONFIDENCES, 0.95, key="audit_confidence",
                                   help="The bound ε̂ holds with this probability.")
-    seed = st.number_input("seed", 0, 2**31 - 1, 0, key="audit_seed", help="Master seed of the runs.")
     go = st.form_submit_button("Run audit", type="primary")
 publish_url(URL_FIELDS)
 if claimed is not None and NEIGHBOUR_RELATION[neighbour] != claimed:
@@ -147,11 +151,11 @@ if go:
     bar = st.progress(0.0, text="auditing…")
     t0 = time.perf_counter()
     res = run_guarded(audit_estimator, name, ds, neighbour, int(trials), epsilon=eps, params=params,
-                      confidence=confidence, seed=int(seed),
+                      confidence=confidence, seed=master_seed(seed),
                       progress=lambda d, t: bar.progress(d / t, text=f"{d}/{t} runs"))
     bar.empty()
     if res is not None:
-        st.session_state[KEY] = {"res": res, "name": name, "dataset": ds.name, "neighbour": neighbour,
+        st.session_state[KEY] = {"res": res, "name": name, "dataset": ds.name, "neighbour": neighbour, "seed": seed,
                                  "statistic": STATISTICS[family], "params": params,
                                  "seconds": time.perf_counter() - t0}
 
@@ -193,7 +197,7 @@ if out:
                + ("" if res.claimed_relation is None else
                   " (the claimed one)." if res.relation_is_claimed else
                   f", NOT the claimed {RELATIONS[res.claimed_relation]}.")
-               + f" Statistic: {STATISTIC_HELP[out['statistic']]}.")
+               + f" Statistic: {STATISTIC_HELP[out['statistic']]}. Seed: {seed_label(out.get('seed'))}.")
     if out["name"] == "gibbs":
         start = out["params"].get("init", "random")
         sweeps = out["params"].get("n_iter")

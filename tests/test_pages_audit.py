@@ -124,11 +124,17 @@ def test_nonprivate_algorithm_gets_no_bound_verdict():
 def test_link_reopens_the_same_audit_controls():
     at = small_sulq_run()
     widget(at, "number_input", "claimed ε").set_value(2.0)
+    run(at, 60)
+    link = {k: at.query_params[k] for k in at.query_params}
+    assert "audit_seed" not in link                 # secret noise by default: no seed in the link
+    next(c for c in at.checkbox if c.label == "reproducible (noise public)").check()
+    at.run()
     widget(at, "number_input", "seed").set_value(4)
     run(at, 60)
     link = {k: at.query_params[k] for k in at.query_params}
     assert link["audit_data"] == "subspaces" and link["audit_algorithm"] == "sulq_kplane"
     assert link["audit_eps_sulq_kplane"] == "2.0" and link["audit_trials"] == "60" and link["audit_seed"] == "4"
+    assert link["audit_repro"] == "true"
     again = page(query=link)
     assert not again.warning, [x.value for x in again.warning]
     shown = lambda a: {(x.label, x.value) for kind in ("selectbox", "number_input", "select_slider")
