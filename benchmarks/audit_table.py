@@ -43,30 +43,32 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from dpcore.audit import AUDIT_SETS, RELATIONS, audit_dataset, audit_estimator  # noqa: E402
 from dpcore.experiments import ALGORITHMS  # noqa: E402
 
-#: (label, registry name, audit set, neighbour (None: a construction of the claimed relation), extra parameters)
+#: (label, registry name, audit set, neighbour (None: a construction of the claimed relation), extra parameters,
+#:  statistic (None: the family's default; DP-τCC also runs the exact reachability test))
 METHODS = [
-    ("SuLQ k-plane", "sulq_kplane", "subspaces", None, {}),
-    ("sample-aggregate", "sample_aggregate", "subspaces", None, {}),
-    ("Gibbs (100 sweeps, random start)", "gibbs", "subspaces", None, {"n_iter": 100}),
-    ("DP-τCC", "dp_taucc", "blocks", None, {}),
-    ("candidate k-means", "candidate_kmeans", "gaussians", None, {}),
-    ("SuLQ k-means", "sulq_kmeans", "gaussians", None, {}),
-    ("s.a. k-means", "sa_kmeans", "gaussians", None, {}),
-    ("DP-Lloyd", "dplloyd", "gaussians", None, {}),
+    ("SuLQ k-plane", "sulq_kplane", "subspaces", None, {}, None),
+    ("sample-aggregate", "sample_aggregate", "subspaces", None, {}, None),
+    ("Gibbs (100 sweeps, random start)", "gibbs", "subspaces", None, {"n_iter": 100}, None),
+    ("DP-τCC", "dp_taucc", "blocks", None, {}, None),
+    ("DP-τCC (exact reachability)", "dp_taucc", "blocks", None, {}, "cell_unreachable"),
+    ("candidate k-means", "candidate_kmeans", "gaussians", None, {}, None),
+    ("SuLQ k-means", "sulq_kmeans", "gaussians", None, {}, None),
+    ("s.a. k-means", "sa_kmeans", "gaussians", None, {}, None),
+    ("DP-Lloyd", "dplloyd", "gaussians", None, {}, None),
 ]
 EXTRA = [
-    ("Gibbs, 1 sweep, k-plane start (NOT private)", "gibbs", "three_axes", None, {"n_iter": 1, "init": "kplane"}),
-    ("Gibbs, 1 sweep, random start", "gibbs", "three_axes", None, {"n_iter": 1, "init": "random"}),
+    ("Gibbs, 1 sweep, k-plane start (NOT private)", "gibbs", "three_axes", None, {"n_iter": 1, "init": "kplane"}, None),
+    ("Gibbs, 1 sweep, random start", "gibbs", "three_axes", None, {"n_iter": 1, "init": "random"}, None),
 ]
 SHORT_NEIGHBOUR = {"add_outlier": "+ far outlier", "replace_outlier": "row → far outlier",
                    "remove_point": "− one point", "change_cell": "+1 in one cell"}
 SHORT_RELATION = {"replace_one": "replace-one", "add_remove": "add/remove-one", "cell_pm1": "one cell ±1"}
 SHORT_STATISTIC = {"likelihood_ratio": "LR score", "table_cell": "table cell", "outlier_distance": "outlier distance",
-                   "nearest_centre": "nearest centre"}
+                   "nearest_centre": "nearest centre", "cell_unreachable": "cell unreachable"}
 assert set(SHORT_RELATION) == set(RELATIONS)
 
 
-def audit_row(label, name, set_key, neighbour, params, eps, trials, confidence, seed, executor):
+def audit_row(label, name, set_key, neighbour, params, statistic, eps, trials, confidence, seed, executor):
     ds, set_params = audit_dataset(set_key)
     family = ALGORITHMS[name].family
     p = {**set_params.get(family, {}), **params}
@@ -74,7 +76,7 @@ def audit_row(label, name, set_key, neighbour, params, eps, trials, confidence, 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = audit_estimator(name, ds, neighbour, trials, epsilon=eps, params=p, confidence=confidence, seed=seed,
-                              executor=executor)
+                              executor=executor, statistic=statistic)
     relation = SHORT_RELATION[res.relation] + ("" if res.relation_is_claimed else
                                                f" (NOT the claimed {SHORT_RELATION[res.claimed_relation]})")
     return {"method": label, "data": AUDIT_SETS[set_key].label, "ε": eps, "relation": relation,

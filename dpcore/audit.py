@@ -683,6 +683,8 @@ STATISTIC_HELP = {
     "outlier_distance": "distance from the audited point to the nearest released subspace",
     "table_cell": "the released contingency-table cell that holds the changed matrix cell "
                   "(located with the released row and column partitions)",
+    "cell_unreachable": "1 if the released contingency-table cell holding the changed matrix cell could not have "
+                        "been produced from the neighbour's count (exact reachability, dpcore.reachability), else 0",
     "nearest_centre": "distance from the audited point to the nearest released centre",
     "likelihood_ratio": "a likelihood-ratio score of the release: features of the released subspaces or centres "
                         "(distances to the audited and the replaced point, the released projector or centre moments) "
@@ -753,7 +755,7 @@ class EstimatorStatistic:
         if self.statistic not in STATISTIC_HELP:
             raise ValueError(f"statistic must be one of {', '.join(STATISTIC_HELP)}; got {self.statistic!r}")
         allowed = {"subspace": {"outlier_distance", "likelihood_ratio"}, "kmeans": {"nearest_centre", "likelihood_ratio"},
-                   "cocluster": {"table_cell"}}[entry.family]
+                   "cocluster": {"table_cell", "cell_unreachable"}}[entry.family]
         if self.statistic not in allowed:
             raise ValueError(f"statistic must be one of {', '.join(sorted(allowed))} for {self.name}; "
                              f"got {self.statistic!r}")
@@ -770,6 +772,8 @@ class EstimatorStatistic:
         family = ALGORITHMS[name].family
         accepted = inspect.signature(ALGORITHMS[name].load().__init__).parameters   # as in experiments.run_task
         defaults = {k: v for k, v in FAMILY_DEFAULTS[family](dataset).items() if k in accepted}
+        if isinstance(target, tuple) and len(target) == 2:     # a changed cell: keep D's count there too
+            target = (*target, float(dataset.X[target[0], target[1]]))
         return cls(name, {**defaults, **(params or {})}, epsilon, statistic or STATISTICS[family], target)
 
     def __call__(self, X, rng):
@@ -791,9 +795,17 @@ class EstimatorStatistic:
         if self.statistic == "nearest_centre":
             C = np.atleast_2d(est.cluster_centers_)
             return float(np.sqrt(((C - np.asarray(self.target["point"])[None]) ** 2).sum(1).min()))
-        i, j = self.target
+        i, j = self.target[:2]
         r, c = int(est.row_labels_[i]), int(est.column_labels_[j])
-        return float(est.T_[r, c]) if r >= 0 and c >= 0 else 0.0
+        if self.statistic == "table_cell":
+            return float(est.T_[r, c]) if r >= 0 and c >= 0 else 0.0
+        # cell_unreachable: the neighbour's count in the same (private) co-cluster differs by 1, up on D
+        # (the side that holds the count of D at the changed cell) and down on D′
+        if r < 0 or c < 0:
+            return 0.0                       # the cell's row or column cluster was deleted: nothing released holds it
+        from .reachability import reachable
+        other = float(est.T_exact_[r, c]) + (1.0 if X[i, j] == self.target[2] else -1.0)
+        return float(not reachable([float(est.T_[r, c])], other, "discrete_laplace", clip_low=0.0)[0])
 
 
 def _outlier_radius(dataset):

@@ -76,6 +76,22 @@ def test_dptaucc_contingency_table_release_at_eps_1_stays_below_nominal():
     assert broken.epsilon_lower > 1.0 and broken.verdict == "leaks more than claimed"
 
 
+def test_dptaucc_end_to_end_reachability_statistic_never_fires():
+    """The exact reachability test on DP-τCC's last released table (issue 14): with the
+    discrete Laplace every count is reachable from its neighbour, so the statistic is 0 on
+    every run of both sides and ε̂ = 0. (Its power against numpy's float Laplace is shown in
+    tests/test_reachability.py, where the same test gives ε̂ > ε on float releases.)"""
+    from dpcore.audit import EstimatorStatistic, make_neighbour
+    ds, params = audit_dataset("blocks")
+    D_b, cell = make_neighbour(ds, "change_cell")
+    stat = EstimatorStatistic.for_dataset("dp_taucc", ds, 1.0, cell, params.get("cocluster"), "cell_unreachable")
+    rng = np.random.default_rng(0)
+    fired = [stat(X, rng) for X in (ds.X, D_b) for _ in range(40)]
+    assert fired == [0.0] * 80
+    res = audit_estimator("dp_taucc", ds, None, 50, epsilon=1.0, statistic="cell_unreachable", seed=0)
+    assert res.relation == res.claimed_relation == "cell_pm1" and res.epsilon_lower == 0.0
+
+
 # ----------------------------------------------------------------------------- SuLQ k-plane
 def cross(n=100):
     """n unit points ±e₁ and ±e₂ in R²: the scatter matrix is (n/2)·I, so every direction
