@@ -47,8 +47,10 @@ total count of the words of column cluster l in the documents of row cluster k.
 **Fast-τCC** alternately moves every row, then every column, to the cluster that maximises
 the Goodman–Kruskal association τ̂ between the two partitions. **DP-τCC** does the same a
 fixed number of times 𝓘 with two private steps per move: each object *draws* its cluster
-with the exponential mechanism (90 % of the step's budget) and T is released with Laplace
-noise (10 %). The budget of each half-iteration is ε/(2𝓘).
+with the exponential mechanism (90 % of the step's budget) and T is released with
+*discrete* Laplace noise (10 %): integer noise from an exact sampler, so the released counts
+are integers and no floating-point artefact can give a count away (Mironov 2012). The budget
+of each half-iteration is ε/(2𝓘). Neighbouring matrices differ by 1 in **one cell**.
 """)
 
 # ----------------------------------------------------------------------------- dataset
@@ -101,8 +103,8 @@ if epsilon > 0 and n_iter >= 1:
     e_half, e_assign, e_table = dptaucc_budget(float(epsilon), int(n_iter))
     st.caption(f"Noise at ε = {epsilon:g}, 𝓘 = {n_iter}: each of the {2 * n_iter} half-iterations spends ε′ = "
                f"{e_half:.3g} — ε₂ = {e_assign:.3g} to draw the assignments by the exponential mechanism and "
-               f"ε₁ = {e_table:.3g} for the released contingency table, whose every cell gets Laplace noise of "
-               f"scale 1/ε₁ = {1 / e_table:.3g}.")
+               f"ε₁ = {e_table:.3g} for the released contingency table, whose every cell gets discrete Laplace "
+               f"noise (integers, P(z) ∝ e^(−ε₁|z|)) of scale 1/ε₁ = {1 / e_table:.3g}.")
 
 seed = seed_controls("cc")   # outside the form: ticking it shows the seed at once
 with st.form("cocluster_form"):
@@ -219,7 +221,7 @@ if res is not None:
             tables["Fast-τCC T (not private)"] = fast.T_
         st.plotly_chart(contingency_heatmaps(tables), width="stretch")
         st.caption("What to look for: the released T should show the same strong cells as the true T of the same "
-                   "partitions; Laplace noise of scale 1/ε₁ per cell (ε₁ = 10 % of ε/(2𝓘)) blurs the small ones. "
+                   "partitions; discrete Laplace noise of scale 1/ε₁ per cell (ε₁ = 10 % of ε/(2𝓘)) blurs the small ones. "
                    "Negative cells are set to 0 and all-zero rows/columns deleted.")
     with tabs[2]:
         st.plotly_chart(tau_history(dp.history_), width="stretch")
@@ -232,7 +234,7 @@ if res is not None:
         if km is not None:
             show_ledger(km.ledger_, "Privacy ledger of the DP k-means run")
 
-    private = ["every released contingency table T (Laplace) and the τ̂ values computed from it",
+    private = ["every released contingency table T (discrete Laplace) and the τ̂ values computed from it",
                "the column partition and the row partition drawn by the exponential mechanism"]
     not_private = ["the final row assignment used for NMI (raw rows against the last private T)",
                    "the 'true T' shown next to the released one", "Fast-τCC's results",
