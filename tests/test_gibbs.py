@@ -137,7 +137,10 @@ def test_ledger_sample_mean_and_selection():
     assert g.is_private_ and set(g.private_outputs_) == {"subspaces_", "labels_"}
     assert "asymptotically" in g.ledger_.entries[0].note and "traces_" in g.nonprivate_outputs_
     g = GibbsSubspaceClustering(release="mean", n_average=10, **base).fit(ds.X)
-    assert g.ledger_.epsilon == pytest.approx((2 * 10 - 1) * 0.7)
+    # m = 10 consecutive samples at q = 2: ε + (m − 1)·(q + 3)ε/2 (one sweep's kernel loses at most
+    # (q + 3)ε/2, see per_sweep_epsilon; the old (2m − 1)ε assumed 2ε per sweep, too little for q > 1)
+    assert g.ledger_.epsilon == pytest.approx(0.7 + 9 * 2.5 * 0.7)
+    assert "(q+3)ε/2" in g.ledger_.entries[0].note
     assert "subspaces_mean_" in g.private_outputs_
     g = GibbsSubspaceClustering(n_chains=3, select="best_private", **base).fit(ds.X)
     assert g.ledger_.epsilon == pytest.approx(3 * 0.7 + 0.7) and g.is_private_
@@ -184,6 +187,7 @@ def test_callback_and_reproducibility(small_data):
     (dict(subspace_dim=5), r"subspace_dim must be an integer in \[1, 4\]"),
     (dict(n_average=0), r"n_average must be an integer >= 1"),
     (dict(column_sampler="slice"), "column_sampler"),
+    (dict(release="mean", column_sampler="hoff"), "release='mean' needs column_sampler='acg'"),
     (dict(callback=3), "callback must be callable"),
 ])
 def test_bad_parameters_raise_valueerror_naming_them(kwargs, match):

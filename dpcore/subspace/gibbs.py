@@ -12,8 +12,8 @@ clipped is reported.
 Exact sampling is replaced by a Gibbs sampler (§4.1) that alternates
 
 - **z-step** (eq. (11)): every zᵢ independently from the categorical distribution
-  ∝ exp(−(ε/2) d²(xᵢ, S_ℓ)), all points at once by inverse-CDF sampling of the
-  max-shifted probabilities (no overflow whatever ε);
+  ∝ exp(−(ε/2) d²(xᵢ, S_ℓ)), all points at once, in log space so that no assignment
+  ever has probability exactly 0 whatever ε (see "Floating point" below);
 - **U-step** (eq. (12)): every U_ℓ from the matrix Bingham distribution
   ∝ exp((ε/2)·tr(U_ℓᵀ A_ℓ U_ℓ)), A_ℓ = Σ_{zᵢ=ℓ} xᵢxᵢᵀ, B = (ε/2) I, by one sweep of Hoff's
   column-wise Gibbs scheme (App. D Alg. 3) with every column drawn *exactly* from its
@@ -37,7 +37,23 @@ Privacy, stated honestly (see the class docstring for what the ledger records):
 - a data-dependent start (k-plane, SSC, LRR as in the paper) voids the guarantee: after
   finitely many sweeps the output still depends on a non-private computation;
 - the traces, costs, R̂/ESS and verdict look at the raw data and at every sample of every
-  chain: they are diagnostics for the teacher, not private releases.
+  chain: they are diagnostics for the teacher, not private releases;
+- ``release="mean"`` publishes m consecutive samples of one chain (through their average),
+  which costs ε + (m − 1)·(q + 3)ε/2, not m·ε and not (2m − 1)ε: see
+  :func:`per_sweep_epsilon` for the bound on one sweep and its derivation.
+
+Floating point. Eq. (10) gives every θ a positive density, and the privacy argument needs
+that: an output of probability 0 on X and positive on a neighbour X′ has no finite ε. The
+z-step's weights exp(−(ε/2)d²) underflow to 0 for ε above ≈ 1490 (gaps of the logits
+above ≈ 745), and an inverse-CDF draw with one 53-bit uniform realises a probability p
+only to within 2^−53, so categories with p below ≈ 2^−53 (ε above ≈ 74) would get
+probability 0 or 2^−53 instead of p. The z-step therefore draws every point whose
+assignment probabilities are not all ≥ 2^−20 by a sequential log-space scheme
+(:func:`_categorical_logspace`) that realises every probability to a relative error of
+about 1e-10 per factor e^(−14) (so ≈ 1e-10·ε/28 in total), never 0. There is no cap on ε.
+The usual caveat of floating-point DP (Mironov 2012) remains: distances and the Bingham
+draws are computed in double precision, so the guarantee is about the real-number
+mechanism that this code approximates to ~1e-10 relative accuracy.
 """
 from __future__ import annotations
 
@@ -55,7 +71,8 @@ from .bingham import _complement, matrix_bingham_gibbs_sweep, random_stiefel
 from .common import single_threaded
 
 __all__ = ["GibbsSubspaceClustering", "sample_assignments", "assignment_probabilities",
-           "gibbs_sweep", "INITS", "RELEASES", "SELECTIONS", "MAX_CHAINS"]
+           "gibbs_sweep", "per_sweep_epsilon", "mean_release_epsilon", "INITS", "RELEASES", "SELECTIONS",
+           "MAX_CHAINS"]
 
 INITS = ("random", "kplane", "ssc", "lrr")
 PRIVATE_INITS = ("random",)
@@ -66,25 +83,166 @@ _REORTHO_EVERY = 256   # QR clean-up of the bases (and their complements) every 
 _TRACE_BLOCK = 64      # sweeps whose sample-only traces are computed together
 
 
+# ----------------------------------------------------------------------------- accounting
+def per_sweep_epsilon(epsilon, subspace_dim):
+    """Privacy loss of one Gibbs sweep's transition kernel: (q + 3)·ε/2.
+
+    For neighbouring datasets X, X′ (one point replaced: x → x′, both clipped to ‖·‖ ≤ 1,
+    n public) and any fixed path θ = (U, z) → θ′ = (U′, z′) with a fixed (data-independent)
+    column order, the kernel of one sweep (z-step, then the U-step of every cluster with
+    exact column draws) is a product of conditional densities, and only those involving
+    the changed point differ between X and X′:
+
+    - the z-step of that point, a softmax of utilities −(ε/2)d² with d² ∈ [0, 1]: the
+      numerator moves by at most ε/2 and the normaliser by at most ε/2, so **≤ ε**;
+    - the U-step of its new cluster ℓ = z′ᵢ (only A_ℓ contains the point; A − A′ = xxᵀ −
+      x′x′ᵀ): column r is drawn on the unit sphere of the complement of the other q − 1
+      columns with density exp((ε/2)uᵀA u)/Z, so its log-ratio is (ε/2)δ(u′_r) − log
+      E_{X′}[exp((ε/2)δ(u))] with δ(u) = (xᵀu)² − (x′ᵀu)². The normaliser term is
+      ≤ (ε/2)·max_u (x′ᵀu)² ≤ ε/2 for each column, and the numerator terms sum to
+      (ε/2)(‖U′ᵀx‖² − ‖U′ᵀx′‖²) ≤ ε/2 *in total* because the new columns u′_r are
+      orthonormal: **≤ (q + 1)ε/2**.
+
+    Hence one sweep changes the probability of any path by at most e^((q+3)ε/2). (Bounding
+    each column by ε separately gives the looser (q + 1)ε.) The bound is the supremum over
+    all k: the exact worst case is ((k − 1)/k + (q + 1)/2)ε, approached as ε → 0 with many
+    other points of cluster ℓ at x′ (2.67ε at k = q = 3; tests/test_gibbs_accounting.py
+    computes the one-sweep log-ratio exactly and searches for its maximum). It holds for
+    ``column_sampler="acg"`` (exact column draws); the ``"hoff"`` coordinate sweep draws a
+    column in the eigenbasis of its data-dependent conditional and is not an exact draw, so
+    no such bound is claimed for it (``release="mean"`` refuses it).
+    """
+    q = check_int(subspace_dim, "subspace_dim", 1)
+    return 0.5 * (q + 3) * check_epsilon(epsilon)
+
+
+def mean_release_epsilon(epsilon, subspace_dim, n_samples):
+    """ε charged for releasing ``n_samples`` = m consecutive samples of one chain (or anything
+    computed from them, e.g. their average): ε + (m − 1)·(q + 3)ε/2.
+
+    The first sample is an exact draw of eq. (10) at stationarity (ε, Prop. 4.1); each of the
+    m − 1 further sweeps multiplies the path density ratio by at most e^((q+3)ε/2)
+    (:func:`per_sweep_epsilon`); the average is post-processing of the path."""
+    m = check_int(n_samples, "n_samples", 1)
+    return check_epsilon(epsilon) + (m - 1) * per_sweep_epsilon(epsilon, subspace_dim)
+
+
 # ----------------------------------------------------------------------------- building blocks
+_FAST_MIN_P = 2.0 ** -20   # inverse-CDF z-step only when every category has at least this probability
+_CHUNK = 14.0          # Bernoulli(e^(−L)) is drawn as a product of Bernoulli(e^(−c)) with c ≤ _CHUNK
+
+
+def _bernoulli_exp(L, rng):
+    """Boolean draws with P(True) = exp(−L) for a 1-D array L ≥ 0 (L = +inf gives False).
+
+    A uniform u of 53 bits represents a probability p only to within 2^−53, so u < e^(−L)
+    would be exactly impossible (or 2^−53-likely) once e^(−L) < 2^−53. Instead e^(−L) is
+    the product of e^(−c) for chunks c ≤ ``_CHUNK`` = 14 of L (memorylessness): each factor
+    is ≥ e^(−14) ≈ 8.3e-7, represented with relative error ≤ 2^−53·e^14 ≈ 1.3e-10, and a
+    further uniform is drawn only after a success (probability ≤ e^(−14)), so almost every
+    entry costs one uniform."""
+    ok = rng.random(L.shape[0]) < np.exp(-np.minimum(L, _CHUNK))
+    ok &= L < np.inf                                           # e^(−inf) = 0: never (and no endless chunks)
+    more = np.flatnonzero(ok & (L > _CHUNK))                   # chunk passed, more of L left
+    if more.size:
+        ok[more] = False
+        rem = L[more] - _CHUNK
+        while more.size:
+            passed = rng.random(more.size) < np.exp(-np.minimum(rem, _CHUNK))
+            last = rem <= _CHUNK
+            ok[more[passed & last]] = True
+            keep = passed & ~last
+            more, rem = more[keep], rem[keep] - _CHUNK
+    return ok
+
+
 def _categorical_lead(logits, rng):
     """One draw of the categorical ∝ exp(logits) for every entry of a (k, ...) array, the
     categories on the FIRST axis (contiguous slices, see :func:`_projection_norms_lead`).
-    Inverse CDF of the max-shifted weights: the largest weight is 1, so nothing overflows
-    or vanishes whatever ε."""
+    No category with a finite logit ever has probability exactly 0, whatever ε.
+
+    Fast path: inverse CDF of the max-shifted weights (the largest is 1, so nothing
+    overflows). A 53-bit uniform realises each category's probability p to within 2^−53
+    (absolute), i.e. to relative error ≤ 2^−53/p, so this path is used only for the entries
+    whose every category has p ≥ ``_FAST_MIN_P`` = 2^−20 (relative error ≤ 2^−33 ≈ 1.2e-10).
+    The other entries (a smaller probability, or weights that underflow to 0: gaps of
+    more than ~745 in the logits, ε > ~1490 with ‖x‖ ≤ 1) are drawn by
+    :func:`_categorical_logspace`, which represents tiny probabilities with the same
+    relative accuracy."""
     k = logits.shape[0]
-    mx = logits[0].copy()
+    shape = logits.shape[1:]
+    if k == 1:
+        return np.zeros(shape, dtype=np.intp)
+    sub = logits.reshape(k, -1)
+    mx = sub[0].copy()
     for j in range(1, k):
-        np.maximum(mx, logits[j], out=mx)
-    w = np.exp(logits - mx)
+        np.maximum(mx, sub[j], out=mx)
+    w = np.exp(sub - mx)
+    wmin = w[0].copy()
     for j in range(1, k):
+        np.minimum(wmin, w[j], out=wmin)
         w[j] += w[j - 1]                                       # cumulative sums in place
     u = rng.random(mx.shape)
     u *= w[-1]
     z = (u >= w[0]).astype(np.intp)
     for j in range(1, k - 1):
         z += u >= w[j]
-    return z
+    slow = np.flatnonzero(wmin < _FAST_MIN_P * w[-1])
+    if slow.size:
+        z[slow] = _categorical_logspace(sub[:, slow], rng)
+    return z.reshape(shape)
+
+
+def _categorical_logspace(sub, rng):
+    """Categorical draws ∝ exp(sub) for a (k, M) array (categories first), in log space.
+
+    Sequential scheme: the most likely remaining category is taken with its conditional
+    probability (≥ 1/(number remaining), so a 53-bit uniform represents it faithfully);
+    otherwise it is removed and the scheme repeats on the rest. The probability of moving
+    on, e^(−L) with L = log(1 + 1/R), R = Σ_{j ≠ top} e^(l_j − l_top) computed as
+    e^(l₂ − l_top)·Σ_{j ≠ top} e^(l_j − l₂) (l₂ the second largest logit, so nothing
+    underflows however large the gap), is drawn by :func:`_bernoulli_exp`, which keeps
+    probabilities far below 2^−53 with relative error ~1e-10 per factor e^(−14). Almost
+    every entry is decided by one uniform; the others take one more round per category
+    passed over."""
+    k = sub.shape[0]
+    z = np.empty(sub.shape[1], dtype=np.intp)
+    todo = np.arange(sub.shape[1])
+    while True:
+        mx = sub[0].copy()
+        m2 = np.full_like(mx, -np.inf)
+        top = np.zeros(mx.shape, dtype=np.intp)
+        tmp = np.empty_like(mx)
+        for j in range(1, k):
+            lj = sub[j]
+            np.minimum(lj, mx, out=tmp)
+            np.maximum(m2, tmp, out=m2)                        # second largest (ties count twice)
+            np.copyto(top, j, where=lj > mx)
+            np.maximum(mx, lj, out=mx)
+        fin = np.isfinite(m2)                                  # False: only the top is left
+        shift = m2 if fin.all() else np.where(fin, m2, 0.0)
+        acc = np.zeros_like(mx)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            for j in range(k):
+                np.subtract(sub[j], shift, out=tmp)
+                np.copyto(tmp, -np.inf, where=top == j)       # e^(−inf) = 0: the top is left out
+                np.exp(tmp, out=tmp)
+                acc += tmp
+            np.log(acc, out=acc)
+            acc += m2
+            acc -= mx                                          # log R, R = Σ_{j≠top} e^(l_j − l_top)
+            np.copyto(acc, -np.inf, where=~fin)
+            L = np.exp(acc)
+            np.log1p(L, out=L)
+            L -= acc                                           # −log P(not top | remaining) = log(1 + 1/R)
+        go_on = _bernoulli_exp(L, rng)
+        stop = ~go_on
+        z[todo[stop]] = top[stop]
+        todo = todo[go_on]
+        if todo.size == 0:
+            return z
+        sub = sub[:, go_on]                                    # a copy: drop the top of each entry
+        sub[top[go_on], np.arange(todo.size)] = -np.inf
 
 
 def _projection_norms(X, U):
@@ -110,7 +268,11 @@ def _projection_norms_lead(X, U, XT=None):
 
 def assignment_probabilities(X, subspaces, epsilon):
     """The z-step distribution of eq. (11): an (n, k) matrix of
-    P(zᵢ = ℓ) ∝ exp(−(ε/2)·d²(xᵢ, S_ℓ))."""
+    P(zᵢ = ℓ) ∝ exp(−(ε/2)·d²(xᵢ, S_ℓ)).
+
+    For display and tests: as float64 numbers, probabilities below ~1e-308 (ε above ≈ 1400
+    with ‖x‖ ≤ 1) print as 0. The sampler (:func:`sample_assignments`) does not use this
+    function and never gives an assignment probability exactly 0."""
     X = check_array(X)
     U = check_subspaces(subspaces, d=X.shape[1])
     epsilon = check_epsilon(epsilon)
@@ -243,6 +405,7 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin):
     release : ``"sample"`` (default) releases the last sample (subspaces and labels) of the
         selected chain; ``"mean"`` also releases ``subspaces_mean_``, the average of its
         last ``n_average`` samples (as reported in the paper's Fig. 2). Cost: see below.
+        ``"mean"`` needs ``column_sampler="acg"``.
     n_average : int ≥ 1, number of last samples averaged (default 100; at most ``n_iter``
         are used).
     select : which chain's sample is released when ``n_chains > 1``:
@@ -251,6 +414,11 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin):
         −Σᵢ minℓ d²(xᵢ, S_ℓ), sensitivity 1: costs ε for the choice plus ε for *every*
         chain's sample it looked at); ``"best"`` (lowest raw cost: NOT private, flagged).
     column_sampler : ``"acg"`` (default) or ``"hoff"``, see :mod:`dpcore.subspace.bingham`.
+        ``"hoff"`` is refused with ``release="mean"`` (ValueError): its column update is one
+        coordinate sweep in the eigenbasis of the column's data-dependent conditional, not
+        an exact draw from it, so the per-sweep bound of :func:`per_sweep_epsilon` (which
+        multiplies exact conditionals along a fixed path) does not apply and no other bound
+        is established.
     burn_in : int or None, sweeps discarded by the diagnostics (default n_iter // 2).
     callback : optional ``callback(iteration, n_iter)`` called about 100 times per run
         (e.g. to move a progress bar).
@@ -279,16 +447,22 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin):
     seconds_per_sweep_ : wall-clock time of one sweep (all chains together).
     ledger_, private_outputs_, nonprivate_outputs_ : see :class:`PrivateEstimatorMixin`.
 
-    What the ledger records (documented decision)
-    ---------------------------------------------
+    Privacy
+    -------
+    What the ledger records (documented decision):
+
     - ``release="sample"``, ``select="first"``: one entry of ε (Prop. 4.1).
-    - ``release="mean"``: one entry of (2m − 1)·ε for the m = ``n_average`` consecutive
-      samples: the first is ε-DP at stationarity and each later sweep's transition kernel
-      changes probabilities by at most e^(2ε) between neighbouring datasets (the z-step of
-      the changed point by e^ε, the U-step of its cluster by e^ε), so the path - and its
-      average - is (2m − 1)ε-DP. (m samples from m *independent* chains would cost m·ε by
-      basic composition; consecutive samples of one chain are not independent mechanisms,
-      so that cheaper figure would not be honest.)
+    - ``release="mean"``: one entry of ε + (m − 1)·(q + 3)ε/2 for the m = ``n_average``
+      consecutive samples (:func:`mean_release_epsilon`): the first is ε-DP at
+      stationarity, and each later sweep's transition kernel changes the probability of a
+      path by at most e^((q+3)ε/2) between neighbouring datasets (:func:`per_sweep_epsilon`:
+      ε for the z-step of the changed point, ε/2 for each of the q column normalisers of
+      its cluster's U-step and ε/2 for all the column numerators together, since the new
+      columns are orthonormal), so the path - and its average - costs that much. The
+      previous figure, (2m − 1)ε (an assumed e^(2ε) per sweep), was wrong for q > 1: the
+      exact one-sweep loss reaches 2.67ε at k = q = 3. (m samples from m *independent*
+      chains would cost m·ε by basic composition; consecutive samples of one chain are not
+      independent mechanisms, so that cheaper figure would not be honest either.)
     - ``select="best_private"``: the above for every one of the C chains (all are looked
       at) plus ε for the choice.
     Every entry is an asymptotic guarantee (exact sampling of eq. (10)); with a non-private
@@ -334,6 +508,10 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin):
             raise ValueError(f"select must be one of {', '.join(SELECTIONS)}; got {self.select!r}")
         if self.column_sampler not in ("acg", "hoff"):
             raise ValueError(f"column_sampler must be 'acg' or 'hoff'; got {self.column_sampler!r}")
+        if self.release == "mean" and self.column_sampler != "acg":
+            raise ValueError("release='mean' needs column_sampler='acg': the privacy cost of consecutive samples is "
+                             "bounded only for exact column draws, and 'hoff' makes one coordinate sweep per column "
+                             "instead (use release='sample' with 'hoff')")
         burn = n_iter // 2 if self.burn_in is None else check_int(self.burn_in, "burn_in", 0, n_iter - 1)
         if self.callback is not None and not callable(self.callback):
             raise ValueError("callback must be callable as callback(iteration, n_iter) or None")
@@ -465,15 +643,17 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin):
         ledger = PrivacyLedger()
         is_private = self.init in PRIVATE_INITS
         caveats = []
-        per_chain_eps = eps if self.release == "sample" else (2 * m - 1) * eps
+        per_chain_eps = eps if self.release == "sample" else mean_release_epsilon(eps, q, m)
         what = ("subspaces_ and labels_ (one sample θ = (S, z) of eq. (10))" if self.release == "sample" else
                 f"subspaces_, labels_ and subspaces_mean_ (the last {m} consecutive samples of one chain)")
         asym = ("ε-DP only asymptotically: Prop. 4.1 needs an exact draw of eq. (10), which the Gibbs chain "
                 "reaches only in the limit (check the mixing diagnostics); score sensitivity 1 relies on ‖x‖ ≤ 1 "
                 f"({n_clipped} of {n} rows clipped to the unit ball)")
         if self.release == "mean":
-            asym += (f"; {m} consecutive samples: (1 + 2({m}−1))ε = {per_chain_eps:g} since each sweep's kernel "
-                     "changes probabilities by at most e^(2ε)")
+            asym += (f"; {m} consecutive samples: ε + ({m}−1)·(q+3)ε/2 = {per_chain_eps:g} with q = {q}, since one "
+                     "sweep's kernel changes a path's probability by at most e^((q+3)ε/2) (the changed point's z-step "
+                     "by e^ε; its cluster's U-step by e^(ε/2) per column normaliser and e^(ε/2) for all column "
+                     "densities together, the new columns being orthonormal)")
         void = "" if is_private else f"VOID: the chains started from the non-private {self.init} solution. "
         if self.select == "first" or C == 1:
             sel = 0
