@@ -26,8 +26,8 @@ What each figure runs (paper -> ours)
     from the non-private SSC and LRR solutions, §5, so its Gibbs curve is not a private method
     either; we use k-plane because SSC takes ≈ 45 s at n = 5000), non-private k-plane and SSC
     as dashed references. Gibbs releases its last sample (ε-DP at stationarity); the paper
-    reports the mean of the last 100 samples, which costs (2·100 − 1)ε (see
-    :class:`~dpcore.subspace.gibbs.GibbsSubspaceClustering`). Yale B has no true subspaces:
+    reports the mean of the last 100 samples, which costs ε + 99·(q + 3)ε/2 (298ε at q = 3;
+    see :func:`~dpcore.subspace.gibbs.mean_release_epsilon`). Yale B has no true subspaces:
     its d_W is to each subject's top-9 linear subspace (metric ``d_W_class``). Sample-aggregate
     is left out on Yale B: with k(q + 1) = 50 points per subset, n = 320 allows at most 6
     subsets and Alg. 1's rule "no point in more than √m subsets" is then never met.

@@ -166,10 +166,14 @@ with st.form("gibbs_form"):
                              "LRR: non-private solutions, as in the paper's experiments — they void the privacy "
                              "guarantee, however long the chain runs afterwards is not accounted for.")
     release = c8.selectbox("release", ["sample", "mean"], key="g_release",
-                           format_func={"sample": "last sample (ε)", "mean": "mean of last 100 samples ((2·100−1)·ε)"}.get,
+                           format_func={"sample": "last sample (ε)",
+                                        "mean": "mean of last 100 samples (ε + 99·(q+3)ε/2)"}.get,
                            help="What is published. The last sample costs ε. The average of the last m = 100 "
-                                "consecutive samples (as reported in the paper) costs (2m − 1)·ε = 199·ε: each "
-                                "extra sweep's kernel can change probabilities by at most e^(2ε).")
+                                "consecutive samples (as reported in the paper) costs ε + (m − 1)(q + 3)ε/2 "
+                                "(298·ε at q = 3): one more sweep can change the path's probability by up to "
+                                "e^((q+3)ε/2) — ε through the changed point's assignment, ε/2 through each of the q "
+                                "column normalisers and ε/2 through the column densities together (exact "
+                                "computations reach 2.67ε per sweep at k = q = 3).")
     select = c9.selectbox("released chain", ["first", "best_private", "best"], key="g_select",
                           format_func={"first": "chain 0 (ε)", "best_private": "lowest cost, chosen privately",
                                        "best": "lowest cost (NOT private)"}.get,
