@@ -42,13 +42,19 @@ def test_sulq_ledger_and_noise_calibration(mixture):
 
 def test_sulq_bounds_and_huge_epsilon(mixture):
     X, lam = mixture
+    from sklearn.cluster import KMeans
     m = SuLQKMeans(4, 1e6, lam, bounds=(-1.0, 1.0), random_state=1).fit(X)
     assert np.all(np.abs(m.init_centers_) <= 1.0)
-    base = kmeans_objective(X, KMeansPlusPlus(4, random_state=0).fit(X).cluster_centers_)
-    # no noise to speak of: Lloyd from a random start; well-separated data, so it must be
-    # far closer to k-means++ than a random centre set (a loose 3x bound: Lloyd may merge
-    # two of the 4 components from a bad start)
-    assert kmeans_objective(X, m.cluster_centers_) <= 3 * base
+    # no noise to speak of: SuLQ is then Lloyd from its random start. Compared with plain Lloyd
+    # from the same start over 10 starts (a single start may merge two components — 4 to 6 of
+    # 10 do here — and then both do); the median ratio is 1 up to the noise and to the two
+    # codes' different handling of a cluster that empties (sklearn relocates it, SuLQ keeps it).
+    ratios = []
+    for seed in range(10):
+        m = SuLQKMeans(4, 1e6, lam, bounds=(-1.0, 1.0), random_state=seed).fit(X)
+        lloyd = KMeans(4, init=m.init_centers_, n_init=1, max_iter=m.n_iter, tol=0, algorithm="lloyd").fit(X)
+        ratios.append(kmeans_objective(X, m.cluster_centers_) / kmeans_objective(X, lloyd.cluster_centers_))
+    assert abs(np.median(ratios) - 1.0) <= 0.01
 
 
 def test_means_release_frequencies_on_neighbouring_inputs():
