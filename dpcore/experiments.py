@@ -316,7 +316,13 @@ def run_task(task) -> dict:
         warnings.simplefilter("always")
         est = cls(**params, random_state=rng).fit(ds.X)
     seconds = time.perf_counter() - t0
-    row = {"algorithm": a["label"], "name": a["name"], "private": entry.private, "epsilon": task["epsilon"],
+    # "private": the method is a private one (the figure draws it against ε); "released_private":
+    # this run really released something private (not so with a radius read off the data, a
+    # non-private start or selection) - what the app's privacy meter may count
+    released_private = (entry.private and bool(list(getattr(est, "private_outputs_", [])))
+                        and getattr(est, "is_private_", True) is not False)
+    row = {"algorithm": a["label"], "name": a["name"], "private": entry.private,
+           "released_private": released_private, "epsilon": task["epsilon"],
            "delta": getattr(est, "delta_spent_", math.nan) if entry.private else math.nan,
            "epsilon_spent": getattr(est, "epsilon_spent_", math.nan) if entry.private else math.nan,
            "trial": task["trial"], "seed": int(ss.generate_state(1)[0]), "seconds": seconds,

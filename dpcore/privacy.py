@@ -28,6 +28,12 @@ half of the releases of a count rule out its neighbouring value.
   that of the real-valued mechanism; the low-order bits of the released floats may leak
   more, as Mironov showed. This is stated as a known caveat and NOT fixed here (a fix
   would be snapping / exact continuous samplers).
+- **Discrete choices drawn with floating-point randomness** have the same caveat: the
+  exponential mechanism (:func:`exponential_mechanism`, Gumbel-max over float utilities:
+  DP-τCC's partitions, the candidate method's local swaps and stages, the Gibbs sampler's
+  chain choice) and the Gibbs sampler's own draws use 53-bit floats, so probabilities far
+  below 2⁻⁵³ are not represented faithfully. Their guarantee too is that of the real-valued
+  mechanism.
 """
 from __future__ import annotations
 

@@ -14,8 +14,9 @@ low-dimensional subspaces (faces of one person under different lights, for examp
 (subspaces, a contingency table, centres) would have been almost as likely had one person's
 record been **different**. Which change counts is part of the promise (the *neighbouring
 relation*), and each page names it: the subspace and k-means methods protect a record
-**replaced** by any other (the number of records n is public); DP-τCC protects **one count in
-one cell** of a document × term table, one larger or smaller (one word occurrence, not a whole
+**replaced** by any other (the number of records n is public; diffprivlib's DP-Lloyd, a peer we
+compare with, is stated for a record added or removed); DP-τCC protects **one count in one
+cell** of a document × term table, one larger or smaller (one word occurrence, not a whole
 document). The privacy budget **ε** says how close "almost" is: the probability of any output
 changes by at most a factor e^ε. Small ε = strong privacy = more noise. Some methods also have a
 small failure probability **δ**.

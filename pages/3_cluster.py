@@ -278,9 +278,9 @@ def private_details(model):
             ("n/m", model.subset_size_, "points per subset"),
             ("s", model.max_multiplicity_, "no point is in more than s = ⌊√m⌋ subsets"),
             ("α", f"{model.alpha_:.4g}", "noise divisor: the paper's ε/(5√(2 ln(2/δ)))" + (
-                "" if model.constants_.paper_constants_kept else f" = {model.constants_.alpha_paper:.4g}, reduced")),
+                "" if model.alpha_ == model.constants_.alpha_paper else f" = {model.constants_.alpha_paper:.4g}, reduced")),
             ("β", f"{model.beta_:.4g}", "smoothness: the paper's ε/(4(D + ln(2/δ)))" + (
-                "" if model.constants_.paper_constants_kept else f" = {model.constants_.beta_paper:.4g}, reduced")),
+                "" if model.beta_ == model.constants_.beta_paper else f" = {model.constants_.beta_paper:.4g}, reduced")),
             ("exact δ", f"{model.constants_.exact_delta:.3g}", "δ of the Gaussian step at these α, β, computed exactly "
              "(worst neighbouring pair); must be ≤ δ" + ("" if model.constants_.paper_constants_kept else
                                                          " — the paper's constants would give "

@@ -11,7 +11,7 @@ from dpcore._validation import check_epsilon, check_int
 from dpcore.metrics import clustering_accuracy, wasserstein_distance
 from dpcore.plots.gibbs import traces_grid
 from dpcore.subspace.diagnostics import MIN_ESS, RHAT_THRESHOLD, diagnostics_table, mixing_verdict
-from dpcore.subspace.gibbs import MAX_CHAINS, GibbsSubspaceClustering
+from dpcore.subspace.gibbs import MAX_CHAINS, GibbsSubspaceClustering, mean_release_epsilon
 from dpcore.export import estimator_snippet
 from ui.share import Preset, as_int, as_str, bind_url, follow_dataset, one_of, preset_picker, publish_url, snippet_expander
 from ui.common import (DEFAULT_DATASET, Timer, current_dataset, current_spec, privacy_statement, record_estimator, stop_page,
@@ -250,8 +250,13 @@ else:
     st.dataframe(pd.DataFrame(res["summary"]), hide_index=True, width="stretch")
 
     privacy_statement(
-        private=[f"the released sample of eq. (10) ({', '.join(res['private_outputs'])}) of each ε run — "
-                 "ε-DP only asymptotically (exact sampling of eq. (10)), and only from the random start"]
+        private=[(f"the released sample of eq. (10) ({', '.join(res['private_outputs'])}) of each ε run — "
+                  "ε-DP only asymptotically (exact sampling of eq. (10)), and only from the random start")
+                 if p["release"] == "sample" else
+                 (f"the released samples and their mean ({', '.join(res['private_outputs'])}) of each ε run — the "
+                  f"last {p['n_average']} consecutive samples cost ε + {p['n_average'] - 1}·(q+3)ε/2 = "
+                  f"{mean_release_epsilon(1.0, p['subspace_dim'], p['n_average']):g}·ε (see the ledger), only asymptotically "
+                  "(exact sampling of eq. (10)), and only from the random start")]
         if res["is_private"] and p["random_state"] is None else [],
         not_private=["the traces, R̂/ESS table, verdict and costs (they read the raw data, the true subspaces and "
                      "every sample of every chain: teaching diagnostics, not releases)",

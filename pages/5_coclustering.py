@@ -161,9 +161,9 @@ if submitted:
     result = run_guarded(run_all)
     if result is not None:
         st.session_state[RESULT_KEY] = result
-        record_estimator(result["dp"], "DP-τCC", seed)
+        record_estimator(result["dp"], "DP-τCC (one cell ±1)", seed, dataset=ds.name)
         if result["km"] is not None:
-            record_estimator(result["km"], "DP k-means", seed)
+            record_estimator(result["km"], "DP k-means (one row added/removed)", seed, dataset=ds.name)
 
 # ----------------------------------------------------------------------------- results
 res = st.session_state.get(RESULT_KEY)

@@ -118,7 +118,8 @@ with st.form("kmeans_form"):
                         help="Number of centres (1 ≤ k ≤ n).")
     epsilon = c2.number_input("privacy budget ε", value=1.0, step=0.1, format="%.3f", key="km_eps",
                               help="Total ε of each private run (must be > 0). Neighbouring datasets differ in one "
-                                   "point (replaced).")
+                                   "point, replaced (n public); diffprivlib's DP-Lloyd states its ε for one point "
+                                   "added or removed instead (for a replaced point it is 2ε).")
     delta = c3.number_input("δ", value=1e-6, format="%.1e", key="km_delta",
                             help="δ of the Gaussian noise (noisy means), in (0, 1).")
     radius = c4.number_input("public radius Λ", value=default_radius, format="%.4g", key="km_radius",
@@ -181,7 +182,8 @@ if submitted:
         if result is not None:
             st.session_state[RESULT_KEY] = result
             for r in result["cmp"].results:
-                record_estimator(r.estimator, f"k-means: {r.label}", seed)
+                relation = "one row added/removed" if r.key == "dplloyd" else "one row replaced"
+                record_estimator(r.estimator, f"k-means: {r.label} ({relation})", seed, dataset=ds.name)
 
 # ----------------------------------------------------------------------------- results
 res = st.session_state.get(RESULT_KEY)

@@ -139,12 +139,19 @@ if go:
         except ValueError as exc:
             st.error(str(exc))
         else:
-            ledger = PrivacyLedger()
+            counted, leaked = PrivacyLedger(), PrivacyLedger()
             for _, r in df[df["private"]].iterrows():
-                ledger.record(f"{r['algorithm']} trial {r['trial']}", "see method", r["epsilon_spent"],
-                              0.0 if np.isnan(r["delta"]) else r["delta"])
-            record_run(ledger, "privacy–utility sweep", private=seed is None,
-                       reason="" if seed is None else f"public master seed {seed} (reproducible mode)")
+                (counted if r["released_private"] else leaked).record(
+                    f"{r['algorithm']} trial {r['trial']}", "see method", r["epsilon_spent"],
+                    0.0 if np.isnan(r["delta"]) else r["delta"])
+            if len(counted):
+                record_run(counted, "privacy–utility sweep", private=seed is None,
+                           reason="" if seed is None else f"public master seed {seed} (reproducible mode)")
+            if len(leaked):
+                record_run(leaked, "privacy–utility sweep", private=False,
+                           reason="runs that released nothing private (e.g. a radius read off the data)")
+            if seed is None:
+                df = df.drop(columns=["seed"])   # per-run seeds would give the secret noise away
             st.session_state[KEY] = {"df": df, "metrics": metrics, "dataset": ds.name, "seed": seed,
                                      "seconds": time.perf_counter() - t0}
 

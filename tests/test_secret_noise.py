@@ -143,3 +143,43 @@ def test_the_shared_stream_coincidence_is_real():
     truth = make_union_of_subspaces(n=300, d=10, k=3, q=3, random_state=np.random.default_rng(0)).subspaces
     start = random_subspaces(3, 10, 3, np.random.default_rng(0))
     assert wasserstein_distance(start, truth) < 1e-6
+
+
+# ----------------------------------------------------------------------------- sweeps and the meter's datasets
+PU_SMALL = {"kind": "subspaces", "n": 150, "d": 5, "k": 2, "q": 1, "sigma": 0.05, "random_state": 0}
+
+
+def test_default_sweeps_differ_hide_run_seeds_and_meter_only_private_runs():
+    at = open_page("7_privacy_utility.py", spec=PU_SMALL, timeout=180)
+    widget(at, "methods").set_value(["SuLQ-10", "SuLQ k-means"])   # SuLQ k-means reads its radius off this data
+    widget(at, "metrics").set_value(["cost"])
+    widget(at, "ε points").set_value(1)
+    widget(at, "trials").set_value(1)
+    next(r for r in at.radio if r.label == "workers").set_value(1)
+    click(at, "Run sweep")
+    first = at.session_state["privacy_utility"]["df"]
+    click(at, "Run sweep")
+    second = at.session_state["privacy_utility"]["df"]
+    assert "seed" not in first.columns                   # per-run seeds would give the secret noise away
+    assert not first["cost"].equals(second["cost"])      # fresh noise in each sweep
+    private = dict(zip(first["algorithm"], first["released_private"]))
+    assert private == {"SuLQ-10": True, "SuLQ k-means": False}
+    runs = meter(at).runs
+    assert [r["private"] for r in runs] == [True, False, True, False]   # per sweep: SuLQ-10 counted, k-means apart
+    assert all(r["releases"] == 1 for r in runs)
+
+
+def test_meter_records_the_dataset_the_page_used():
+    """The co-clustering and k-means pages pick their own data: the meter must charge their
+    runs to it, not to the Data page's dataset (here a union of subspaces)."""
+    at = open_page("5_coclustering.py", spec=SMALL)
+    assert widget(at, "Count matrix").value == "blocks"
+    click(at, "Run")
+    assert [r["dataset"] for r in meter(at).runs] == ["block matrix (200×150, 3×3 blocks)"]
+    at = open_page("6_kmeans.py", spec=SMALL)
+    widget(at, "Dataset").set_value("gaussians")
+    at.run()
+    widget(at, "points n").set_value(600)
+    widget(at, "private methods").set_value(["sulq"])
+    click(at, "Run")
+    assert [r["dataset"] for r in meter(at).runs] == ["Gaussian mixture (n=600, d=50, k=8)"]

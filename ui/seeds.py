@@ -45,9 +45,10 @@ def seed_controls(prefix: str, container=None, default_seed: int = 0):
 
 
 def master_seed(random_state):
-    """An int seed for code that needs one (sweeps, audits derive every run's seed from it):
-    the given seed, or a fresh secret one from the OS (never shown, never in the link)."""
-    return int(random_state) if random_state is not None else secrets.randbelow(MAX_SEED)
+    """An int seed for code that needs one (sweeps and audits derive every run's seed from it):
+    the given seed, or a fresh secret one of 128 bits from the OS (never shown, never in the
+    link; a 31-bit one could be found by trying them all against one run's output)."""
+    return int(random_state) if random_state is not None else secrets.randbits(128)
 
 
 def seed_in_link(key: str, state) -> bool:
