@@ -55,6 +55,7 @@ from dpcore.audit import (audit_from_statistics, epsilon_lower_bound, exponentia
                           gaussian_llr, gdp_audit_from_statistics, gdp_epsilon, gdp_mu_lower_bound, laplace_llr)
 from dpcore.privacy import (exponential_mechanism, exponential_mechanism_probabilities,  # noqa: E402
                             gaussian_mechanism, gaussian_sigma_analytic, laplace_mechanism)
+from tables import markdown_table  # noqa: E402
 
 CONFIDENCE = 0.95
 DELTA = 1e-5
@@ -152,14 +153,10 @@ def exponential_row(eps, runs, rng):
 def markdown(rows):
     head = ["mechanism", "claimed ε", "δ", "ε̂ (split)", "ε̂/ε", "achievable (split)", "ach./ε",
             "ε̂ (fixed t, all runs)", "ε̂/ε", "achievable (fixed t)", "ach./ε", "note"]
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    for r in rows:
-        e = r["ε"]
-        out.append(f"| {r['mechanism']} | {e:g} | {r['δ']:g} | {r['ε̂']:.3f} | {r['ε̂'] / e:.2f} | "
-                   f"{r['achievable']:.3f} | {r['achievable'] / e:.2f} | {r['ε̂ fixed']:.3f} | "
-                   f"{r['ε̂ fixed'] / e:.2f} | {r['achievable fixed']:.3f} | {r['achievable fixed'] / e:.2f} | "
-                   f"{r['note']} |")
-    return "\n".join(out)
+    return markdown_table(head, [[r["mechanism"], f"{r['ε']:g}", f"{r['δ']:g}", f"{r['ε̂']:.3f}", f"{r['ε̂'] / r['ε']:.2f}",
+                                  f"{r['achievable']:.3f}", f"{r['achievable'] / r['ε']:.2f}", f"{r['ε̂ fixed']:.3f}",
+                                  f"{r['ε̂ fixed'] / r['ε']:.2f}", f"{r['achievable fixed']:.3f}",
+                                  f"{r['achievable fixed'] / r['ε']:.2f}", r["note"]] for r in rows])
 
 
 def main(argv=None):

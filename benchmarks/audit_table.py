@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from dpcore.audit import AUDIT_SETS, RELATIONS, audit_dataset, audit_estimator  # noqa: E402
 from dpcore.experiments import ALGORITHMS  # noqa: E402
+from tables import markdown_table  # noqa: E402
 
 #: (label, registry name, audit set, neighbour (None: a construction of the claimed relation), extra parameters,
 #:  statistic (None: the family's default; DP-τCC also runs the exact reachability test))
@@ -88,12 +89,9 @@ def audit_row(label, name, set_key, neighbour, params, statistic, eps, trials, c
 def markdown(rows):
     head = ["method", "data", "claimed ε", "audited relation", "statistic", "trials/side", "ε̂ lower (95 %)",
             "point est.", "ceiling", "verdict", "seconds"]
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    for r in rows:
-        out.append(f"| {r['method']} | {r['data']} | {r['ε']:g} | {r['relation']} | {r['statistic']} | "
-                   f"{r['trials']} | {r['ε̂ lower']:.2f} | {r['point']:.2f} | {r['ceiling']:.2f} | {r['verdict']} | "
-                   f"{r['seconds']:.0f} |")
-    return "\n".join(out)
+    return markdown_table(head, [[r["method"], r["data"], f"{r['ε']:g}", r["relation"], r["statistic"], r["trials"],
+                                  f"{r['ε̂ lower']:.2f}", f"{r['point']:.2f}", f"{r['ceiling']:.2f}", r["verdict"],
+                                  f"{r['seconds']:.0f}"] for r in rows])
 
 
 def main(argv=None):

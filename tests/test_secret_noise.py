@@ -110,13 +110,18 @@ def test_cocluster_default_runs_differ():
     assert_no_seed(at)
 
 
-def test_kmeans_default_runs_differ():
-    at = open_page("6_kmeans.py", spec=SMALL)
+def kmeans_sulq_run(at):
+    """On the k-means page: a small Gaussian mixture of the page's own, SuLQ k-means only."""
     widget(at, "Dataset").set_value("gaussians")
     at.run()
     widget(at, "points n").set_value(600)
     widget(at, "private methods").set_value(["sulq"])
     click(at, "Run")
+
+
+def test_kmeans_default_runs_differ():
+    at = open_page("6_kmeans.py", spec=SMALL)
+    kmeans_sulq_run(at)
     c1 = at.session_state["kmeans_result"]["cmp"].results[0].centres
     click(at, "Run")
     c2 = at.session_state["kmeans_result"]["cmp"].results[0].centres
@@ -177,9 +182,5 @@ def test_meter_records_the_dataset_the_page_used():
     click(at, "Run")
     assert [r["dataset"] for r in meter(at).runs] == ["block matrix (200×150, 3×3 blocks)"]
     at = open_page("6_kmeans.py", spec=SMALL)
-    widget(at, "Dataset").set_value("gaussians")
-    at.run()
-    widget(at, "points n").set_value(600)
-    widget(at, "private methods").set_value(["sulq"])
-    click(at, "Run")
+    kmeans_sulq_run(at)
     assert [r["dataset"] for r in meter(at).runs] == ["Gaussian mixture (n=600, d=50, k=8)"]
