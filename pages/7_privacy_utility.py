@@ -183,8 +183,9 @@ privacy_statement(
     private=["every private run's released output (subspaces, tables, centres); each run spends its own ε"],
     not_private=["the metrics: they compare releases with the data and the true labels (evaluation only)",
                  "labels from assigning raw points to released subspaces or centres"],
-    caveats=seed_caveat(res.get("seed") if res else None) + ["A sweep is many releases: the session meter adds every run's ε. Real deployments "
+    caveats=seed_caveat(res.get("seed") if res else None) + ["A sweep is many releases: the session meter adds every private run's ε. Real deployments "
              "release once; sweeps are for studying the methods on public or synthetic data.",
              "Gibbs is private only asymptotically, when its chain has mixed.",
              "k-means methods on data without a public radius (anything but a Gaussian mixture) read the radius "
-             "off the data, which is not private; the run's warning says so."])
+             "off the data, which is not private; the run's warning says so and the meter lists those runs as "
+             "non-private."])
