@@ -146,7 +146,7 @@ def eps_study(data, epsilons, runs, json_path=None, iterations=4):
             res[r] = dict(nmi=[], nmi_rl=[], tau=[], K=[])
         for s in range(runs):
             for e in epsilons:
-                m = DPTauCC(k, k, epsilon=e, n_iterations=iterations, random_state=s).fit(ds.X)
+                m = DPTauCC(n_row_clusters=k, n_col_clusters=k, epsilon=e, n_iter=iterations, random_state=s).fit(ds.X)
                 c = m.column_labels_
                 Te = contingency_table(A, m.row_assignment_, c, m.T_.shape[0], m.T_.shape[1])
                 d = res[f"dp eps={e:g}"]
@@ -155,7 +155,7 @@ def eps_study(data, epsilons, runs, json_path=None, iterations=4):
                 d["tau"].append(sum(tau_scores(Te)))
                 d["K"].append(int(np.unique(m.row_assignment_).size))
             for r, kw in refs.items():
-                f = FastTauCC(k, k, random_state=s, **kw).fit(ds.X)
+                f = FastTauCC(n_row_clusters=k, n_col_clusters=k, random_state=s, **kw).fit(ds.X)
                 d = res[r]
                 d["nmi"].append(nmi(ds.labels, f.row_labels_))
                 d["nmi_rl"].append(d["nmi"][-1])
@@ -276,7 +276,7 @@ def noise_source_study(data, runs, iterations=4, pairs=((1.0, 1e6), (1e6, 1.0), 
         print("| rounds | median NMI [95 % CI] | mean |")
         print("|---|---|---|")
         for it in (1, 2, 4, 8, 16, 50):
-            x = [nmi(ds.labels, FastTauCC(k, k, init="blind", max_iter=it, max_iter_per_mode=1, random_state=s)
+            x = [nmi(ds.labels, FastTauCC(n_row_clusters=k, n_col_clusters=k, init="blind", max_iter=it, max_iter_per_mode=1, random_state=s)
                      .fit(ds.X).row_labels_) for s in range(runs)]
             lo, hi = boot_median_ci(x)
             print(f"| {it} | {np.median(x):.3f} [{lo:.3f}, {hi:.3f}] | {np.mean(x):.3f} |", flush=True)
@@ -320,8 +320,8 @@ def main():
     print("|---|---|---|---|---|---|")
     for name, ds in data.items():
         k = ds.n_classes
-        tf, f = timed(lambda: FastTauCC(k, k, random_state=0).fit(ds.X), args.timing_runs)
-        td, _ = timed(lambda: DPTauCC(k, k, epsilon=1.0, n_iterations=4, random_state=0).fit(ds.X), args.timing_runs)
+        tf, f = timed(lambda: FastTauCC(n_row_clusters=k, n_col_clusters=k, random_state=0).fit(ds.X), args.timing_runs)
+        td, _ = timed(lambda: DPTauCC(n_row_clusters=k, n_col_clusters=k, epsilon=1.0, n_iter=4, random_state=0).fit(ds.X), args.timing_runs)
         print(f"| {name} | {ds.n}×{ds.d} | {ds.X.nnz:,} | {tf:.2f} | {f.n_iter_} | {td:.3f} |", flush=True)
     if "reviews" in data:
         print("targets: DP-τCC on reviews ≤ 2 s, Fast-τCC on reviews ≤ 15 s (see the reviews row)")
@@ -353,10 +353,10 @@ def main():
         verdicts = {}
         for name, ds in data.items():
             k = ds.n_classes
-            fast = np.median([nmi(ds.labels, FastTauCC(k, k, random_state=s).fit(ds.X).row_labels_) for s in range(R)])
+            fast = np.median([nmi(ds.labels, FastTauCC(n_row_clusters=k, n_col_clusters=k, random_state=s).fit(ds.X).row_labels_) for s in range(R)])
             med = []
             for eps in EPSILONS:
-                med.append(np.median([nmi(ds.labels, DPTauCC(k, k, epsilon=eps, n_iterations=4, random_state=s)
+                med.append(np.median([nmi(ds.labels, DPTauCC(n_row_clusters=k, n_col_clusters=k, epsilon=eps, n_iter=4, random_state=s)
                                           .fit(ds.X).row_assignment_) for s in range(R)]))
             grows = all(b >= a for a, b in zip(med, med[1:]))
             ratio = med[-1] / fast if fast > 0 else float("nan")
@@ -382,12 +382,12 @@ def main():
             if ds.n * ds.d > MAX_DENSE_CELLS:
                 print(f"| {name} | " + " | ".join("—" for _ in EPSILONS) + f" | — | too large for dense diffprivlib |")
                 continue
-            km = np.median([nmi(ds.labels, KMeansPlusPlus(k, n_init=3, normalize_rows=True, random_state=s)
+            km = np.median([nmi(ds.labels, KMeansPlusPlus(n_clusters=k, n_init=3, normalize_rows=True, random_state=s)
                                 .fit(ds.X).labels_) for s in range(R)])
             med = []
             t0 = time.perf_counter()
             for eps in EPSILONS:
-                med.append(np.median([nmi(ds.labels, DPLloydKMeans(k, eps, radius=1.0, nonnegative=True, random_state=s)
+                med.append(np.median([nmi(ds.labels, DPLloydKMeans(n_clusters=k, epsilon=eps, radius=1.0, nonnegative=True, random_state=s)
                                           .fit(ds.X).labels_) for s in range(R)]))
             per = (time.perf_counter() - t0) / (R * len(EPSILONS))
             print(f"| {name} | " + " | ".join(f"{v:.3f}" for v in med) + f" | {km:.3f} | {per:.1f} |", flush=True)

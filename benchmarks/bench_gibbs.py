@@ -141,7 +141,7 @@ def bench_sweeps(args):
     print(f"reference (Alg. 3-4 transcription), {args.sweeps_ref} sweeps: {ref_ms[0]:.3f} ms/sweep CPU, "
           f"{ref_ms[1]:.3f} ms/sweep wall -> 10,000 sweeps ≈ {ref_ms[0] * 10:.1f} s CPU")
     for C in (1, 8):
-        g = GibbsSubspaceClustering(3, 3, epsilon=10.0, n_iter=args.sweeps, n_chains=C, random_state=0)
+        g = GibbsSubspaceClustering(n_clusters=3, subspace_dim=3, epsilon=10.0, n_iter=args.sweeps, n_chains=C, random_state=0)
         _, c, w = timed(lambda: g.fit(ds.X, ds.labels, ds.subspaces))
         ms = (c / args.sweeps * 1e3, w / args.sweeps * 1e3)
         per_chain = ms[0] / C
@@ -150,7 +150,7 @@ def bench_sweeps(args):
               f"ratio reference/ours per chain-sweep = {ref_ms[0] / per_chain:.1f}x (CPU), "
               f"{ref_ms[1] / (ms[1] / C):.1f}x (wall)")
     n_h = max(50, args.sweeps // 5)
-    g = GibbsSubspaceClustering(3, 3, epsilon=10.0, n_iter=n_h, n_chains=1, column_sampler="hoff", random_state=0)
+    g = GibbsSubspaceClustering(n_clusters=3, subspace_dim=3, epsilon=10.0, n_iter=n_h, n_chains=1, column_sampler="hoff", random_state=0)
     _, c, w = timed(lambda: g.fit(ds.X, ds.labels, ds.subspaces))
     print(f"ours with column_sampler='hoff' (Alg. 4 coordinate sweeps, batched), 1 chain, {n_h} sweeps: "
           f"{c / n_h * 1e3:.3f} ms/sweep CPU")
@@ -207,7 +207,7 @@ def fig3(args):
           f"chain seed {args.seed} ==")
     for init in args.inits.split(","):
         for eps in (float(e) for e in args.eps.split(",")):
-            g = GibbsSubspaceClustering(3, 3, epsilon=eps, n_iter=args.fig3, n_chains=8, init=init,
+            g = GibbsSubspaceClustering(n_clusters=3, subspace_dim=3, epsilon=eps, n_iter=args.fig3, n_chains=8, init=init,
                                         random_state=args.seed)
             _, c, w = timed(lambda: g.fit(ds.X, ds.labels, ds.subspaces))
             tab = diagnostics_table(g.traces_, g.burn_in_)

@@ -41,16 +41,16 @@ EPS = (1.0, 10.0, 1000.0)
 
 def private_methods(args):
     m = {
-        "SuLQ-10": lambda e, s: SuLQKPlane(K, Q, n_iter=10, epsilon=e, random_state=s),
-        "SuLQ-50": lambda e, s: SuLQKPlane(K, Q, n_iter=50, epsilon=e, random_state=s),
-        "SA-TSC": lambda e, s: SampleAggregateSubspace(K, Q, solver="tsc", epsilon=e, random_state=s),
-        "SA-SSC": lambda e, s: SampleAggregateSubspace(K, Q, solver="ssc", epsilon=e, random_state=s),
-        "SA-kplane": lambda e, s: SampleAggregateSubspace(K, Q, solver="kplane", epsilon=e, random_state=s),
+        "SuLQ-10": lambda e, s: SuLQKPlane(n_clusters=K, subspace_dim=Q, n_iter=10, epsilon=e, random_state=s),
+        "SuLQ-50": lambda e, s: SuLQKPlane(n_clusters=K, subspace_dim=Q, n_iter=50, epsilon=e, random_state=s),
+        "SA-TSC": lambda e, s: SampleAggregateSubspace(n_clusters=K, subspace_dim=Q, solver="tsc", epsilon=e, random_state=s),
+        "SA-SSC": lambda e, s: SampleAggregateSubspace(n_clusters=K, subspace_dim=Q, solver="ssc", epsilon=e, random_state=s),
+        "SA-kplane": lambda e, s: SampleAggregateSubspace(n_clusters=K, subspace_dim=Q, solver="kplane", epsilon=e, random_state=s),
     }
     if args.best:
-        m["SuLQ-10 best"] = lambda e, s: SuLQKPlane(K, Q, n_iter=10, epsilon=e, composition="best", random_state=s)
+        m["SuLQ-10 best"] = lambda e, s: SuLQKPlane(n_clusters=K, subspace_dim=Q, n_iter=10, epsilon=e, composition="best", random_state=s)
     if args.lrr:
-        m["SA-LRR"] = lambda e, s: SampleAggregateSubspace(K, Q, solver="lrr", epsilon=e, random_state=s)
+        m["SA-LRR"] = lambda e, s: SampleAggregateSubspace(n_clusters=K, subspace_dim=Q, solver="lrr", epsilon=e, random_state=s)
     return m
 
 

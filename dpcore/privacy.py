@@ -602,11 +602,20 @@ class PrivacyLedger:
 class PrivateEstimatorMixin:
     """What every private estimator of dpcore exposes after ``fit``.
 
+    Put it first in the bases, before scikit-learn's mixins and ``BaseEstimator``:
+    ``class X(PrivateEstimatorMixin, ClusterMixin, BaseEstimator)``. It adds no parameter
+    and sets nothing in ``__init__``, so ``get_params``, ``set_params`` and ``clone`` are
+    those of ``BaseEstimator``.
+
     Subclasses set in ``fit``:
     - ``ledger_``: the :class:`PrivacyLedger` of the run;
     - ``private_outputs_``: names of fitted attributes that are differentially private;
     - ``nonprivate_outputs_``: dict name -> why it is *not* private (e.g. labels computed by
       assigning the raw points to released subspaces).
+
+    Read off the ledger (the one spelling for every private estimator): ``epsilon_spent_``
+    and ``delta_spent_`` (the totals), so no estimator keeps its own ``delta_``. How a
+    budget was split between stages, where an estimator reports it, is ``budget_split_``.
     """
 
     @property

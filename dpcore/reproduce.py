@@ -153,9 +153,9 @@ SETTINGS = {
                      inits=["random"]),
     },
     "cocluster-fig2": {
-        "full": dict(datasets=CLUTO_ALL, epsilons=[0.1, 0.25, 0.5, 0.75, 1.0, 2.0, 3.0], trials=10, n_iterations=4),
-        "quick": dict(datasets=CLUTO_ALL, epsilons=[0.1, 0.5, 1.0, 3.0], trials=3, n_iterations=4),
-        "tiny": dict(datasets=("cstr",), epsilons=[0.5, 3.0], trials=1, n_iterations=2),
+        "full": dict(datasets=CLUTO_ALL, epsilons=[0.1, 0.25, 0.5, 0.75, 1.0, 2.0, 3.0], trials=10, n_iter=4),
+        "quick": dict(datasets=CLUTO_ALL, epsilons=[0.1, 0.5, 1.0, 3.0], trials=3, n_iter=4),
+        "tiny": dict(datasets=("cstr",), epsilons=[0.5, 3.0], trials=1, n_iter=2),
     },
     "cocluster-fig3": {
         "full": dict(datasets=CLUTO_FIG3, iterations=list(range(2, 11)), epsilons=_half_decades(-1, 1), trials=5),
@@ -331,7 +331,7 @@ def gibbs_traces(dataset, epsilon, init, n_iter, n_chains, seed):
     from .subspace.gibbs import GibbsSubspaceClustering
     ds = load_dataset(**dataset)
     rng = np.random.default_rng(run_seed(seed, f"fig3 {init}", epsilon, 0))
-    est = GibbsSubspaceClustering(int(ds.n_classes), int(ds.subspaces.shape[2]), epsilon=epsilon, n_iter=n_iter,
+    est = GibbsSubspaceClustering(n_clusters=int(ds.n_classes), subspace_dim=int(ds.subspaces.shape[2]), epsilon=epsilon, n_iter=n_iter,
                                   n_chains=n_chains, init=init, random_state=rng)
     with single_threaded():                         # as every sweep run (dpcore.experiments.run_task)
         est.fit(ds.X, y=ds.labels, true_subspaces=ds.subspaces)
@@ -391,12 +391,12 @@ def _cocluster_fig2(level, R):
     from .plots.experiments import privacy_utility_figure
     S = SETTINGS["cocluster-fig2"][level]
     panels, checks = [], []
-    dp = {"name": "dp_taucc", "label": "DP-τCC", "params": {"n_iterations": S["n_iterations"]}}
+    dp = {"name": "dp_taucc", "label": "DP-τCC", "params": {"n_iter": S["n_iter"]}}
     for name in S["datasets"]:
         sweep = Sweep(dataset={"kind": "cluto", "name": name}, algorithms=[dp, preset("Fast-τCC")],
                       epsilons=S["epsilons"], trials=S["trials"], metrics=["nmi"], seed=R.seed)
         df = R.sweep("cocluster-fig2", name, sweep)
-        title = f"Co-clustering, Fig. 2: row NMI on CLUTO {name} (𝓘 = {S['n_iterations']})"
+        title = f"Co-clustering, Fig. 2: row NMI on CLUTO {name} (𝓘 = {S['n_iter']})"
         panels.append(Panel(name, df, privacy_utility_figure(df, ["nmi"], title=title), _medians(df, "nmi"), title))
         checks.append(_trend_check(df, "DP-τCC", "nmi", name, decreasing=False))
         hi = max(S["epsilons"])
@@ -416,19 +416,19 @@ def _cocluster_fig3(level, R):
     S = SETTINGS["cocluster-fig3"][level]
     panels, checks = [], []
     labels = {f"DP-τCC, 𝓘 = {i}": i for i in S["iterations"]}
-    algs = [{"name": "dp_taucc", "label": lab, "params": {"n_iterations": i}} for lab, i in labels.items()]
+    algs = [{"name": "dp_taucc", "label": lab, "params": {"n_iter": i}} for lab, i in labels.items()]
     for name in S["datasets"]:
         sweep = Sweep(dataset={"kind": "cluto", "name": name}, algorithms=algs, epsilons=S["epsilons"],
                       trials=S["trials"], metrics=["tau_rc", "nmi"], seed=R.seed)
         df = R.sweep("cocluster-fig3", name, sweep)
-        df.insert(df.columns.get_loc("epsilon") + 1, "n_iterations", df["algorithm"].map(labels))
+        df.insert(df.columns.get_loc("epsilon") + 1, "n_iter", df["algorithm"].map(labels))
         title = f"Co-clustering, Fig. 3: τ̂_R|C of the released T against 𝓘, CLUTO {name}"
-        fig = curves_figure(df, "n_iterations", ["tau_rc", "nmi"], group="epsilon", group_name="ε", title=title,
+        fig = curves_figure(df, "n_iter", ["tau_rc", "nmi"], group="epsilon", group_name="ε", title=title,
                             x_title="iterations 𝓘")
-        panels.append(Panel(name, df, fig, _medians(df, "tau_rc", index="n_iterations", columns="epsilon").round(4),
+        panels.append(Panel(name, df, fig, _medians(df, "tau_rc", index="n_iter", columns="epsilon").round(4),
                             title))
         lo, hi = min(S["epsilons"]), max(S["epsilons"])
-        med = df.groupby(["n_iterations", "epsilon"])["tau_rc"].median()
+        med = df.groupby(["n_iter", "epsilon"])["tau_rc"].median()
         up_eps = [i for i in S["iterations"] if med[(i, hi)] > med[(i, lo)]]
         checks.append(_check(f"{name}: τ̂ is higher at ε = {hi:g} than at ε = {lo:g} for every 𝓘",
                              len(up_eps) == len(S["iterations"]),

@@ -188,7 +188,7 @@ with right:
         if "images" in ds.extras:
             st.plotly_chart(face_grid(ds.extras["images"], ds.labels), width="stretch")
         st.plotly_chart(projection_scatter(ds.X, ds.labels, subspace_sets={"true subspaces": ds.subspaces},
-                                           centers_sets={"true centres": ds.centers}, label_name="class"),
+                                           center_sets={"true centres": ds.centers}, label_name="class"),
                         width="stretch")
         st.caption("What to look for: each colour is a true class; with synthetic subspaces the true "
                    "subspaces are drawn as lines or discs.")

@@ -289,14 +289,14 @@ def private_details(model):
             ("2D/√m", f"{th['eps_threshold']:.4g}", "Thm 3.1's utility bound needs ε above this (privacy does not)"
              + (" ✓" if th["eps_ok"] else " ✗")),
             ("(ln n)²", f"{th['m_threshold']:.4g}", "Thm 3.1's utility bound needs m ≥ this" + (" ✓" if th["m_ok"] else " ✗")),
-            ("δ", f"{model.delta_:.3g}", "total δ"),
+            ("δ", f"{model.delta_spent_:.3g}", "total δ"),
         ]
     return [
         ("k·T", model.n_queries_, "number of noisy queries"),
         ("per-query ε", f"{model.per_query_epsilon_:.4g}", f"from the total ε by {model.composition_used_} composition"),
         ("per-query δ", f"{model.per_query_delta_:.3g}", "per-query δ"),
         ("σ", f"{model.noise_sigma_:.4g}", f"noise per matrix entry ({model.noise_mechanism_} Gaussian mechanism)"),
-        ("δ", f"{model.delta_:.3g}", "total δ"),
+        ("δ", f"{model.delta_spent_:.3g}", "total δ"),
         ("clipped rows", model.n_clipped_, "rows with norm > 1 scaled onto the unit ball (count is NOT private)"),
     ]
 

@@ -81,10 +81,11 @@ def run_all(ds, eps_list, params, bar):
     for j, eps in enumerate(eps_list):
         def cb(i, n, j=j, eps=eps):
             bar.progress(min(1.0, (j + i / n) / n_runs), text=f"ε = {eps:g}: sweep {i} of {n}")
-        model = GibbsSubspaceClustering(epsilon=eps, callback=cb, **params)
+        model = GibbsSubspaceClustering(epsilon=eps, **params)
         with Timer() as t:
             model.fit(ds.X, ds.labels, ds.subspaces if ds.subspaces is not None and
-                      ds.subspaces.shape == (params["n_clusters"], ds.d, params["subspace_dim"]) else None)
+                      ds.subspaces.shape == (params["n_clusters"], ds.d, params["subspace_dim"]) else None,
+                      callback=cb)
         runs[eps], models[eps], seconds[eps] = model.traces_, model, t.seconds
     return runs, models, seconds
 

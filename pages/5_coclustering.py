@@ -131,7 +131,7 @@ publish_url(URL_FIELDS)
 def run_all():
     """Runs behind the button; returns a result dict or raises ValueError (shown by run_guarded)."""
     bar = st.progress(0.0, text="DP-τCC…")
-    dp = DPTauCC(n_row_clusters=K0, n_col_clusters=L0, epsilon=epsilon, n_iterations=n_iter, random_state=seed)
+    dp = DPTauCC(n_row_clusters=K0, n_col_clusters=L0, epsilon=epsilon, n_iter=n_iter, random_state=seed)
     with Timer() as t_dp:
         dp.fit(ds.X, callback=lambda t, total: bar.progress(0.6 * t / total, text=f"DP-τCC iteration {t}/{total}"))
     code = None if data_spec.get("kind") == "upload" else estimator_snippet(data_spec, dp, prints=[
@@ -142,7 +142,7 @@ def run_all():
     if run_fast:
         bar.progress(0.65, text="Fast-τCC…")
         with Timer() as t_f:
-            res["fast"] = FastTauCC(K0, L0, n_init=n_init, random_state=seed).fit(ds.X)
+            res["fast"] = FastTauCC(n_row_clusters=K0, n_col_clusters=L0, n_init=n_init, random_state=seed).fit(ds.X)
         res["t_fast"] = t_f.seconds
     if run_km and ds.n * ds.d > MAX_DENSE_CELLS:
         st.warning(f"DP k-means skipped: diffprivlib needs a dense {ds.n}×{ds.d} array "
@@ -150,7 +150,7 @@ def run_all():
     elif run_km:
         bar.progress(0.8, text="DP k-means (diffprivlib)…")
         with Timer() as t_k:
-            res["km"] = DPLloydKMeans(int(K0), epsilon, radius=1.0, nonnegative=True,
+            res["km"] = DPLloydKMeans(n_clusters=int(K0), epsilon=epsilon, radius=1.0, nonnegative=True,
                                       random_state=seed).fit(ds.X)
         res["t_km"] = t_k.seconds
     bar.progress(1.0, text="done")

@@ -228,8 +228,8 @@ if res is not None:
                                        est.candidate_result_.depths), width="stretch")
         st.plotly_chart(budget_bars(est.ledger_), width="stretch")
         expl = stage_explanations(est.objective, est.recovery)
-        st.markdown("\n".join(f"- **{s}** (ε = {est.budget_[s][0]:.3g}"
-                              + (f", δ = {est.budget_[s][1]:.1e}" if est.budget_[s][1] else "") + f"): {expl[s]}"
+        st.markdown("\n".join(f"- **{s}** (ε = {est.budget_split_[s][0]:.3g}"
+                              + (f", δ = {est.budget_split_[s][1]:.1e}" if est.budget_split_[s][1] else "") + f"): {expl[s]}"
                               for s in expl))
     show_ledger(est.ledger_, title=f"Privacy ledger of {shown}")
     private = [f"the centres released by each private method ({', '.join(x.label for x in cmp.results)})"]

@@ -53,7 +53,7 @@ def test_nonprivate_kplane_with_far_outlier_leaks_without_bound():
     X_b = add_point(ds.X, outlier)
 
     def statistic(X, rng):  # distance from the outlier to the nearest fitted subspace
-        U = KPlane(2, 1, n_init=1, max_iter=20, random_state=rng).fit(X).subspaces_
+        U = KPlane(n_clusters=2, subspace_dim=1, n_init=1, max_iter=20, random_state=rng).fit(X).subspaces_
         return float(np.sqrt(squared_distances_to_subspaces(outlier[None], U).min()))
 
     res = run_audit(statistic, ds.X, X_b, 2000, confidence=0.95, seed=1)
@@ -151,8 +151,8 @@ def test_three_axes_flips_the_kplane_start_with_one_record():
     assert np.abs(target["point"]) == pytest.approx([0, 0, 1])           # the far outlier is the third axis
     axes_of = lambda U: sorted(int(np.argmax(np.abs(u[:, 0]))) for u in U)
     # the best pair of lines: {e1, e2} on D, a pair with e3 on D′ (costs 49.5 vs 50 on D)
-    assert axes_of(KPlane(2, 1, random_state=0).fit(X).subspaces_) == [0, 1]
-    assert 2 in axes_of(KPlane(2, 1, random_state=0).fit(Xb).subspaces_)
+    assert axes_of(KPlane(n_clusters=2, subspace_dim=1, random_state=0).fit(X).subspaces_) == [0, 1]
+    assert 2 in axes_of(KPlane(n_clusters=2, subspace_dim=1, random_state=0).fit(Xb).subspaces_)
 
 
 def test_audit_sets_build():

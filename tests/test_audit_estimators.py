@@ -111,7 +111,7 @@ class SuLQLine:
         self.epsilon, self.point = epsilon, point
 
     def __call__(self, X, rng):
-        est = SuLQKPlane(1, 1, n_iter=1, epsilon=self.epsilon, delta=1e-5, composition="basic", random_state=rng)
+        est = SuLQKPlane(n_clusters=1, subspace_dim=1, n_iter=1, epsilon=self.epsilon, delta=1e-5, composition="basic", random_state=rng)
         return distance_to_release(self.point, est.fit(X).subspaces_)
 
 
@@ -152,11 +152,11 @@ class SAStatistic:
 
     def __call__(self, X, rng):
         if self.epsilon is None:
-            U = KPlane(1, 1, n_init=1, random_state=rng).fit(X).subspaces_
+            U = KPlane(n_clusters=1, subspace_dim=1, n_init=1, random_state=rng).fit(X).subspaces_
         else:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")      # Thm 3.1's conditions fail at this size (reported, expected)
-                U = SampleAggregateSubspace(1, 1, solver="kplane", solver_params={"n_init": 1}, n_subsets=10,
+                U = SampleAggregateSubspace(n_clusters=1, subspace_dim=1, solver="kplane", solver_params={"n_init": 1}, n_subsets=10,
                                             epsilon=self.epsilon, delta=1e-4, random_state=rng).fit(X).subspaces_
         return distance_to_release(self.point, U)
 

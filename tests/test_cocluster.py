@@ -101,7 +101,7 @@ def test_fast_taucc_recovers_strong_blocks_exactly_from_an_overestimate():
     # Fast-τCC is used from an over-estimate of the number of clusters (§3.2): 30 × 30
     # clusters at start, empty ones disappear; it must end with exactly the 3 × 3 blocks.
     for seed in range(3):
-        f = FastTauCC(30, 30, random_state=seed).fit(ds.X)
+        f = FastTauCC(n_row_clusters=30, n_col_clusters=30, random_state=seed).fit(ds.X)
         assert f.converged_
         assert (f.n_row_clusters_, f.n_col_clusters_) == (3, 3)
         assert nmi(ds.labels, f.row_labels_) == pytest.approx(1.0)
@@ -111,7 +111,7 @@ def test_fast_taucc_recovers_strong_blocks_exactly_from_an_overestimate():
 
 def test_fast_taucc_result_is_a_fixed_point_of_both_assignments():
     A = random_counts(150, 120, 0.1, 7)
-    f = FastTauCC(4, 4, random_state=1).fit(A)
+    f = FastTauCC(n_row_clusters=4, n_col_clusters=4, random_state=1).fit(A)
     assert f.converged_
     T = f.T_
     Ur = aggregate_columns(A, f.column_labels_, T.shape[1]) @ association_weights(T).T
@@ -128,8 +128,8 @@ def test_fast_taucc_n_init_keeps_the_best_tau():
     # the n_init starts are drawn one after the other from one generator, exactly as four
     # single fits sharing that generator: n_init keeps the largest τ̂_{R|C} + τ̂_{C|R} of them
     shared = np.random.default_rng(0)
-    singles = [FastTauCC(3, 3, random_state=shared).fit(ds.X) for _ in range(4)]
-    best = FastTauCC(3, 3, n_init=4, random_state=0).fit(ds.X)
+    singles = [FastTauCC(n_row_clusters=3, n_col_clusters=3, random_state=shared).fit(ds.X) for _ in range(4)]
+    best = FastTauCC(n_row_clusters=3, n_col_clusters=3, n_init=4, random_state=0).fit(ds.X)
     scores = [f.tau_rc_ + f.tau_cr_ for f in singles]
     assert best.tau_rc_ + best.tau_cr_ == pytest.approx(max(scores), rel=1e-12)
     assert np.array_equal(best.row_labels_, singles[int(np.argmax(scores))].row_labels_)
@@ -154,7 +154,7 @@ def test_huge_sparse_matrix_is_never_densified():
     n, m, nnz = 200_000, 100_000, 20_000
     A = sp.csr_matrix((rng.integers(1, 4, nnz).astype(float), (rng.integers(0, n, nnz), rng.integers(0, m, nnz))),
                       shape=(n, m))
-    f = FastTauCC(3, 3, max_iter=2, random_state=0).fit(A)
+    f = FastTauCC(n_row_clusters=3, n_col_clusters=3, max_iter=2, random_state=0).fit(A)
     assert f.row_labels_.shape == (n,) and f.T_.sum() == pytest.approx(A.sum())
 
 
@@ -171,7 +171,7 @@ def test_bad_matrices_raise_value_error_naming_the_problem(A, message):
     with pytest.raises(ValueError, match=message):
         check_count_matrix(A)
     with pytest.raises(ValueError, match=message):
-        FastTauCC(2, 2).fit(A)
+        FastTauCC(n_row_clusters=2, n_col_clusters=2).fit(A)
 
 
 @pytest.mark.parametrize("kw,message", [

@@ -31,7 +31,7 @@ COLS = np.array([0, 0, 0, 1, 1, 1])
 @pytest.mark.parametrize("eps,I", [(0.1, 1), (1.0, 4), (3.0, 7)])
 def test_ledger_sums_to_epsilon_with_the_paper_split(eps, I):
     ds = make_block_matrix(60, 40, 2, 2, signal=3.0, noise=0.5, random_state=1)
-    m = DPTauCC(2, 2, epsilon=eps, n_iterations=I, random_state=0).fit(ds.X)
+    m = DPTauCC(n_row_clusters=2, n_col_clusters=2, epsilon=eps, n_iter=I, random_state=0).fit(ds.X)
     entries = m.ledger_.entries
     assert len(entries) == 4 * I  # per iteration: 2 assignments + 2 tables
     # exactly ε: the ledger totals with a correctly rounded sum and the last table release
@@ -56,11 +56,11 @@ def test_ledger_total_is_exactly_epsilon_for_many_budgets():
     misses = []
     for eps in np.r_[rng.uniform(0.01, 10, 40), [0.1, 0.3, 0.7, 1.0, 3.0, 1e6]]:
         for I in (1, 2, 3, 4, 7, 10):
-            m = DPTauCC(2, 2, epsilon=float(eps), n_iterations=I, random_state=0).fit(ds.X)
+            m = DPTauCC(n_row_clusters=2, n_col_clusters=2, epsilon=float(eps), n_iter=I, random_state=0).fit(ds.X)
             if m.ledger_.epsilon != float(eps):
                 misses.append((eps, I, m.ledger_.epsilon))
             last = m.ledger_.entries[-1].epsilon
-            assert last == pytest.approx(m.epsilon_split_["table"], rel=1e-12)   # the rest is ε₁ up to rounding
+            assert last == pytest.approx(m.budget_split_["table"], rel=1e-12)   # the rest is ε₁ up to rounding
     assert not misses, misses[:5]
 
 
@@ -116,7 +116,7 @@ def test_discrete_table_noise_has_the_laplace_scale_and_same_utility(monkeypatch
     assert abs(np.abs(noise).mean() - mean_abs) <= 5 * sd / np.sqrt(noise.size)
     assert abs(mean_abs - 1 / eps1) < 0.01 / eps1       # ≈ the continuous Laplace's E|Z| = 1/ε₁
     ds = make_block_matrix(200, 150, 3, 3, signal=1.0, noise=0.5, random_state=0)
-    run = lambda: np.median([nmi(ds.labels, DPTauCC(3, 3, epsilon=3.0, random_state=s).fit(ds.X).row_assignment_)
+    run = lambda: np.median([nmi(ds.labels, DPTauCC(n_row_clusters=3, n_col_clusters=3, epsilon=3.0, random_state=s).fit(ds.X).row_assignment_)
                              for s in range(10)])
     discrete = run()
     monkeypatch.setattr(mod, "discrete_laplace_mechanism",
@@ -174,8 +174,8 @@ def test_huge_epsilon_matches_fast_taucc_from_the_same_start():
     passes, 𝓘 rounds). Strong blocks; the tolerance 0.05 is the issue's."""
     ds = make_block_matrix(200, 150, 3, 3, signal=5.0, noise=0.5, random_state=0)
     for seed in range(6):
-        dp = DPTauCC(3, 3, epsilon=1e6, n_iterations=4, random_state=seed).fit(ds.X)
-        fast = FastTauCC(3, 3, init="blind", max_iter=4, max_iter_per_mode=1, random_state=seed).fit(ds.X)
+        dp = DPTauCC(n_row_clusters=3, n_col_clusters=3, epsilon=1e6, n_iter=4, random_state=seed).fit(ds.X)
+        fast = FastTauCC(n_row_clusters=3, n_col_clusters=3, init="blind", max_iter=4, max_iter_per_mode=1, random_state=seed).fit(ds.X)
         assert abs(nmi(ds.labels, dp.row_assignment_) - nmi(ds.labels, fast.row_labels_)) <= 0.05
         assert abs(nmi(ds.labels, dp.row_labels_) - nmi(ds.labels, fast.row_labels_)) <= 0.05
 
@@ -191,8 +191,8 @@ def test_huge_epsilon_median_nmi_matches_fast_taucc_on_strong_blocks():
     stream) 6 of these 10 seeds do, and the median drops; the matrix is therefore pinned to the
     instance the measurement was made on, the generator's stream default_rng(0)."""
     ds = make_block_matrix(200, 150, 3, 3, signal=5.0, noise=0.5, random_state=np.random.default_rng(0))
-    fast = np.median([nmi(ds.labels, FastTauCC(30, 30, random_state=s).fit(ds.X).row_labels_) for s in range(3)])
-    dp = [nmi(ds.labels, DPTauCC(3, 3, epsilon=1e6, n_iterations=4, random_state=s).fit(ds.X).row_assignment_)
+    fast = np.median([nmi(ds.labels, FastTauCC(n_row_clusters=30, n_col_clusters=30, random_state=s).fit(ds.X).row_labels_) for s in range(3)])
+    dp = [nmi(ds.labels, DPTauCC(n_row_clusters=3, n_col_clusters=3, epsilon=1e6, n_iter=4, random_state=s).fit(ds.X).row_assignment_)
           for s in range(10)]
     assert fast == pytest.approx(1.0)
     assert abs(np.median(dp) - fast) <= 0.05
@@ -220,14 +220,14 @@ def test_random_matrix_init_structure():
 
 def test_same_seed_same_release_and_sparse_only():
     ds = make_block_matrix(80, 60, 2, 2, signal=3.0, noise=0.5, random_state=2)
-    a = DPTauCC(2, 2, epsilon=1.0, random_state=5).fit(ds.X)
-    b = DPTauCC(2, 2, epsilon=1.0, random_state=5).fit(ds.X)
+    a = DPTauCC(n_row_clusters=2, n_col_clusters=2, epsilon=1.0, random_state=5).fit(ds.X)
+    b = DPTauCC(n_row_clusters=2, n_col_clusters=2, epsilon=1.0, random_state=5).fit(ds.X)
     assert np.array_equal(a.T_, b.T_) and np.array_equal(a.column_labels_, b.column_labels_)
     # a 300 000 × 200 000 sparse matrix (480 GB dense) runs: nothing is densified
     rng = np.random.default_rng(3)
     n, m, nnz = 300_000, 200_000, 30_000
     A = sp.csr_matrix((np.ones(nnz), (rng.integers(0, n, nnz), rng.integers(0, m, nnz))), shape=(n, m))
-    big = DPTauCC(3, 3, epsilon=1.0, n_iterations=1, random_state=0).fit(A)
+    big = DPTauCC(n_row_clusters=3, n_col_clusters=3, epsilon=1.0, n_iter=1, random_state=0).fit(A)
     assert big.row_assignment_.shape == (n,) and big.column_labels_.shape == (m,)
 
 
@@ -239,7 +239,7 @@ def test_same_seed_same_release_and_sparse_only():
     (np.ones((4, 4)), dict(n_row_clusters=1), r"n_row_clusters \(K0\) must be an integer >= 2"),
     (np.ones((4, 4)), dict(n_col_clusters=1), r"n_col_clusters \(L0\) must be an integer >= 2"),
     (np.ones((4, 4)), dict(n_row_clusters=5), r"n_row_clusters \(K0\) must be <= the number of rows"),
-    (np.ones((4, 4)), dict(n_iterations=0), r"n_iterations \(I\) must be an integer >= 1"),
+    (np.ones((4, 4)), dict(n_iter=0), r"n_iter \(I\) must be an integer >= 1"),
     (np.ones((4, 4)), dict(epsilon=0.0), "epsilon must be > 0"),
     (np.ones((4, 4)), dict(epsilon=-1.0), "epsilon must be > 0"),
     (np.ones((4, 4)), dict(assignment_share=1.0), "assignment_share must be in"),
@@ -260,8 +260,8 @@ def test_cluto_reduced_acceptance_tr41():
     ds = load_cluto("tr41")
     k = ds.n_classes
     runs = range(5)
-    fast = np.median([nmi(ds.labels, FastTauCC(k, k, random_state=s).fit(ds.X).row_labels_) for s in runs])
-    dp = {eps: np.median([nmi(ds.labels, DPTauCC(k, k, epsilon=eps, random_state=s).fit(ds.X).row_assignment_)
+    fast = np.median([nmi(ds.labels, FastTauCC(n_row_clusters=k, n_col_clusters=k, random_state=s).fit(ds.X).row_labels_) for s in runs])
+    dp = {eps: np.median([nmi(ds.labels, DPTauCC(n_row_clusters=k, n_col_clusters=k, epsilon=eps, random_state=s).fit(ds.X).row_assignment_)
                           for s in runs]) for eps in (0.1, 3.0)}
     assert dp[3.0] >= 0.6 * fast
     assert dp[3.0] > dp[0.1] + 0.1

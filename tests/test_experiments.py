@@ -95,7 +95,7 @@ def test_bad_sweeps(kw, word):
 
 # small fast settings per registry entry: every registered estimator must build and fit
 _FAST = {"gibbs": {"n_iter": 5}, "sample_aggregate": {"solver": "kplane"}, "sulq_kplane": {"n_iter": 2},
-         "dp_taucc": {"n_iterations": 2}}
+         "dp_taucc": {"n_iter": 2}}
 _DATA = {"subspace": {"kind": "subspaces", "n": 200, "d": 5, "k": 2, "q": 1, "sigma": 0.05, "random_state": 0},
          "kmeans": {"kind": "gaussians", "n": 400, "d": 5, "k": 3, "random_state": 0},
          "cocluster": {"kind": "blocks", "n_rows": 60, "n_cols": 40, "k": 2, "random_state": 0}}

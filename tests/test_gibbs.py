@@ -93,8 +93,8 @@ def test_gibbs_sweep_targets_eq_10_exactly_on_a_tiny_problem():
 # ----------------------------------------------------------------------------- estimator
 def test_huge_epsilon_from_kplane_stays_at_the_kplane_optimum(small_data):
     X = small_data.X
-    ref = KPlane(3, 3, random_state=0).fit(X).cost_
-    g = GibbsSubspaceClustering(3, 3, epsilon=1e6, n_iter=60, n_chains=2, init="kplane", random_state=0).fit(X)
+    ref = KPlane(n_clusters=3, subspace_dim=3, random_state=0).fit(X).cost_
+    g = GibbsSubspaceClustering(n_clusters=3, subspace_dim=3, epsilon=1e6, n_iter=60, n_chains=2, init="kplane", random_state=0).fit(X)
     # At ε = 1e6 the subspace conditional has concentration ≈ (ε/2)·(eigen-gap ≈ n_ℓ/q) ≈ 5e7,
     # i.e. angles of ~1e-4 and cost changes of ~1e-8: far inside the 1 % of the acceptance list.
     assert np.all(np.abs(g.traces_["cost"] / ref - 1) < 0.01)
@@ -106,7 +106,7 @@ def test_fig3_setting_kplane_init_eps10_rhat_below_1_1(fig3_data):
     after the burn-in (first half). The benchmark runs the full 10,000 sweeps; the unit test
     uses 600 (the chains start at an optimum, so burn-in is short)."""
     ds = fig3_data
-    g = GibbsSubspaceClustering(3, 3, epsilon=10.0, n_iter=600, n_chains=8, init="kplane",
+    g = GibbsSubspaceClustering(n_clusters=3, subspace_dim=3, epsilon=10.0, n_iter=600, n_chains=8, init="kplane",
                                 random_state=3).fit(ds.X, ds.labels, ds.subspaces)
     assert split_rhat(g.traces_["cost"], g.burn_in_) < 1.1
     assert set(g.traces_) == {"cost", "statistic", "dw", "accuracy"}
@@ -115,7 +115,7 @@ def test_fig3_setting_kplane_init_eps10_rhat_below_1_1(fig3_data):
 
 def test_traces_match_direct_computation(small_data):
     X = small_data.X
-    g = GibbsSubspaceClustering(3, 3, epsilon=5.0, n_iter=30, n_chains=3, random_state=5, n_average=10)
+    g = GibbsSubspaceClustering(n_clusters=3, subspace_dim=3, epsilon=5.0, n_iter=30, n_chains=3, random_state=5, n_average=10)
     g.fit(X, small_data.labels, small_data.subspaces)
     from dpcore.metrics import subspace_cost, wasserstein_distance
     for c in range(3):
@@ -150,7 +150,7 @@ def test_ledger_sample_mean_and_selection():
 
 
 def test_nonprivate_init_voids_the_guarantee(small_data):
-    g = GibbsSubspaceClustering(3, 3, epsilon=1.0, n_iter=5, init="kplane", random_state=0).fit(small_data.X)
+    g = GibbsSubspaceClustering(n_clusters=3, subspace_dim=3, epsilon=1.0, n_iter=5, init="kplane", random_state=0).fit(small_data.X)
     assert not g.is_private_ and g.private_outputs_ == []
     assert "VOID" in g.ledger_.entries[0].note
     assert "non-private kplane" in g.nonprivate_outputs_["subspaces_"]
@@ -161,7 +161,7 @@ def test_clipping_is_reported():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((100, 5)) * 0.2
     X[:7] *= 30  # seven rows far outside the unit ball
-    g = GibbsSubspaceClustering(2, 2, epsilon=1.0, n_iter=3, random_state=0).fit(X)
+    g = GibbsSubspaceClustering(n_clusters=2, subspace_dim=2, epsilon=1.0, n_iter=3, random_state=0).fit(X)
     assert g.n_clipped_ == int(np.sum(np.linalg.norm(X, axis=1) > 1))
     assert f"{g.n_clipped_} of 100 rows clipped" in g.ledger_.entries[0].note
 
@@ -169,7 +169,7 @@ def test_clipping_is_reported():
 def test_callback_and_reproducibility(small_data):
     calls = []
     kw = dict(n_clusters=3, subspace_dim=3, epsilon=2.0, n_iter=250, n_chains=2, random_state=7)
-    a = GibbsSubspaceClustering(callback=lambda i, n: calls.append((i, n)), **kw).fit(small_data.X)
+    a = GibbsSubspaceClustering(**kw).fit(small_data.X, callback=lambda i, n: calls.append((i, n)))
     b = GibbsSubspaceClustering(**kw).fit(small_data.X)
     assert calls[-1] == (250, 250) and len(calls) <= 101 and all(n == 250 for _, n in calls)
     assert [i for i, _ in calls] == sorted(i for i, _ in calls)
@@ -188,7 +188,6 @@ def test_callback_and_reproducibility(small_data):
     (dict(n_average=0), r"n_average must be an integer >= 1"),
     (dict(column_sampler="slice"), "column_sampler"),
     (dict(release="mean", column_sampler="hoff"), "release='mean' needs column_sampler='acg'"),
-    (dict(callback=3), "callback must be callable"),
 ])
 def test_bad_parameters_raise_valueerror_naming_them(kwargs, match):
     X = np.random.default_rng(0).standard_normal((30, 5)) * 0.3
@@ -197,10 +196,18 @@ def test_bad_parameters_raise_valueerror_naming_them(kwargs, match):
         GibbsSubspaceClustering(**params).fit(X)
 
 
+def test_callback_is_a_fit_argument_and_checked():
+    X = np.random.default_rng(0).standard_normal((30, 5)) * 0.3
+    with pytest.raises(ValueError, match="callback must be callable"):
+        GibbsSubspaceClustering(n_clusters=2, subspace_dim=2, n_iter=2).fit(X, callback=3)
+    with pytest.raises(TypeError):
+        GibbsSubspaceClustering(callback=print)
+
+
 def test_true_subspaces_shape_is_checked():
     X = np.random.default_rng(0).standard_normal((30, 5)) * 0.3
     with pytest.raises(ValueError, match="true_subspaces must have shape"):
-        GibbsSubspaceClustering(2, 2, n_iter=2).fit(X, true_subspaces=random_stiefel(3, 5, 2, 0))
+        GibbsSubspaceClustering(n_clusters=2, subspace_dim=2, n_iter=2).fit(X, true_subspaces=random_stiefel(3, 5, 2, 0))
 
 
 # ----------------------------------------------------------------------------- diagnostics
@@ -262,7 +269,7 @@ def test_traces_computed_in_blocks_equal_the_sweep_by_sweep_traces(monkeypatch):
     # also for a run length that is not a multiple of the block
     from dpcore.subspace import gibbs as gibbs_mod
     ds = make_union_of_subspaces(200, 6, 3, 2, 0.1, random_state=1)
-    fit = lambda: GibbsSubspaceClustering(3, 2, epsilon=5.0, n_iter=150, n_chains=2, random_state=3).fit(
+    fit = lambda: GibbsSubspaceClustering(n_clusters=3, subspace_dim=2, epsilon=5.0, n_iter=150, n_chains=2, random_state=3).fit(
         ds.X, ds.labels, ds.subspaces)
     blocked = fit().traces_
     monkeypatch.setattr(gibbs_mod, "_TRACE_BLOCK", 1)

@@ -291,7 +291,7 @@ def test_ledger_of_release_mean_covers_the_exact_path_loss(search_k3_q3):
     found = search_k3_q3[0]
     ds = make_union_of_subspaces(120, 4, 3, 3, 0.1, random_state=0)
     eps, m = 0.8, 10
-    g = GibbsSubspaceClustering(3, 3, epsilon=eps, n_iter=15, release="mean", n_average=m,
+    g = GibbsSubspaceClustering(n_clusters=3, subspace_dim=3, epsilon=eps, n_iter=15, release="mean", n_average=m,
                                 random_state=0).fit(ds.X)
     needed = eps + (m - 1) * found * eps
     assert g.ledger_.epsilon >= needed
@@ -300,7 +300,7 @@ def test_ledger_of_release_mean_covers_the_exact_path_loss(search_k3_q3):
     note = g.ledger_.entries[0].note
     assert "(q+3)ε/2" in note and "orthonormal" in note
     # best_private: every chain's path plus the choice
-    g = GibbsSubspaceClustering(3, 3, epsilon=eps, n_iter=15, n_chains=2, release="mean", n_average=m,
+    g = GibbsSubspaceClustering(n_clusters=3, subspace_dim=3, epsilon=eps, n_iter=15, n_chains=2, release="mean", n_average=m,
                                 select="best_private", random_state=0).fit(ds.X)
     assert g.ledger_.epsilon == pytest.approx(2 * mean_release_epsilon(eps, 3, m) + eps)
 

@@ -22,11 +22,11 @@ def blobs(n=3000, d=2, seed=0):
 
 def test_kmeanspp_recovers_separated_clusters_dense_and_sparse():
     ds = make_gaussian_mixture(n=600, d=5, k=3, sigma=0.05, random_state=1)
-    km = KMeansPlusPlus(3, n_init=3, random_state=0).fit(ds.X)
+    km = KMeansPlusPlus(n_clusters=3, n_init=3, random_state=0).fit(ds.X)
     assert nmi(ds.labels, km.labels_) == pytest.approx(1.0)
     assert km.cluster_centers_.shape == (3, 5)
     X, y = blobs(900)
-    kms = KMeansPlusPlus(3, n_init=3, normalize_rows=True, random_state=0).fit(sp.csr_matrix(X))
+    kms = KMeansPlusPlus(n_clusters=3, n_init=3, normalize_rows=True, random_state=0).fit(sp.csr_matrix(X))
     assert nmi(y, kms.labels_) == pytest.approx(1.0)
     # normalised rows: the centres are means of unit vectors, so their norms are ≤ 1
     assert np.all(np.linalg.norm(kms.cluster_centers_, axis=1) <= 1 + 1e-12)
@@ -38,7 +38,7 @@ def test_dplloyd_centres_are_cluster_means_up_to_the_noise_at_large_epsilon():
     eps, d = 20.0, 2
     scores = []
     for seed in range(4):
-        m = DPLloydKMeans(3, epsilon=eps, radius=1.0, nonnegative=True, random_state=seed).fit(X)
+        m = DPLloydKMeans(n_clusters=3, epsilon=eps, radius=1.0, nonnegative=True, random_state=seed).fit(X)
         assert m.cluster_centers_.shape == (3, 2) and m.labels_.shape == (3000,)
         assert m.ledger_.epsilon == eps and len(m.ledger_) == 1
         scores.append(nmi(y, m.labels_))
@@ -59,12 +59,12 @@ def test_dplloyd_centres_are_cluster_means_up_to_the_noise_at_large_epsilon():
 
 def test_bounds_are_public_and_never_read_from_the_data():
     X, _ = blobs(500)
-    a = DPLloydKMeans(3, 1.0, radius=1.0, nonnegative=True, random_state=0).fit(X)
-    b = DPLloydKMeans(3, 1.0, radius=1.0, nonnegative=True, random_state=0).fit(1000.0 * X)
+    a = DPLloydKMeans(n_clusters=3, epsilon=1.0, radius=1.0, nonnegative=True, random_state=0).fit(X)
+    b = DPLloydKMeans(n_clusters=3, epsilon=1.0, radius=1.0, nonnegative=True, random_state=0).fit(1000.0 * X)
     assert a.bounds_ == b.bounds_ == (0.0, 1.0)
     # scaling every row leaves the normalised rows unchanged (up to rounding): same release
     assert np.allclose(a.cluster_centers_, b.cluster_centers_, atol=1e-9)
-    c = DPLloydKMeans(3, 1.0, radius=2.0, random_state=0).fit(X - 3.0)
+    c = DPLloydKMeans(n_clusters=3, epsilon=1.0, radius=2.0, random_state=0).fit(X - 3.0)
     assert c.bounds_ == (-2.0, 2.0)
 
 
@@ -97,7 +97,7 @@ def test_diffprivlib_mechanisms_spend_exactly_epsilon(monkeypatch):
     rng = np.random.default_rng(0)
     d, eps = 20, 1.0
     X = np.abs(rng.standard_normal((2000, d)))
-    m = DPLloydKMeans(2, epsilon=eps, radius=1.0, nonnegative=True, random_state=0).fit(X)
+    m = DPLloydKMeans(n_clusters=2, epsilon=eps, radius=1.0, nonnegative=True, random_state=0).fit(X)
     counts = [e for k, e in used if k == "count"]
     sums = [e for k, e in used if k == "sum"]
     assert len(set(counts)) == 1 and len(set(sums)) == 1  # same split every time
@@ -110,9 +110,9 @@ def test_diffprivlib_mechanisms_spend_exactly_epsilon(monkeypatch):
 
 def test_same_seed_reproduces_and_seeds_differ():
     X, _ = blobs(400)
-    a = DPLloydKMeans(3, 1.0, radius=1.0, nonnegative=True, random_state=3).fit(X)
-    b = DPLloydKMeans(3, 1.0, radius=1.0, nonnegative=True, random_state=3).fit(X)
-    c = DPLloydKMeans(3, 1.0, radius=1.0, nonnegative=True, random_state=4).fit(X)
+    a = DPLloydKMeans(n_clusters=3, epsilon=1.0, radius=1.0, nonnegative=True, random_state=3).fit(X)
+    b = DPLloydKMeans(n_clusters=3, epsilon=1.0, radius=1.0, nonnegative=True, random_state=3).fit(X)
+    c = DPLloydKMeans(n_clusters=3, epsilon=1.0, radius=1.0, nonnegative=True, random_state=4).fit(X)
     assert np.array_equal(a.cluster_centers_, b.cluster_centers_)
     assert not np.array_equal(a.cluster_centers_, c.cluster_centers_)
 
@@ -134,19 +134,19 @@ def test_bad_input(X, kw, message):
 
 def test_kmeanspp_bad_input():
     with pytest.raises(ValueError, match="n_init must be"):
-        KMeansPlusPlus(2, n_init=0).fit(np.ones((5, 2)))
+        KMeansPlusPlus(n_clusters=2, n_init=0).fit(np.ones((5, 2)))
     with pytest.raises(ValueError, match="n_clusters must be <= the number of rows"):
-        KMeansPlusPlus(6).fit(np.ones((5, 2)))
+        KMeansPlusPlus(n_clusters=6).fit(np.ones((5, 2)))
 
 
 def test_dplloyd_reports_clipping_and_flags_a_data_derived_radius():
     from dpcore.kmeans._utils import DataDerivedRadiusWarning
     X = np.random.default_rng(0).normal(size=(300, 4))
     n_long = int((np.linalg.norm(X, axis=1) > 2.0).sum())
-    m = DPLloydKMeans(3, 1.0, radius=2.0, row_map="clip", random_state=0).fit(X)
+    m = DPLloydKMeans(n_clusters=3, epsilon=1.0, radius=2.0, row_map="clip", random_state=0).fit(X)
     assert m.n_clipped_ == n_long > 0 and m.radius_ == 2.0
     assert m.private_outputs_ == ["cluster_centers_"] and "n_clipped_" in m.nonprivate_outputs_
     with pytest.warns(DataDerivedRadiusWarning):
-        leak = DPLloydKMeans(3, 1.0, radius="data", row_map="clip", random_state=0).fit(X)
+        leak = DPLloydKMeans(n_clusters=3, epsilon=1.0, radius="data", row_map="clip", random_state=0).fit(X)
     assert leak.radius_ == pytest.approx(np.linalg.norm(X, axis=1).max()) and leak.n_clipped_ == 0
     assert leak.private_outputs_ == [] and "cluster_centers_" in leak.nonprivate_outputs_

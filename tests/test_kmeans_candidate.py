@@ -169,13 +169,13 @@ def test_seed_from_candidates_uses_leaves_and_is_distinct():
 def test_ledger_matches_documented_split_and_sums_to_epsilon(mixture):
     X, lam = mixture
     eps, delta = 0.8, 1e-5
-    m = CandidateKMeans(5, eps, lam, delta=delta, refine_iter=2, random_state=0).fit(X)
+    m = CandidateKMeans(n_clusters=5, epsilon=eps, radius=lam, delta=delta, refine_iter=2, random_state=0).fit(X)
     got = [e.epsilon for e in m.ledger_.entries]
     assert got == pytest.approx([eps * DEFAULT_SPLIT[s] for s in ("candidate", "localswap", "recovery")], rel=1e-12)
     assert [e.delta for e in m.ledger_.entries] == [0.0, 0.0, delta]
     assert m.ledger_.total() == pytest.approx((eps, delta), rel=1e-12)
     split = {"candidate": 0.2, "localswap": 0.3, "recovery": 0.5}
-    m = CandidateKMeans(5, 2.0, lam, budget_split=split, random_state=0).fit(X)
+    m = CandidateKMeans(n_clusters=5, epsilon=2.0, radius=lam, budget_split=split, random_state=0).fit(X)
     assert [e.epsilon for e in m.ledger_.entries] == pytest.approx([0.4, 0.6, 1.0], rel=1e-12)
     assert sum(resolve_budget_split(split, 0.3).values()) == 0.3  # last stage takes the remainder exactly
 
@@ -195,16 +195,16 @@ def test_recovery_noise_is_calibrated_by_gdp_composition():
 
 def test_huge_epsilon_is_within_1_5_of_kmeans_plus_plus(mixture):
     X, lam = mixture  # 5 well-separated Gaussians (σ = 0.1, centres ~2.6 apart)
-    base = kmeans_objective(X, KMeansPlusPlus(5, random_state=0).fit(X).cluster_centers_)
-    ratios = [kmeans_objective(X, CandidateKMeans(5, 1e6, lam, n_swaps=10, random_state=s).fit(X).cluster_centers_)
+    base = kmeans_objective(X, KMeansPlusPlus(n_clusters=5, random_state=0).fit(X).cluster_centers_)
+    ratios = [kmeans_objective(X, CandidateKMeans(n_clusters=5, epsilon=1e6, radius=lam, n_swaps=10, random_state=s).fit(X).cluster_centers_)
               / base for s in range(3)]
     assert max(ratios) <= 1.5
 
 
 def test_kmedian_variant(mixture):
     X, lam = mixture
-    base = kmedian_objective(X, KMeansPlusPlus(5, random_state=0).fit(X).cluster_centers_)
-    m = CandidateKMedian(5, 1e6, lam, n_swaps=10, random_state=0).fit(X)
+    base = kmedian_objective(X, KMeansPlusPlus(n_clusters=5, random_state=0).fit(X).cluster_centers_)
+    m = CandidateKMedian(n_clusters=5, epsilon=1e6, radius=lam, n_swaps=10, random_state=0).fit(X)
     assert kmedian_objective(X, m.cluster_centers_) <= 1.5 * base
     assert m.ledger_.total() == pytest.approx((1e6, 1e-6))
     assert "1-median" in m.ledger_.entries[-1].what
@@ -227,12 +227,12 @@ def test_clipping_is_counted_and_data_radius_warns(mixture):
     X, lam = mixture
     norms = np.linalg.norm(X, axis=1)
     r = float(np.quantile(norms, 0.9))
-    m = CandidateKMeans(3, 1.0, r, random_state=0).fit(X)
+    m = CandidateKMeans(n_clusters=3, epsilon=1.0, radius=r, random_state=0).fit(X)
     assert m.n_clipped_ == int((norms > r).sum()) > 0
     assert np.all(np.linalg.norm(m.cluster_centers_, axis=1) <= r * (1 + 1e-12))
     assert "n_clipped_" in m.nonprivate_outputs_ and "labels_" in m.nonprivate_outputs_
     with pytest.warns(DataDerivedRadiusWarning, match="privacy leakage"):
-        m = CandidateKMeans(3, 1.0, "data", random_state=0).fit(X)
+        m = CandidateKMeans(n_clusters=3, epsilon=1.0, radius="data", random_state=0).fit(X)
     assert m.radius_ == pytest.approx(norms.max())
     assert "radius_" in m.nonprivate_outputs_ and m.private_outputs_ == []
 
@@ -247,7 +247,7 @@ def test_sparse_recovery_is_pure_and_sparse():
         cols = rng.choice(10, size=s, replace=False) + 10 * labels[i]
         X[i, cols] = rng.uniform(0.2, 0.4, size=s)
     X = sp.csr_matrix(X)
-    m = CandidateKMeans(2, 50.0, 1.0, recovery="sparse", sparsity=s, eta=1.0, delta=0.0, random_state=0).fit(X)
+    m = CandidateKMeans(n_clusters=2, epsilon=50.0, radius=1.0, recovery="sparse", sparsity=s, eta=1.0, delta=0.0, random_state=0).fit(X)
     assert m.ledger_.total() == (50.0, 0.0)
     assert np.all(np.count_nonzero(m.cluster_centers_, axis=1) <= 2 * s)  # m = ⌈2s/η⌉ coordinates
     centres, counts, chosen = sparse_noisy_means(X, labels, 2, 1.0, s, 1.0, 200.0, random_state=1)

@@ -30,7 +30,7 @@ def mixture():
 # ----------------------------------------------------------------------------- SuLQ
 def test_sulq_ledger_and_noise_calibration(mixture):
     X, lam = mixture
-    m = SuLQKMeans(4, 0.7, lam, delta=1e-5, random_state=0).fit(X)
+    m = SuLQKMeans(n_clusters=4, epsilon=0.7, radius=lam, delta=1e-5, random_state=0).fit(X)
     assert len(m.ledger_) == 1 and m.ledger_.total() == (0.7, 1e-5)
     assert len(m.history_) == 20  # §7: 20 iterations
     # the 20 releases share the budget exactly: σ of one Gaussian of sensitivity 2Λ·√20
@@ -43,7 +43,7 @@ def test_sulq_ledger_and_noise_calibration(mixture):
 def test_sulq_bounds_and_huge_epsilon(mixture):
     X, lam = mixture
     from sklearn.cluster import KMeans
-    m = SuLQKMeans(4, 1e6, lam, bounds=(-1.0, 1.0), random_state=1).fit(X)
+    m = SuLQKMeans(n_clusters=4, epsilon=1e6, radius=lam, bounds=(-1.0, 1.0), random_state=1).fit(X)
     assert np.all(np.abs(m.init_centers_) <= 1.0)
     # no noise to speak of: SuLQ is then Lloyd from its random start. Compared with plain Lloyd
     # from the same start over 10 starts (a single start may merge two components — 4 to 6 of
@@ -51,7 +51,7 @@ def test_sulq_bounds_and_huge_epsilon(mixture):
     # codes' different handling of a cluster that empties (sklearn relocates it, SuLQ keeps it).
     ratios = []
     for seed in range(10):
-        m = SuLQKMeans(4, 1e6, lam, bounds=(-1.0, 1.0), random_state=seed).fit(X)
+        m = SuLQKMeans(n_clusters=4, epsilon=1e6, radius=lam, bounds=(-1.0, 1.0), random_state=seed).fit(X)
         lloyd = KMeans(4, init=m.init_centers_, n_init=1, max_iter=m.n_iter, tol=0, algorithm="lloyd").fit(X)
         ratios.append(kmeans_objective(X, m.cluster_centers_) / kmeans_objective(X, lloyd.cluster_centers_))
     assert abs(np.median(ratios) - 1.0) <= 0.01
@@ -98,7 +98,7 @@ def test_sulq_bad_inputs(mixture):
 # ----------------------------------------------------------------------------- sample and aggregate
 def test_sample_aggregate_kmeans_uses_the_aggregator(mixture):
     X, lam = mixture
-    m = SampleAggregateKMeans(4, 1.0, lam, random_state=0).fit(X)
+    m = SampleAggregateKMeans(n_clusters=4, epsilon=1.0, radius=lam, random_state=0).fit(X)
     assert len(m.ledger_) == 1 and m.ledger_.total() == (1.0, 1e-6)
     assert "sample and aggregate" in m.ledger_.entries[0].what
     assert m.aggregate_.outputs.shape == (m.n_subsets_, 4 * X.shape[1])
@@ -116,11 +116,11 @@ def test_lowmem_matching_distance_equals_the_aggregators():
 def test_sample_aggregate_bad_inputs_and_leak_warning(mixture):
     X, lam = mixture
     with pytest.raises(ValueError, match="n >= 4"):
-        SampleAggregateKMeans(600, 1.0, lam).fit(X)
+        SampleAggregateKMeans(n_clusters=600, epsilon=1.0, radius=lam).fit(X)
     with pytest.raises(ValueError, match="radius"):
-        SampleAggregateKMeans(4, 1.0, -2.0).fit(X)
+        SampleAggregateKMeans(n_clusters=4, epsilon=1.0, radius=-2.0).fit(X)
     with pytest.warns(DataDerivedRadiusWarning):
-        m = SampleAggregateKMeans(2, 1.0, "data", random_state=0).fit(X)
+        m = SampleAggregateKMeans(n_clusters=2, epsilon=1.0, radius="data", random_state=0).fit(X)
     assert m.private_outputs_ == [] and "radius_" in m.nonprivate_outputs_
 
 
@@ -131,10 +131,10 @@ def test_candidate_beats_sulq_and_sample_aggregate_small_scale():
     # SuLQ ≈ 2.3, sample and aggregate ≈ 14; the test only asserts the order.
     ds = make_gaussian_mixture(n=5000, d=50, k=16, random_state=0)
     X, lam = ds.X, ds.extras["public_radius"]
-    base = kmeans_objective(X, KMeansPlusPlus(8, n_init=1, random_state=0).fit(X).cluster_centers_)
+    base = kmeans_objective(X, KMeansPlusPlus(n_clusters=8, n_init=1, random_state=0).fit(X).cluster_centers_)
 
     def ratio(cls, seeds):
-        return float(np.median([kmeans_objective(X, cls(8, 1.0, lam, random_state=s).fit(X).cluster_centers_) / base
+        return float(np.median([kmeans_objective(X, cls(n_clusters=8, epsilon=1.0, radius=lam, random_state=s).fit(X).cluster_centers_) / base
                                 for s in seeds]))
 
     cand = ratio(CandidateKMeans, range(5))

@@ -121,7 +121,7 @@ def test_audit_of_one_count_old_float_vs_discrete():
 
 
 # ----------------------------------------------------------------------------- DP-τCC end to end
-def _dptaucc_cell_releases(A, A_ref, cell, n_runs, seed, epsilon=1.0, n_iterations=4):
+def _dptaucc_cell_releases(A, A_ref, cell, n_runs, seed, epsilon=1.0, n_iter=4):
     """Run DP-τCC ``n_runs`` times on A and read, from each run, the final released table's
     cell holding matrix cell ``cell`` (0 if clipping deleted its row or column), the value of
     that co-cluster on A_ref (= D) under the run's released partitions, and - for the OLD
@@ -135,7 +135,7 @@ def _dptaucc_cell_releases(A, A_ref, cell, n_runs, seed, epsilon=1.0, n_iteratio
     children = np.random.SeedSequence(seed).spawn(n_runs)
     for run, ss in enumerate(children):
         rng = np.random.default_rng(ss)
-        m = DPTauCC(3, 3, epsilon=epsilon, n_iterations=n_iterations, random_state=rng).fit(A)
+        m = DPTauCC(n_row_clusters=3, n_col_clusters=3, epsilon=epsilon, n_iter=n_iter, random_state=rng).fit(A)
         r, c = m.row_labels_, m.column_labels_
         eps_last = m.ledger_.entries[-1].epsilon             # the last table release's ε₁
         scale = 1.0 / eps_last                               # what laplace_mechanism computes

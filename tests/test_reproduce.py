@@ -59,8 +59,8 @@ def test_subspace_fig3_traces_and_diagnostics(tiny_out):
 def test_cocluster_fig3_has_iterations_and_tau(tiny_out):
     df = pd.read_csv(tiny_out / "cocluster-fig3" / "cstr.csv")
     S = rp.SETTINGS["cocluster-fig3"]["tiny"]
-    assert RUN_COLUMNS | {"n_iterations", "tau_rc", "nmi"} <= set(df.columns)
-    assert sorted(df["n_iterations"].unique()) == S["iterations"]
+    assert RUN_COLUMNS | {"n_iter", "tau_rc", "nmi"} <= set(df.columns)
+    assert sorted(df["n_iter"].unique()) == S["iterations"]
     assert df["tau_rc"].between(0, 1).all()   # τ̂ of a non-negative table is a proportion of reduction
 
 

@@ -210,7 +210,7 @@ def test_eps_1e10_releases_the_chosen_subset_solution():
     leaves a 4.8× margin for the χ tail.
     """
     ds = make_union_of_subspaces(600, 5, 3, 3, 0.01, random_state=3)
-    est = SampleAggregateSubspace(3, 3, solver="kplane", n_subsets=25, epsilon=1e10, random_state=4).fit(ds.X)
+    est = SampleAggregateSubspace(n_clusters=3, subspace_dim=3, solver="kplane", n_subsets=25, epsilon=1e10, random_state=4).fit(ds.X)
     assert est.alpha_ == pytest.approx(math.sqrt(2e10), rel=0.01)
     subs = est.subset_subspaces_
     m = subs.shape[0]
@@ -228,14 +228,14 @@ def test_estimator_attributes_ledger_and_privacy_statement():
     ds = make_union_of_subspaces(500, 6, 2, 2, 0.05, random_state=0)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        est = SampleAggregateSubspace(2, 2, solver="kplane", epsilon=1.0, random_state=0).fit(ds.X)
+        est = SampleAggregateSubspace(n_clusters=2, subspace_dim=2, solver="kplane", epsilon=1.0, random_state=0).fit(ds.X)
     n = 500
-    assert est.delta_ == pytest.approx(1 / (n * math.log(n)))          # §5 default
+    assert est.delta_spent_ == pytest.approx(1 / (n * math.log(n)))          # §5 default
     assert est.n_subsets_ == math.ceil(math.log(n) ** 2) == 39
     assert est.encoding_dim_ == 2 * 6 * 7 // 2 == 42
     assert est.subspaces_.shape == (2, 6, 2)
     assert np.allclose(np.einsum("kdi,kdj->kij", est.subspaces_, est.subspaces_), np.eye(2))
-    assert est.ledger_.total() == (1.0, est.delta_) and len(est.ledger_) == 1
+    assert est.ledger_.total() == (1.0, est.delta_spent_) and len(est.ledger_) == 1
     assert "subspaces_" in est.private_outputs_ and "labels_" in est.nonprivate_outputs_
     assert "smooth_sensitivity_" in est.nonprivate_outputs_
     # ε = 1 < 2D/√m = 84/√39 = 13.45: Thm 3.1's condition is broken -> warned and listed
@@ -265,4 +265,4 @@ def test_theorem31_conditions_hold_quietly():
 def test_bad_input_names_the_parameter(kwargs, name):
     X = make_union_of_subspaces(1000, 10, 3, 3, 0.1, random_state=0).X
     with pytest.raises(ValueError, match=name):
-        SampleAggregateSubspace(3, 3, **kwargs).fit(X)
+        SampleAggregateSubspace(n_clusters=3, subspace_dim=3, **kwargs).fit(X)

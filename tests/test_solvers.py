@@ -66,7 +66,7 @@ def test_low_noise_exact_recovery(low_noise_data):
     """σ = 0.01: SSC and LRR recover the clusters exactly (accuracy 1.0) for all 5 seeds."""
     for s, ds in zip(SEEDS, low_noise_data):
         for cls in (SSC, LRR):
-            m = cls(3, 3, random_state=200 + s).fit(ds.X)
+            m = cls(n_clusters=3, subspace_dim=3, random_state=200 + s).fit(ds.X)
             assert clustering_accuracy(ds.labels, m.labels_) == 1.0, (cls.__name__, s)
 
 
@@ -90,17 +90,17 @@ def test_bad_input_names_parameter(name):
 def test_bad_solver_specific_parameters():
     X = make_union_of_subspaces(30, 5, 2, 2, 0.05, random_state=0).X
     with pytest.raises(ValueError, match="n_neighbors"):
-        TSC(2, 2, n_neighbors=30).fit(X)         # s ≥ n
+        TSC(n_clusters=2, subspace_dim=2, n_neighbors=30).fit(X)         # s ≥ n
     with pytest.raises(ValueError, match="variant"):
-        TSC(2, 2, variant="fast").fit(X)
+        TSC(n_clusters=2, subspace_dim=2, variant="fast").fit(X)
     with pytest.raises(ValueError, match="alpha"):
-        SSC(2, 2, alpha=0).fit(X)
+        SSC(n_clusters=2, subspace_dim=2, alpha=0).fit(X)
     with pytest.raises(ValueError, match="lam"):
-        LRR(2, 2, lam=-1).fit(X)
+        LRR(n_clusters=2, subspace_dim=2, lam=-1).fit(X)
     with pytest.raises(ValueError, match="n_init"):
-        KPlane(2, 2, n_init=0).fit(X)
+        KPlane(n_clusters=2, subspace_dim=2, n_init=0).fit(X)
     with pytest.raises(ValueError, match="init"):
-        KPlane(2, 2, init=np.zeros((2, 5, 2))).fit(X)   # not orthonormal
+        KPlane(n_clusters=2, subspace_dim=2, init=np.zeros((2, 5, 2))).fit(X)   # not orthonormal
     with pytest.raises(ValueError, match="solver must be one of"):
         make_solver("kmeans", 2, 2)
     with pytest.raises(ValueError, match="bad parameter"):
@@ -153,7 +153,7 @@ def test_spectral_clustering_recovers_blocks():
 # ----------------------------------------------------------------------------- k-plane
 def test_kplane_cost_is_monotone_and_matches_eq3():
     ds = make_union_of_subspaces(400, 10, 3, 3, 0.1, random_state=7)
-    m = KPlane(3, 3, n_init=3, random_state=1).fit(ds.X)
+    m = KPlane(n_clusters=3, subspace_dim=3, n_init=3, random_state=1).fit(ds.X)
     h = np.array(m.cost_history_)
     # each assign/refit iteration can only lower eq. (3); allow rounding (1e-12)
     assert np.all(np.diff(h) <= 1e-12)
@@ -164,7 +164,7 @@ def test_kplane_cost_is_monotone_and_matches_eq3():
 def test_kplane_from_given_bases_and_step():
     ds = make_union_of_subspaces(500, 10, 3, 3, 0.05, random_state=2)
     # started at the truth, k-plane stays there (no restarts when init is an array)
-    m = KPlane(3, 3, init=ds.subspaces, random_state=0).fit(ds.X)
+    m = KPlane(n_clusters=3, subspace_dim=3, init=ds.subspaces, random_state=0).fit(ds.X)
     assert clustering_accuracy(ds.labels, m.labels_) >= 0.99
     assert wasserstein_distance(m.subspaces_, ds.subspaces) < 0.2
     # one kplane_step from random bases does not increase the cost
@@ -210,7 +210,7 @@ def test_ssc_admm_matches_lasso_objective():
 
 def test_ssc_attributes_and_affinity():
     ds = make_union_of_subspaces(150, 6, 2, 2, 0.02, random_state=0)
-    m = SSC(2, 2, random_state=0).fit(ds.X)
+    m = SSC(n_clusters=2, subspace_dim=2, random_state=0).fit(ds.X)
     _check_result(m, 150, 2, 6, 2)
     assert m.coherence_ > 0 and m.lambda_ == pytest.approx(20.0 / m.coherence_)
     assert np.allclose(m.affinity_, m.affinity_.T)
@@ -218,7 +218,7 @@ def test_ssc_attributes_and_affinity():
     # the ADMM stopped on the authors' rule or at max_iter
     assert m.admm_error_ <= 2e-4 or m.n_iter_ == 200
     # reproducible
-    m2 = SSC(2, 2, random_state=0).fit(ds.X)
+    m2 = SSC(n_clusters=2, subspace_dim=2, random_state=0).fit(ds.X)
     assert np.array_equal(m.labels_, m2.labels_)
 
 
@@ -263,7 +263,7 @@ def test_lrr_noiseless_gives_shape_interaction_matrix():
     """Noiseless independent subspaces, large λ: E = 0 and Z* = V Vᵀ (the shape interaction
     matrix, Liu et al. Thm. 4), which is block diagonal in the true clusters."""
     ds = make_union_of_subspaces(90, 8, 3, 2, 0.0, random_state=3)   # 3·2 = 6 ≤ 8: independent
-    m = LRR(3, 2, lam=100.0, random_state=0).fit(ds.X)
+    m = LRR(n_clusters=3, subspace_dim=2, lam=100.0, random_state=0).fit(ds.X)
     _, s, Vt = np.linalg.svd(ds.X.T, full_matrices=False)
     r = int(np.sum(s > 1e-10 * s[0]))
     VVt = Vt[:r].T @ Vt[:r]
@@ -282,7 +282,7 @@ def test_tsc_graph_and_variants():
     assert np.all(np.diff(W.indptr) >= 5)            # every point keeps its s neighbours
     assert W.data.max() <= 2.0 and W.data.min() > 0  # exp(−2 arccos) ≤ 1, mutual edges add
     for variant in ("full", "simplified"):
-        m = TSC(3, 3, n_neighbors=8, variant=variant, random_state=0).fit(ds.X)
+        m = TSC(n_clusters=3, subspace_dim=3, n_neighbors=8, variant=variant, random_state=0).fit(ds.X)
         _check_result(m, 300, 3, 10, 3)
         assert clustering_accuracy(ds.labels, m.labels_) == 1.0
         if variant == "simplified" and not m.used_fallback_:
@@ -292,7 +292,7 @@ def test_tsc_graph_and_variants():
 
 def test_tsc_low_noise_accuracy(low_noise_data):
     for s, ds in zip(SEEDS, low_noise_data):
-        m = TSC(3, 3, random_state=s).fit(ds.X)
+        m = TSC(n_clusters=3, subspace_dim=3, random_state=s).fit(ds.X)
         assert clustering_accuracy(ds.labels, m.labels_) == 1.0, s
 
 

@@ -57,24 +57,24 @@ def test_alg5_noise_is_sigma_times_standard_normal():
 
 def test_sigma_classic_below_1_analytic_above():
     X = make_union_of_subspaces(300, 6, 2, 2, 0.05, random_state=0).X
-    lo = SuLQKPlane(2, 2, n_iter=5, epsilon=1.0, random_state=0).fit(X)
+    lo = SuLQKPlane(n_clusters=2, subspace_dim=2, n_iter=5, epsilon=1.0, random_state=0).fit(X)
     assert lo.per_query_epsilon_ < 1 and lo.noise_mechanism_ == "classic"
     # Alg. 5: σ = 2√(2 ln(1.25/δ))/ε
     assert lo.noise_sigma_ == pytest.approx(2 * math.sqrt(2 * math.log(1.25 / lo.per_query_delta_))
                                             / lo.per_query_epsilon_, rel=1e-12)
-    hi = SuLQKPlane(2, 2, n_iter=5, epsilon=1000.0, random_state=0).fit(X)
+    hi = SuLQKPlane(n_clusters=2, subspace_dim=2, n_iter=5, epsilon=1000.0, random_state=0).fit(X)
     assert hi.per_query_epsilon_ >= 1 and hi.noise_mechanism_ == "analytic"
     assert hi.noise_sigma_ == pytest.approx(gaussian_sigma_analytic(2.0, hi.per_query_epsilon_,
                                                                     hi.per_query_delta_), rel=1e-12)
     assert "analytic" in hi.ledger_.entries[0].mechanism
     with pytest.raises(ValueError, match="per-query epsilon"):
-        SuLQKPlane(2, 2, n_iter=5, epsilon=1000.0, gaussian="classic").fit(X)
+        SuLQKPlane(n_clusters=2, subspace_dim=2, n_iter=5, epsilon=1000.0, gaussian="classic").fit(X)
 
 
 # --------------------------------------------------------------------------- estimator
 def test_ledger_sums_to_the_users_budget_and_privacy_statement():
     X = make_union_of_subspaces(400, 6, 3, 2, 0.05, random_state=1).X
-    est = SuLQKPlane(3, 2, n_iter=7, epsilon=2.0, delta=1e-4, random_state=0).fit(X)
+    est = SuLQKPlane(n_clusters=3, subspace_dim=2, n_iter=7, epsilon=2.0, delta=1e-4, random_state=0).fit(X)
     assert len(est.ledger_) == 1 and est.ledger_.total() == (2.0, 1e-4)
     assert "Prop. E.2" in est.ledger_.entries[0].note
     assert est.n_queries_ == 21 and est.composition_used_ == "advanced"
@@ -83,15 +83,15 @@ def test_ledger_sums_to_the_users_budget_and_privacy_statement():
     assert est.subspace_history_.shape == (8, 3, 6, 2) and len(est.cost_history_) == 7
     assert "subspaces_" in est.private_outputs_ and "labels_" in est.nonprivate_outputs_
     # default δ′ = 1/(n ln n) (§5)
-    assert SuLQKPlane(3, 2, n_iter=1, epsilon=1.0, random_state=0).fit(X).delta_ == pytest.approx(
+    assert SuLQKPlane(n_clusters=3, subspace_dim=2, n_iter=1, epsilon=1.0, random_state=0).fit(X).delta_spent_ == pytest.approx(
         1 / (400 * math.log(400)))
 
 
 def test_initial_subspaces_use_no_data():
     A = make_union_of_subspaces(300, 6, 2, 2, 0.05, random_state=0).X
     B = make_union_of_subspaces(500, 6, 2, 2, 0.3, random_state=9).X
-    ua = SuLQKPlane(2, 2, n_iter=2, epsilon=1.0, random_state=42).fit(A).init_subspaces_
-    ub = SuLQKPlane(2, 2, n_iter=2, epsilon=1.0, random_state=42).fit(B).init_subspaces_
+    ua = SuLQKPlane(n_clusters=2, subspace_dim=2, n_iter=2, epsilon=1.0, random_state=42).fit(A).init_subspaces_
+    ub = SuLQKPlane(n_clusters=2, subspace_dim=2, n_iter=2, epsilon=1.0, random_state=42).fit(B).init_subspaces_
     assert np.array_equal(ua, ub)
 
 
@@ -99,7 +99,7 @@ def test_rows_outside_unit_ball_are_clipped_with_a_warning():
     X = make_union_of_subspaces(200, 5, 2, 2, 0.05, random_state=0).X
     X[:7] *= 3.0
     with pytest.warns(UserWarning, match="unit ball"):
-        est = SuLQKPlane(2, 2, n_iter=2, epsilon=1.0, random_state=0).fit(X)
+        est = SuLQKPlane(n_clusters=2, subspace_dim=2, n_iter=2, epsilon=1.0, random_state=0).fit(X)
     assert est.n_clipped_ == 7 and "n_clipped_" in est.nonprivate_outputs_
 
 
@@ -113,8 +113,8 @@ def test_eps_1e6_matches_kplane_cost_with_prop_E2():
     with n = 1000 (λ ≈ 114) gives 1.3 % (measured 1.1–1.5 % on 4 seeds: over 1 %), so this test uses
     n = 3000 (λ ≈ 343): 0.15 %, well inside the 1 % of the issue."""
     ds = make_union_of_subspaces(3000, 10, 3, 3, 0.1, random_state=0)
-    s = SuLQKPlane(3, 3, n_iter=10, epsilon=1e6, random_state=1).fit(ds.X)
-    kp = KPlane(3, 3, init=s.init_subspaces_, max_iter=10).fit(ds.X)
+    s = SuLQKPlane(n_clusters=3, subspace_dim=3, n_iter=10, epsilon=1e6, random_state=1).fit(ds.X)
+    kp = KPlane(n_clusters=3, subspace_dim=3, init=s.init_subspaces_, max_iter=10).fit(ds.X)
     assert s.per_query_epsilon_ == pytest.approx(8.3, abs=0.1)
     assert abs(s.cost_ - kp.cost_) <= 0.01 * kp.cost_
 
@@ -123,15 +123,15 @@ def test_eps_1e6_matches_kplane_cost_fig2_middle_with_best_composition():
     # n = 1000: with composition="best" the even split is used (per-query ε = 33 333, σ ≈ 0.008),
     # relative excess ≈ (0.008/1.25)² × 1.3 % ≈ 5e-7.
     ds = make_union_of_subspaces(1000, 10, 3, 3, 0.1, random_state=0)
-    s = SuLQKPlane(3, 3, n_iter=10, epsilon=1e6, composition="best", random_state=1).fit(ds.X)
+    s = SuLQKPlane(n_clusters=3, subspace_dim=3, n_iter=10, epsilon=1e6, composition="best", random_state=1).fit(ds.X)
     assert s.composition_used_ == "basic" and "sequential" in s.ledger_.entries[0].note
-    kp = KPlane(3, 3, init=s.init_subspaces_, max_iter=10).fit(ds.X)
-    best = KPlane(3, 3, n_init=10, random_state=0).fit(ds.X)
+    kp = KPlane(n_clusters=3, subspace_dim=3, init=s.init_subspaces_, max_iter=10).fit(ds.X)
+    best = KPlane(n_clusters=3, subspace_dim=3, n_init=10, random_state=0).fit(ds.X)
     assert abs(s.cost_ - kp.cost_) <= 0.01 * kp.cost_
     # against the best of 10 k-plane starts: one random start can stop in a local optimum (3 of
     # 10 starts do here, at about twice the cost, as k-plane itself would), so over 10 starts
     # the median SuLQ cost is within 1 % of the best k-plane cost
-    costs = [SuLQKPlane(3, 3, n_iter=10, epsilon=1e6, composition="best", random_state=r).fit(ds.X).cost_
+    costs = [SuLQKPlane(n_clusters=3, subspace_dim=3, n_iter=10, epsilon=1e6, composition="best", random_state=r).fit(ds.X).cost_
              for r in range(10)]
     assert np.median(costs) <= 1.01 * best.cost_
 
@@ -148,7 +148,7 @@ def test_eps_1e6_matches_kplane_cost_fig2_middle_with_best_composition():
 def test_bad_input_names_the_parameter(kwargs, name):
     X = make_union_of_subspaces(200, 5, 2, 2, 0.05, random_state=0).X
     with pytest.raises(ValueError, match=name):
-        SuLQKPlane(2, 2, **kwargs).fit(X)
+        SuLQKPlane(n_clusters=2, subspace_dim=2, **kwargs).fit(X)
 
 
 # --------------------------------------------------------------------------- Fig. 2 trend
@@ -159,11 +159,11 @@ def _sa_releases(X, solver, epsilons, seed):
     ``fit`` at another ε recomputes exactly the same m subset solutions B and only steps 5–7
     differ; to keep the test short we fit once (at the largest ε) and re-run steps 5–7 on
     ``aggregate_.outputs`` for the other ε (the equivalence is asserted in the trend test)."""
-    est = SampleAggregateSubspace(3, 3, solver=solver, epsilon=max(epsilons), random_state=seed).fit(X)
+    est = SampleAggregateSubspace(n_clusters=3, subspace_dim=3, solver=solver, epsilon=max(epsilons), random_state=seed).fit(X)
     out = {max(epsilons): est.subspaces_}
     for e in epsilons:
         if e != max(epsilons):
-            res = private_aggregate(est.aggregate_.outputs, e, est.delta_, diameter=est.diameter_, n_blocks=3,
+            res = private_aggregate(est.aggregate_.outputs, e, est.delta_spent_, diameter=est.diameter_, n_blocks=3,
                                     random_state=seed)
             out[e] = decode_subspaces(res.released, 3, X.shape[1], 3)
     return out, est
@@ -180,13 +180,13 @@ def test_fig2_middle_utility_trend():
         ds0 = make_union_of_subspaces(1000, 10, 3, 3, 0.1, random_state=0)
         # the shortcut of _sa_releases: a fit at ε = 1 has the same subset solutions
         _, est = _sa_releases(ds0.X, "kplane", eps, 100)
-        other = SampleAggregateSubspace(3, 3, solver="kplane", epsilon=1, random_state=100).fit(ds0.X)
+        other = SampleAggregateSubspace(n_clusters=3, subspace_dim=3, solver="kplane", epsilon=1, random_state=100).fit(ds0.X)
         assert np.array_equal(other.subset_subspaces_, est.subset_subspaces_)
         for seed in range(5):
             ds = make_union_of_subspaces(1000, 10, 3, 3, 0.1, random_state=seed)
             for T in (10, 50):
                 for e in eps:
-                    est = SuLQKPlane(3, 3, n_iter=T, epsilon=e, random_state=100 + seed).fit(ds.X)
+                    est = SuLQKPlane(n_clusters=3, subspace_dim=3, n_iter=T, epsilon=e, random_state=100 + seed).fit(ds.X)
                     dw.setdefault((f"SuLQ-{T}", e), []).append(wasserstein_distance(est.subspaces_, ds.subspaces))
             for solver in ("tsc", "ssc", "kplane"):
                 rel, _ = _sa_releases(ds.X, solver, eps, 100 + seed)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from .._validation import check_epsilon, check_int, check_random_state, check_real
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin, discrete_laplace_mechanism, exponential_mechanism
@@ -194,17 +195,17 @@ def _check_k0_l0(K0, L0, n, m):
                          f"<= the number of columns ({m}); got K0={K0}, L0={L0}")
 
 
-def dptaucc_budget(epsilon, n_iterations, assignment_share=0.9):
+def dptaucc_budget(epsilon, n_iter, assignment_share=0.9):
     """Alg. 1's split of ε: ``(ε′, ε₂, ε₁)`` with ε′ = ε/(2𝓘) per half-iteration, ε₂ =
     share·ε′ for the exponential-mechanism assignments and ε₁ = ε′ − ε₂ for the discrete
     Laplace table (noise scale 1/ε₁ per cell, rounded up: one cell change moves one table
     cell by 1)."""
-    eps_half = epsilon / (2 * n_iterations)
+    eps_half = epsilon / (2 * n_iter)
     eps2 = assignment_share * eps_half
     return eps_half, eps2, eps_half - eps2
 
 
-class DPTauCC(PrivateEstimatorMixin):
+class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
     """DP-τCC (Alg. 1): ε-DP co-clustering of a non-negative count matrix.
 
     Parameters
@@ -214,14 +215,26 @@ class DPTauCC(PrivateEstimatorMixin):
         expected number of classes.
     epsilon : float > 0
         Total privacy budget; neighbouring matrices differ by +1 in one cell.
-    n_iterations : int ≥ 1
-        𝓘, the number of full iterations (each = a column update and a row update).
+    n_iter : int ≥ 1
+        𝓘, the exact number of full iterations (each = a column update and a row update;
+        no early stopping, as ``n_iter`` means in every dpcore estimator, while
+        ``max_iter`` is a cap with early stopping). Formerly ``n_iterations``.
     assignment_share : float in (0, 1)
         Share of each half-step's budget spent on the exponential-mechanism assignment
         (paper: 0.9); the rest goes to the (discrete) Laplace contingency table.
     flip_fraction : float in [0, 0.5]
         Fraction of cells switched in the blind RandomMatrix initialisation (paper: 0.01).
     random_state : None, int or Generator
+
+    Progress: ``fit(X, callback=f)`` calls ``f(t, n_iter)`` after each full iteration (a
+    ``fit`` argument, as in every dpcore estimator, not a constructor parameter).
+
+    Bases: ``BaseEstimator`` only. Not ``ClusterMixin``: the input is a count matrix whose
+    rows *and* columns are clustered. Not ``BiclusterMixin``: its contract is ``rows_`` /
+    ``columns_`` indicator matrices of individual biclusters, while τCC releases a
+    checkerboard of two partitions (K × L co-clusters, K and L chosen by the run) with
+    rows of deleted clusters at −1 (in no co-cluster); ``row_labels_`` and
+    ``column_labels_`` (the names scikit-learn's biclustering estimators use) carry it.
 
     Budget and schedule (decisions where Alg. 1 is ambiguous)
     ---------------------------------------------------------
@@ -262,22 +275,26 @@ class DPTauCC(PrivateEstimatorMixin):
     row_assignment_ : NOT private - every row assigned to argmax_k σ(a_i, t_k) with the raw
         data and the last private T (the paper's evaluation step, used for NMI).
     T_exact_ : NOT private - the noise-free table of the final partitions (for teaching).
+    budget_split_ : dict ``per_half_step`` (ε′), ``assignment`` (ε₂), ``table`` (ε₁) - how ε
+        was split (public; the same attribute name as :class:`~dpcore.kmeans.candidate.CandidateKMeans`'s
+        per-stage split). Formerly ``epsilon_split_``.
+    n_features_in_ : number of columns of X.
     ledger_, private_outputs_, nonprivate_outputs_ : see :class:`PrivateEstimatorMixin`.
     """
 
-    def __init__(self, n_row_clusters=3, n_col_clusters=3, epsilon=1.0, n_iterations=4,
+    def __init__(self, *, n_row_clusters=3, n_col_clusters=3, epsilon=1.0, n_iter=4,
                  assignment_share=0.9, flip_fraction=0.01, random_state=None):
         self.n_row_clusters = n_row_clusters
         self.n_col_clusters = n_col_clusters
         self.epsilon = epsilon
-        self.n_iterations = n_iterations
+        self.n_iter = n_iter
         self.assignment_share = assignment_share
         self.flip_fraction = flip_fraction
         self.random_state = random_state
 
     def _check_params(self):
         eps = check_epsilon(self.epsilon)
-        I = check_int(self.n_iterations, "n_iterations (I)", 1)
+        I = check_int(self.n_iter, "n_iter (I)", 1)
         K0 = check_int(self.n_row_clusters, "n_row_clusters (K0)", 2)
         L0 = check_int(self.n_col_clusters, "n_col_clusters (L0)", 2)
         share = check_real(self.assignment_share, "assignment_share", 0.0, 1.0, low_inclusive=False,
@@ -285,11 +302,19 @@ class DPTauCC(PrivateEstimatorMixin):
         flip = check_real(self.flip_fraction, "flip_fraction", 0.0, 0.5)
         return eps, I, K0, L0, share, flip
 
-    def fit(self, X, y=None, callback=None):
-        """Run Alg. 1 on the count matrix ``X`` (scipy.sparse or a dense array).
+    def fit(self, X, y=None, *, callback=None):
+        """Run Alg. 1 on the count matrix ``X``.
 
-        ``callback(t, n_iterations)``, if given, is called after each full iteration (for a
-        progress bar).
+        Parameters
+        ----------
+        X : scipy.sparse matrix or dense array (n, m) of non-negative counts.
+        y : ignored.
+        callback : callable or None, ``callback(t, n_iter)`` called after each full
+            iteration t (for a progress bar).
+
+        Returns
+        -------
+        self
         """
         eps, I, K0, L0, share, flip = self._check_params()
         A = check_count_matrix(X)
@@ -343,8 +368,9 @@ class DPTauCC(PrivateEstimatorMixin):
         U = aggregate_columns(A, c, T.shape[1]) @ association_weights(T).T
         self.row_assignment_ = U.argmax(axis=1).astype(np.int64)
         self.T_exact_ = T_exact
+        self.n_features_in_ = m
         self.ledger_ = ledger
-        self.epsilon_split_ = dict(per_half_step=eps_half, assignment=eps2, table=eps1)
+        self.budget_split_ = dict(per_half_step=eps_half, assignment=eps2, table=eps1)
         self.private_outputs_ = ["T_", "column_labels_", "row_labels_", "tau_rc_", "tau_cr_", "history_"]
         self.nonprivate_outputs_ = {
             "row_assignment_": "each raw row assigned to its best cluster under the last private T "
@@ -352,6 +378,12 @@ class DPTauCC(PrivateEstimatorMixin):
             "T_exact_": "noise-free contingency table of the final partitions (shown for teaching only)",
         }
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True   # a count matrix
+        return tags
 
     @staticmethod
     def _history_row(t, mode, T, dsig):

@@ -38,7 +38,7 @@ def partition_key(labels):
     return key + (("/" + "".join(none)) if none else "")
 
 
-def column_partition_frequencies(epsilon=1.0, n_runs=400, n_iterations=1, random_state=None):
+def column_partition_frequencies(epsilon=1.0, n_runs=400, n_iter=1, random_state=None):
     """Run DP-τCC (K0 = L0 = 2) ``n_runs`` times on A and on A′ of Fig. 1 and count the
     released column partitions. DP promises, for every partition S,
     P[S | A] ≤ e^ε P[S | A′] (and the reverse): the two frequency columns differ by at most
@@ -51,7 +51,7 @@ def column_partition_frequencies(epsilon=1.0, n_runs=400, n_iterations=1, random
     for M in (A, A2):
         cnt = Counter()
         for _ in range(n_runs):
-            cnt[partition_key(DPTauCC(2, 2, epsilon=epsilon, n_iterations=n_iterations,
+            cnt[partition_key(DPTauCC(n_row_clusters=2, n_col_clusters=2, epsilon=epsilon, n_iter=n_iter,
                                       random_state=rng).fit(M).column_labels_)] += 1
         counts.append(cnt)
     keys = sorted(set(counts[0]) | set(counts[1]), key=lambda k: -(counts[0][k] + counts[1][k]))

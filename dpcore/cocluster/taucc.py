@@ -23,6 +23,7 @@ import itertools
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import BaseEstimator
 
 from .._validation import check_array, check_int, check_random_state, check_real
 
@@ -202,7 +203,7 @@ def _mode_passes(B, labels, K, max_passes):
     return labels, K, passes, moves_total
 
 
-class FastTauCC:
+class FastTauCC(BaseEstimator):
     """Fast-τCC (non-private): alternating prototype-based maximisation of τ̂_{R|C} and τ̂_{C|R}.
 
     Parameters
@@ -232,6 +233,14 @@ class FastTauCC:
         Fraction of switched cells of the ``"blind"`` initial matrix (paper: 1 %).
     random_state : None, int or Generator
 
+    Vocabulary: ``max_iter`` and ``max_iter_per_mode`` are caps with early stopping (as
+    ``max_iter`` in every dpcore estimator); :class:`.dptaucc.DPTauCC`'s ``n_iter`` is an
+    exact count. Bases: ``BaseEstimator`` only - the input is a count matrix whose rows
+    and columns are both clustered, so neither ``ClusterMixin`` (one ``labels_`` of the
+    rows) nor ``BiclusterMixin`` (``rows_``/``columns_`` indicators of single biclusters,
+    while τCC releases a checkerboard of two partitions) fits; ``row_labels_`` and
+    ``column_labels_`` use scikit-learn's biclustering names.
+
     Algorithm (Battaglia et al. 2024, as summarised in §3.2). A row phase fixes the column
     partition, aggregates B = A C once and repeats: T = Rᵀ B; move each row to
     argmax_k σ(a_i, t_k) (eq. 3.5/3.6 with the prototypes of the current partition; a row
@@ -249,9 +258,10 @@ class FastTauCC:
     n_row_clusters_, n_col_clusters_ : final K, L.
     n_iter_ : rounds run (kept run); ``converged_`` : bool.
     history_ : list of dicts (round, mode, passes, moves, K, L, tau_rc, tau_cr) per phase.
+    n_features_in_ : number of columns of X.
     """
 
-    def __init__(self, n_row_clusters=3, n_col_clusters=3, init="random", n_init=1, max_iter=50,
+    def __init__(self, *, n_row_clusters=3, n_col_clusters=3, init="random", n_init=1, max_iter=50,
                  max_iter_per_mode=100, flip_fraction=0.01, random_state=None):
         self.n_row_clusters = n_row_clusters
         self.n_col_clusters = n_col_clusters
@@ -263,6 +273,17 @@ class FastTauCC:
         self.random_state = random_state
 
     def fit(self, X, y=None):
+        """Co-cluster the count matrix X (scipy.sparse or dense, n × m, non-negative).
+
+        Parameters
+        ----------
+        X : scipy.sparse matrix or dense array (n, m) of non-negative counts.
+        y : ignored.
+
+        Returns
+        -------
+        self
+        """
         K0 = check_int(self.n_row_clusters, "n_row_clusters (K0)", 2)
         L0 = check_int(self.n_col_clusters, "n_col_clusters (L0)", 2)
         if self.init not in ("random", "blind"):
@@ -290,6 +311,7 @@ class FastTauCC:
         self.n_iter_ = best["n_iter"]
         self.converged_ = best["converged"]
         self.history_ = best["history"]
+        self.n_features_in_ = m
         return self
 
     def _run(self, A, At, K, L, max_iter, per_mode, flip, rng):
@@ -320,7 +342,14 @@ class FastTauCC:
         return dict(r=r, c=c, T=T, taus=tau_scores(T), n_iter=it, converged=converged, history=history)
 
     def fit_predict(self, X, y=None):
+        """Fit, then return ``row_labels_``."""
         return self.fit(X).row_labels_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True   # a count matrix
+        return tags
 
 
 # ----------------------------------------------------------------------------- Fig. 1 of the paper

@@ -34,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.cluster import KMeans as _SkKMeans
 from sklearn.preprocessing import normalize as _sk_normalize
+from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_array, check_epsilon, check_int, check_random_state, check_real
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
@@ -103,7 +104,7 @@ def map_rows_to_ball(X, radius=1.0, row_map="normalize"):
     raise ValueError(f"row_map must be 'normalize' or 'clip'; got {row_map!r}")
 
 
-class DPLloydKMeans(PrivateEstimatorMixin):
+class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """ε-DP k-means by DPLloyd (Su et al. 2016), i.e. ``diffprivlib.models.KMeans`` - the
     DP-KMeans peer of the co-clustering paper's §5 - run with PUBLIC bounds.
 
@@ -149,9 +150,10 @@ class DPLloydKMeans(PrivateEstimatorMixin):
     radius_ : Λ used; n_clipped_ : rows longer than Λ (NOT private) - shrunk onto the sphere with
         ``row_map="clip"``; with ``"normalize"`` every non-zero row is scaled to norm Λ anyway.
     ledger_, private_outputs_, nonprivate_outputs_ : as every private estimator.
+    n_features_in_ : d.
     """
 
-    def __init__(self, n_clusters=8, epsilon=1.0, radius=None, nonnegative=False, row_map="normalize",
+    def __init__(self, *, n_clusters=8, epsilon=1.0, radius=None, nonnegative=False, row_map="normalize",
                  max_dense_cells=MAX_DENSE_CELLS, random_state=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -162,6 +164,17 @@ class DPLloydKMeans(PrivateEstimatorMixin):
         self.random_state = random_state
 
     def fit(self, X, y=None):
+        """Run diffprivlib's DPLloyd on the rows of X mapped into B(0, Λ).
+
+        Parameters
+        ----------
+        X : array or scipy.sparse matrix (n, d), the points as rows.
+        y : ignored.
+
+        Returns
+        -------
+        self
+        """
         k = check_int(self.n_clusters, "n_clusters", 1)
         eps = check_epsilon(self.epsilon)
         max_cells = check_int(self.max_dense_cells, "max_dense_cells", 1)
@@ -199,6 +212,7 @@ class DPLloydKMeans(PrivateEstimatorMixin):
         self.labels_ = np.asarray(km.labels_, dtype=np.int64)
         self.n_iter_ = int(km.n_iter_)
         self.bounds_ = (float(lower[0]), float(upper[0]))
+        self.n_features_in_ = d
         self.ledger_ = PrivacyLedger(budget_epsilon=eps)
         self.ledger_.record(
             f"{k} cluster centres in R^{d}", "diffprivlib KMeans (DPLloyd)", eps,
@@ -216,10 +230,16 @@ class DPLloydKMeans(PrivateEstimatorMixin):
         return self
 
     def fit_predict(self, X, y=None):
+        """Fit, then return ``labels_``."""
         return self.fit(X).labels_
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
-class KMeansPlusPlus:
+
+class KMeansPlusPlus(ClusterMixin, BaseEstimator):
     """Non-private k-means with k-means++ seeding (scikit-learn), the reference for the DP
     k-means peers. Sparse input works as is.
 
@@ -230,16 +250,27 @@ class KMeansPlusPlus:
         default; for documents this is "spherical-like" k-means on the unit sphere).
     random_state : None, int or Generator (an int seed for scikit-learn is drawn from it).
 
-    Attributes: ``cluster_centers_``, ``labels_``, ``inertia_``, ``n_iter_``.
+    Attributes: ``cluster_centers_``, ``labels_``, ``inertia_``, ``n_iter_``, ``n_features_in_``.
     """
 
-    def __init__(self, n_clusters=8, n_init=10, normalize_rows=False, random_state=None):
+    def __init__(self, *, n_clusters=8, n_init=10, normalize_rows=False, random_state=None):
         self.n_clusters = n_clusters
         self.n_init = n_init
         self.normalize_rows = normalize_rows
         self.random_state = random_state
 
     def fit(self, X, y=None):
+        """Run scikit-learn's k-means (k-means++ seeding) on the rows of X.
+
+        Parameters
+        ----------
+        X : array or scipy.sparse matrix (n, d), the points as rows.
+        y : ignored.
+
+        Returns
+        -------
+        self
+        """
         k = check_int(self.n_clusters, "n_clusters", 1)
         n_init = check_int(self.n_init, "n_init", 1)
         X = check_array(X, "X", allow_sparse=True)
@@ -253,8 +284,15 @@ class KMeansPlusPlus:
         self.cluster_centers_ = np.asarray(km.cluster_centers_, dtype=np.float64)
         self.labels_ = np.asarray(km.labels_, dtype=np.int64)
         self.inertia_ = float(km.inertia_)
+        self.n_features_in_ = X.shape[1]
         self.n_iter_ = int(km.n_iter_)
         return self
 
     def fit_predict(self, X, y=None):
+        """Fit, then return ``labels_``."""
         return self.fit(X).labels_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -45,6 +45,8 @@ Neighbouring datasets: one point replaced (or added/removed); n is public, as in
 from __future__ import annotations
 
 import math
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_delta, check_epsilon, check_int, check_random_state, check_real
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
@@ -107,7 +109,7 @@ def stage_explanations(objective="kmeans", recovery="dense"):
     }
 
 
-class CandidateKMeans(PrivateEstimatorMixin):
+class CandidateKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """(ε, δ)-DP k-means by a private candidate set, local swaps and noisy means
     (Balcan et al. 2017, Alg. 4; see the module docstring for the stages and the budget).
 
@@ -125,10 +127,14 @@ class CandidateKMeans(PrivateEstimatorMixin):
     n_repeats : repetitions of the private partition (Alg. 2's T; default 1).
     max_depth : depth bound of Alg. 1 (default ⌈log₂(n)/2⌉); no cube is deeper.
     gamma : threshold of Alg. 1 (default :func:`~dpcore.kmeans.partition.default_gamma`).
-    n_swaps : local-search rounds T (default max(2, ⌈k/4⌉)).
+    n_swaps : exact number T of local-search swaps (default max(2, ⌈k/4⌉)); a count of
+        swaps of Alg. 3, not of iterations of the whole method, hence not ``n_iter``.
     swap_init : ``"seeded"`` (default: Z⁽⁰⁾ by :func:`~dpcore.kmeans.localswap.seed_from_candidates`,
         free post-processing of the candidates) or ``"uniform"`` (the paper's uniform draw).
-    refine_iter : SuLQ iterations after recovery, in [0, 1000] (default 0; §7 uses 8).
+    refine_iter : exact number of SuLQ refinement iterations after recovery, in [0, 1000]
+        (default 0; §7 uses 8). Kept apart from ``n_iter`` (exact count of a method's main
+        loop, e.g. :class:`~dpcore.kmeans.sulq.SuLQKMeans`) because it counts an optional
+        last stage; no early stopping either.
     recovery : ``"dense"`` (noisy means) or ``"sparse"`` (Alg. 5; needs ``sparsity``).
     sparsity, eta : s (rows are truncated to their s largest entries, per record) and the
         accuracy η of Alg. 5 (m = ⌈2s/η⌉ coordinates kept per centre).
@@ -138,13 +144,15 @@ class CandidateKMeans(PrivateEstimatorMixin):
     Attributes (after ``fit``)
     --------------------------
     cluster_centers_ (k, d), projected_centers_ (k, p), candidates_ (m, p): private.
-    projection_ (d, p): public randomness.  budget_ : stage -> (ε, δ).
+    projection_ (d, p): public randomness.  budget_split_ : stage -> (ε, δ) spent (the
+    resolved ``budget_split``; formerly ``budget_``; the same name as DP-τCC's split).
+    n_features_in_ : d.
     labels_ : nearest released centre of every point — NOT private.
     n_clipped_, n_projected_clipped_, n_truncated_, swap_losses_ : computed from the data —
     NOT private (shown for teaching).
     """
 
-    def __init__(self, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, objective="kmeans", projection_dim=None,
+    def __init__(self, *, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, objective="kmeans", projection_dim=None,
                  n_repeats=1, max_depth=None, gamma=None, n_swaps=None, swap_init="seeded", refine_iter=0,
                  recovery="dense", sparsity=None, eta=0.5, budget_split=None, random_state=None):
         self.n_clusters = n_clusters
@@ -201,6 +209,17 @@ class CandidateKMeans(PrivateEstimatorMixin):
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None):
+        """Run the pipeline on the rows of X.
+
+        Parameters
+        ----------
+        X : array or scipy.sparse matrix (n, d), the points as rows (clipped to B(0, Λ)).
+        y : ignored.
+
+        Returns
+        -------
+        self
+        """
         X, n, d, k, eps, delta, p, n_rep, depth, swaps, refine, eps_stage, gaussian = self._validate(X)
         lam, derived = resolve_radius(self.radius, X)
         rng = check_random_state(self.random_state)
@@ -293,8 +312,9 @@ class CandidateKMeans(PrivateEstimatorMixin):
         self.swap_losses_ = ls.losses
         self.cluster_centers_ = centres
         self.labels_, _ = nearest_centres(X, centres, sq_norms=sq)
-        self.budget_ = {s: (eps_stage[s], d_rec if s == "recovery" else 0.0) for s in STAGES}
+        self.budget_split_ = {s: (eps_stage[s], d_rec if s == "recovery" else 0.0) for s in STAGES}
         self.stage_explanations_ = stage_explanations(self.objective, self.recovery)
+        self.n_features_in_ = d
         self.ledger_ = ledger
         self.private_outputs_ = ["cluster_centers_", "projected_centers_", "candidates_"]
         if derived:
@@ -302,17 +322,45 @@ class CandidateKMeans(PrivateEstimatorMixin):
         return self
 
     def predict(self, X):
-        """Nearest released centre (NOT private: it reads the raw points)."""
-        X = check_points(X)
-        return nearest_centres(X, self.cluster_centers_)[0]
+        """Nearest released centre of every row of X (NOT private: it reads the raw points).
+
+        Parameters
+        ----------
+        X : array or scipy.sparse matrix (n, d) with the d of ``fit``.
+
+        Returns
+        -------
+        labels : array (n,) of indices into ``cluster_centers_``.
+        """
+        check_is_fitted(self, "cluster_centers_")
+        X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=None)
+        return nearest_centres(check_points(X), self.cluster_centers_)[0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
 
 class CandidateKMedian(CandidateKMeans):
-    """The k-median variant (§6.2): :class:`CandidateKMeans` with ``objective="kmedian"``."""
+    """The k-median variant (§6.2): :class:`CandidateKMeans` with ``objective="kmedian"``.
 
-    def __init__(self, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, projection_dim=None, n_repeats=1,
-                 max_depth=None, gamma=None, n_swaps=None, refine_iter=0, budget_split=None, random_state=None):
-        super().__init__(n_clusters=n_clusters, epsilon=epsilon, radius=radius, delta=delta, objective="kmedian",
+    Every parameter of :class:`CandidateKMeans` is exposed (so ``get_params``, ``clone`` and
+    "reproduce in Python" see them all); ``objective`` must stay ``"kmedian"`` and
+    ``recovery`` ``"dense"`` (Alg. 5's sparse recovery is for k-means only): other values
+    are refused by ``fit`` with a ValueError.
+    """
+
+    def __init__(self, *, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, objective="kmedian",
+                 projection_dim=None, n_repeats=1, max_depth=None, gamma=None, n_swaps=None, swap_init="seeded",
+                 refine_iter=0, recovery="dense", sparsity=None, eta=0.5, budget_split=None, random_state=None):
+        super().__init__(n_clusters=n_clusters, epsilon=epsilon, radius=radius, delta=delta, objective=objective,
                          projection_dim=projection_dim, n_repeats=n_repeats, max_depth=max_depth, gamma=gamma,
-                         n_swaps=n_swaps, refine_iter=refine_iter, budget_split=budget_split,
-                         random_state=random_state)
+                         n_swaps=n_swaps, swap_init=swap_init, refine_iter=refine_iter, recovery=recovery,
+                         sparsity=sparsity, eta=eta, budget_split=budget_split, random_state=random_state)
+
+    def _validate(self, X):
+        if self.objective != "kmedian":
+            raise ValueError(f"objective must be 'kmedian' for CandidateKMedian (use CandidateKMeans for "
+                             f"'kmeans'); got {self.objective!r}")
+        return super()._validate(X)

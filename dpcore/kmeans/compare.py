@@ -78,18 +78,18 @@ class Comparison:
 def _build(key, k, epsilon, delta, radius, lam, opts, seed):
     o = dict(opts.get(key, {}))
     if key == "candidate":
-        return CandidateKMeans(k, epsilon, radius, delta=delta, random_state=seed, **o)
+        return CandidateKMeans(n_clusters=k, epsilon=epsilon, radius=radius, delta=delta, random_state=seed, **o)
     if key == "candidate_sparse":
         o.setdefault("sparsity", 100)
-        return CandidateKMeans(k, epsilon, radius, delta=delta, recovery="sparse", random_state=seed, **o)
+        return CandidateKMeans(n_clusters=k, epsilon=epsilon, radius=radius, delta=delta, recovery="sparse", random_state=seed, **o)
     if key == "candidate_kmedian":
-        return CandidateKMedian(k, epsilon, radius, delta=delta, random_state=seed, **o)
+        return CandidateKMedian(n_clusters=k, epsilon=epsilon, radius=radius, delta=delta, random_state=seed, **o)
     if key == "sulq":
-        return SuLQKMeans(k, epsilon, radius, delta=delta, random_state=seed, **o)
+        return SuLQKMeans(n_clusters=k, epsilon=epsilon, radius=radius, delta=delta, random_state=seed, **o)
     if key == "sample_aggregate":
-        return SampleAggregateKMeans(k, epsilon, radius, delta=delta, random_state=seed, **o)
+        return SampleAggregateKMeans(n_clusters=k, epsilon=epsilon, radius=radius, delta=delta, random_state=seed, **o)
     if key == "dplloyd":
-        return DPLloydKMeans(k, epsilon, radius=lam, row_map="clip", random_state=seed, **o)
+        return DPLloydKMeans(n_clusters=k, epsilon=epsilon, radius=lam, row_map="clip", random_state=seed, **o)
     raise ValueError(f"method must be one of {', '.join(METHODS)}; got {key!r}")
 
 
@@ -122,7 +122,7 @@ def compare_methods(X, n_clusters, epsilon, radius, methods=("candidate", "sulq"
     report = progress or (lambda f, t: None)
     report(0.0, "k-means++ (non-private reference)")
     t0 = time.perf_counter()
-    km = KMeansPlusPlus(k, n_init=reference_n_init, random_state=np.random.default_rng(seeds[0])).fit(Xc)
+    km = KMeansPlusPlus(n_clusters=k, n_init=reference_n_init, random_state=np.random.default_rng(seeds[0])).fit(Xc)
     ref = MethodResult("kmeans++", "k-means++ (non-private)", km, km.cluster_centers_, kmeans_cost(Xc, km.cluster_centers_),
                        kmedian_cost(Xc, km.cluster_centers_), 1.0, 1.0, time.perf_counter() - t0, private=False)
     out = Comparison(ref, [], lam, derived, n_clipped)

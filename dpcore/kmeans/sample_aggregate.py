@@ -28,6 +28,8 @@ import math
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn.cluster import KMeans as _SkKMeans
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_delta, check_epsilon, check_int, check_random_state
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
@@ -64,7 +66,7 @@ def default_n_subsets(n, k):
     return max(2, min(100, n // (2 * k)))
 
 
-class SampleAggregateKMeans(PrivateEstimatorMixin):
+class SampleAggregateKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """(ε, δ)-DP k-means by sample and aggregate (Nissim et al. 2007).
 
     Parameters
@@ -76,10 +78,11 @@ class SampleAggregateKMeans(PrivateEstimatorMixin):
 
     Attributes: ``cluster_centers_`` (private), ``aggregate_`` (the
     :class:`dpcore.sample_aggregate.AggregateResult`, whose fields other than ``released``
-    are NOT private), ``labels_`` and ``n_clipped_`` (NOT private), ``ledger_``.
+    are NOT private), ``labels_`` and ``n_clipped_`` (NOT private), ``ledger_``,
+    ``n_features_in_``.
     """
 
-    def __init__(self, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, n_subsets=None, random_state=None):
+    def __init__(self, *, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, n_subsets=None, random_state=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.radius = radius
@@ -88,6 +91,17 @@ class SampleAggregateKMeans(PrivateEstimatorMixin):
         self.random_state = random_state
 
     def fit(self, X, y=None):
+        """Release k centres of the rows of X (clipped to B(0, Λ)) by sample and aggregate.
+
+        Parameters
+        ----------
+        X : array or scipy.sparse matrix (n, d), the points as rows.
+        y : ignored.
+
+        Returns
+        -------
+        self
+        """
         X = check_points(X)
         n, d = X.shape
         k = check_int(self.n_clusters, "n_clusters", 1, n)
@@ -118,6 +132,7 @@ class SampleAggregateKMeans(PrivateEstimatorMixin):
                                what=f"{k} centres (vector of R^{k * d}) by sample and aggregate")
         self.radius_ = lam
         self.n_subsets_ = m
+        self.n_features_in_ = d
         self.aggregate_ = res
         self.cluster_centers_ = project_to_ball(res.released.reshape(k, d), lam)
         self.labels_, _ = nearest_centres(X, self.cluster_centers_)
@@ -134,5 +149,21 @@ class SampleAggregateKMeans(PrivateEstimatorMixin):
         return self
 
     def predict(self, X):
-        """Nearest released centre (NOT private)."""
+        """Nearest released centre of every row of X (NOT private: it reads the raw points).
+
+        Parameters
+        ----------
+        X : array or scipy.sparse matrix (n, d) with the d of ``fit``.
+
+        Returns
+        -------
+        labels : array (n,) of indices into ``cluster_centers_``.
+        """
+        check_is_fitted(self, "cluster_centers_")
+        X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=None)
         return nearest_centres(check_points(X), self.cluster_centers_)[0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

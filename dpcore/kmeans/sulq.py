@@ -15,6 +15,8 @@ previous centre (its noisy mean would be mostly noise); centres are moved into B
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_delta, check_epsilon, check_int, check_random_state
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
@@ -24,14 +26,15 @@ from .recovery import GaussianBudget, MEANS_SENSITIVITY_FACTOR, private_lloyd
 __all__ = ["SuLQKMeans"]
 
 
-class SuLQKMeans(PrivateEstimatorMixin):
+class SuLQKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """(ε, δ)-DP SuLQ k-means.
 
     Parameters
     ----------
     n_clusters : k in [1, n].   epsilon : ε > 0.   delta : δ in (0, 1).
     radius : public radius Λ (required; ``"data"`` leaks, with a warning).
-    n_iter : Lloyd iterations (default 20, as §7).
+    n_iter : exact number of Lloyd iterations (default 20, as §7; all run, no early stopping,
+        as ``n_iter`` means in every dpcore estimator - ``max_iter`` is a cap with early stop).
     bounds : public bounding box ``(lower, upper)`` (scalars or arrays of length d) in which
         the initial centres are drawn uniformly; default [−Λ, Λ]^d, the box of the public
         ball. A box computed from the data would leak, as the radius.
@@ -39,10 +42,10 @@ class SuLQKMeans(PrivateEstimatorMixin):
 
     Attributes: ``cluster_centers_`` (private), ``history_`` (centres after every iteration,
     private: each is a release), ``init_centers_`` (public randomness), ``labels_`` and
-    ``n_clipped_`` (NOT private), ``ledger_``.
+    ``n_clipped_`` (NOT private), ``ledger_``, ``n_features_in_``.
     """
 
-    def __init__(self, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, n_iter=20, bounds=None, random_state=None):
+    def __init__(self, *, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, n_iter=20, bounds=None, random_state=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.radius = radius
@@ -52,6 +55,17 @@ class SuLQKMeans(PrivateEstimatorMixin):
         self.random_state = random_state
 
     def fit(self, X, y=None):
+        """Run ``n_iter`` private Lloyd iterations on the rows of X (clipped to B(0, Λ)).
+
+        Parameters
+        ----------
+        X : array or scipy.sparse matrix (n, d), the points as rows.
+        y : ignored.
+
+        Returns
+        -------
+        self
+        """
         X = check_points(X)
         n, d = X.shape
         k = check_int(self.n_clusters, "n_clusters", 1, n)
@@ -80,6 +94,7 @@ class SuLQKMeans(PrivateEstimatorMixin):
                            f"{budget.sigma(MEANS_SENSITIVITY_FACTOR * lam):.4g} each; parallel over clusters")
         self.radius_ = lam
         self.init_centers_ = init
+        self.n_features_in_ = d
         self.history_ = history
         self.cluster_centers_ = centres
         self.labels_, _ = nearest_centres(X, centres, sq_norms=sq)
@@ -94,5 +109,21 @@ class SuLQKMeans(PrivateEstimatorMixin):
         return self
 
     def predict(self, X):
-        """Nearest released centre (NOT private)."""
+        """Nearest released centre of every row of X (NOT private: it reads the raw points).
+
+        Parameters
+        ----------
+        X : array or scipy.sparse matrix (n, d) with the d of ``fit``.
+
+        Returns
+        -------
+        labels : array (n,) of indices into ``cluster_centers_``.
+        """
+        check_is_fitted(self, "cluster_centers_")
+        X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=None)
         return nearest_centres(check_points(X), self.cluster_centers_)[0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

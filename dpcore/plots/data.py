@@ -55,7 +55,7 @@ def _subspace_traces(U, P, name, style, dims, showlegend):
     return traces
 
 
-def projection_scatter(X, labels=None, subspace_sets=None, centers_sets=None, dims=None, title="",
+def projection_scatter(X, labels=None, subspace_sets=None, center_sets=None, dims=None, title="",
                        label_name="cluster", max_points=3000, random_state=0):
     """2-D or 3-D scatter of the points coloured by label.
 
@@ -64,7 +64,7 @@ def projection_scatter(X, labels=None, subspace_sets=None, centers_sets=None, di
     subspace_sets : dict name -> array (k, d, q), optional
         Subspaces drawn as lines (q = 1) or discs (q ≥ 2: the unit disc of the two basis
         directions most visible in the view), e.g. ``{"true": U, "found": V}``.
-    centers_sets : dict name -> array (k, d), optional
+    center_sets : dict name -> array (k, d), optional
         Centres drawn as large markers.
     dims : 2 or 3 (default: 3 unless d == 2).
     When d > dims, points are shown in the top principal directions of X (a display choice).
@@ -93,7 +93,7 @@ def projection_scatter(X, labels=None, subspace_sets=None, centers_sets=None, di
         for tr in _subspace_traces(np.asarray(U), P, name, SUBSPACE_STYLES[s % len(SUBSPACE_STYLES)], dims, True):
             fig.add_trace(tr)
     symbols = ["x", "diamond", "cross", "square"]
-    for s, (name, C) in enumerate((centers_sets or {}).items()):
+    for s, (name, C) in enumerate((center_sets or {}).items()):
         if C is None:
             continue
         Z = np.atleast_2d(C) @ P

@@ -35,9 +35,9 @@ def display_basis(X, dims=2, max_rows=1000, random_state=0):
     return Vt[:dims].T
 
 
-def centres_scatter(X, labels=None, centre_sets=None, dims=2, title="", max_points=3000, random_state=0):
+def centres_scatter(X, labels=None, center_sets=None, dims=2, title="", max_points=3000, random_state=0):
     """Points (a sample of at most ``max_points``) coloured by ``labels`` in a 2-D/3-D display
-    basis, with every centre set of ``centre_sets`` (name -> (k, d)) as large markers, e.g.
+    basis, with every centre set of ``center_sets`` (name -> (k, d)) as large markers, e.g.
     ``{"released (private)": C, "k-means++ (not private)": C0}``. Works for sparse X
     (documents): the points and centres are mapped to the display basis first, then drawn
     with :func:`dpcore.plots.data.projection_scatter`."""
@@ -52,9 +52,9 @@ def centres_scatter(X, labels=None, centre_sets=None, dims=2, title="", max_poin
         P = np.hstack([P, np.zeros((P.shape[0], dims - P.shape[1]))])
     lab = None if labels is None else np.asarray(labels)[idx]
     sets = {name: (None if C is None else np.atleast_2d(np.asarray(C, dtype=np.float64)) @ P)
-            for name, C in (centre_sets or {}).items()}
+            for name, C in (center_sets or {}).items()}
     where = "coordinates" if X.shape[1] <= dims else "top principal directions (display only)"
-    fig = projection_scatter(Y, lab, centers_sets=sets, dims=dims, title=title or f"Points and centres in {where}",
+    fig = projection_scatter(Y, lab, center_sets=sets, dims=dims, title=title or f"Points and centres in {where}",
                              max_points=max_points)
     return fig
 

@@ -63,6 +63,7 @@ import time
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
+from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_array, check_epsilon, check_int, check_random_state, check_subspaces
 from ..data import clip_to_ball
@@ -386,7 +387,7 @@ def _accuracy_counts(z, y, k, n_classes):
 
 
 # ----------------------------------------------------------------------------- the estimator
-class GibbsSubspaceClustering(PrivateEstimatorMixin):
+class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """ε-DP subspace clustering by the exponential mechanism of eq. (10), sampled by Gibbs.
 
     Parameters
@@ -420,9 +421,12 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin):
         multiplies exact conditionals along a fixed path) does not apply and no other bound
         is established.
     burn_in : int or None, sweeps discarded by the diagnostics (default n_iter // 2).
-    callback : optional ``callback(iteration, n_iter)`` called about 100 times per run
-        (e.g. to move a progress bar).
     random_state : None, int or numpy Generator.
+
+    Vocabulary (as every dpcore estimator): ``n_iter`` is an *exact* number of iterations
+    (every sweep runs, no early stopping; ``max_iter`` would be a cap with early stopping).
+    A progress callback is an argument of :meth:`fit` (``fit(X, callback=f)``), never a
+    constructor parameter, so that ``sklearn.base.clone`` and ``get_params`` see only data.
 
     Attributes
     ----------
@@ -471,9 +475,9 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin):
 
     MAX_CHAINS = MAX_CHAINS
 
-    def __init__(self, n_clusters=3, subspace_dim=3, epsilon=1.0, n_iter=1000, n_chains=1, init="random",
+    def __init__(self, *, n_clusters=3, subspace_dim=3, epsilon=1.0, n_iter=1000, n_chains=1, init="random",
                  release="sample", n_average=100, select="first", column_sampler="acg", burn_in=None,
-                 callback=None, random_state=None):
+                 random_state=None):
         self.n_clusters = n_clusters
         self.subspace_dim = subspace_dim
         self.epsilon = epsilon
@@ -485,11 +489,10 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin):
         self.select = select
         self.column_sampler = column_sampler
         self.burn_in = burn_in
-        self.callback = callback
         self.random_state = random_state
 
     # ------------------------------------------------------------------ validation
-    def _validate(self, X, y, true_subspaces):
+    def _validate(self, X, y, true_subspaces, callback):
         X = check_array(X, "X")
         n, d = X.shape
         if d < 2:
@@ -513,7 +516,7 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin):
                              "bounded only for exact column draws, and 'hoff' makes one coordinate sweep per column "
                              "instead (use release='sample' with 'hoff')")
         burn = n_iter // 2 if self.burn_in is None else check_int(self.burn_in, "burn_in", 0, n_iter - 1)
-        if self.callback is not None and not callable(self.callback):
+        if callback is not None and not callable(callback):
             raise ValueError("callback must be callable as callback(iteration, n_iter) or None")
         T = None
         if true_subspaces is not None:
@@ -540,16 +543,27 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin):
         return np.broadcast_to(U0, (C, k, d, q)).copy()
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y=None, true_subspaces=None):
+    def fit(self, X, y=None, true_subspaces=None, *, callback=None):
         """Run the chains on X (rows are points).
 
-        ``y`` (true labels) and ``true_subspaces`` (k, d, q) are optional and only feed the
-        ``"accuracy"`` and ``"dw"`` diagnostics traces (never the sampler)."""
-        with single_threaded():
-            return self._fit(X, y, true_subspaces)
+        Parameters
+        ----------
+        X : array (n, d), the points as rows (clipped to the unit ball).
+        y : array (n,) or None, true labels; only feeds the ``"accuracy"`` trace.
+        true_subspaces : array (k, d, q) or None; only feeds the ``"dw"`` trace (never the
+            sampler).
+        callback : callable or None, ``callback(iteration, n_iter)`` called about 100 times
+            per run (e.g. to move a progress bar).
 
-    def _fit(self, X, y, true_subspaces):
-        X, n, d, k, q, eps, n_iter, C, m, burn, T, y = self._validate(X, y, true_subspaces)
+        Returns
+        -------
+        self
+        """
+        with single_threaded():
+            return self._fit(X, y, true_subspaces, callback)
+
+    def _fit(self, X, y, true_subspaces, callback):
+        X, n, d, k, q, eps, n_iter, C, m, burn, T, y = self._validate(X, y, true_subspaces, callback)
         rng = check_random_state(self.random_state)
         Xc, n_clipped = clip_to_ball(X, 1.0)
         perms = _permutations(k)
@@ -622,8 +636,8 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin):
             if (t + 1) % B == 0 or t + 1 == n_iter:
                 flush(t + 1, t % B + 1)
             ring[t % m] = Ut
-            if self.callback is not None and ((t + 1) % report_every == 0 or t + 1 == n_iter):
-                self.callback(t + 1, n_iter)
+            if callback is not None and ((t + 1) % report_every == 0 or t + 1 == n_iter):
+                callback(t + 1, n_iter)
         self.seconds_per_sweep_ = (time.perf_counter() - t0) / n_iter
 
         U_final = Uflat.reshape(C, k, d, q)
@@ -638,6 +652,7 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin):
         self.n_clipped_ = n_clipped
         self.n_iter_ = n_iter
         self.burn_in_ = burn
+        self.n_features_in_ = d
 
         # ---------------------------------------------------------- selection of the released chain
         ledger = PrivacyLedger()
@@ -715,5 +730,6 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin):
         self.nonprivate_outputs_ = nonpriv
         return self
 
-    def fit_predict(self, X, y=None, true_subspaces=None):
-        return self.fit(X, y, true_subspaces).labels_
+    def fit_predict(self, X, y=None, true_subspaces=None, *, callback=None):
+        """Fit, then return ``labels_`` (the released sample's assignment)."""
+        return self.fit(X, y, true_subspaces, callback=callback).labels_

@@ -8,6 +8,7 @@ only lower the k-means subspace cost of eq. (3), so the loop converges to a loca
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_array, check_int, check_random_state, check_real, check_subspaces
 from ..data import random_subspaces
@@ -100,7 +101,7 @@ def init_subspaces(X, n_clusters, subspace_dim, method, rng):
     raise ValueError(f"init must be 'random', 'points' or an array of shape (k, d, q); got {method!r}")
 
 
-class KPlane:
+class KPlane(ClusterMixin, BaseEstimator):
     """k-plane subspace clustering (non-private reference; App. E steps 1–3).
 
     Parameters
@@ -116,6 +117,9 @@ class KPlane:
         decreases by at most ``tol`` (absolute, on the eq. (3) scale).
     random_state : None, int or numpy Generator.
 
+    ``max_iter`` is a cap on iterations with early stopping (the vocabulary of every dpcore
+    estimator; ``n_iter`` names an exact count).
+
     Attributes
     ----------
     labels_ : (n,) nearest-subspace assignment to ``subspaces_``.
@@ -123,9 +127,10 @@ class KPlane:
     cost_ : eq. (3) cost of ``subspaces_`` on X (mean squared distance to the nearest one).
     n_iter_ : iterations of the kept run.
     cost_history_ : eq. (3) cost after every iteration of the kept run (non-increasing).
+    n_features_in_ : d.
     """
 
-    def __init__(self, n_clusters=3, subspace_dim=3, n_init=10, max_iter=100, init="random", tol=1e-8,
+    def __init__(self, *, n_clusters=3, subspace_dim=3, n_init=10, max_iter=100, init="random", tol=1e-8,
                  random_state=None):
         self.n_clusters = n_clusters
         self.subspace_dim = subspace_dim
@@ -174,7 +179,17 @@ class KPlane:
         return U, labels, float(cost), it, history
 
     def fit(self, X, y=None):
-        """Cluster the rows of X; returns self (BLAS single-threaded, see common.single_threaded)."""
+        """Cluster the rows of X (BLAS single-threaded, see common.single_threaded).
+
+        Parameters
+        ----------
+        X : array (n, d), the points as rows.
+        y : ignored.
+
+        Returns
+        -------
+        self
+        """
         with single_threaded():
             return self._fit(X)
 
@@ -188,7 +203,9 @@ class KPlane:
             if best is None or res[2] < best[2]:
                 best = res
         self.subspaces_, self.labels_, self.cost_, self.n_iter_, self.cost_history_ = best
+        self.n_features_in_ = X.shape[1]
         return self
 
     def fit_predict(self, X, y=None):
+        """Fit, then return ``labels_``."""
         return self.fit(X).labels_

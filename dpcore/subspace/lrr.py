@@ -32,6 +32,7 @@ large-ish λ is the safe default here. The benchmark prints the figures.
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_int, check_random_state, check_real
 from ..metrics import subspace_cost
@@ -94,7 +95,7 @@ def lrr_inexact_alm(X, lam, max_iter=1000, tol=1e-8, mu=1e-6, rho=1.1, mu_max=1e
     return Q @ Zt, E, it, err
 
 
-class LRR:
+class LRR(ClusterMixin, BaseEstimator):
     """Low-rank representation subspace clustering (non-private reference).
 
     Parameters
@@ -112,10 +113,14 @@ class LRR:
     Attributes
     ----------
     labels_, subspaces_ (k, d, q), cost_ (eq. (3) of ``subspaces_`` on X),
-    coef_ (n×n Z), error_ (d×n E, columns = points), affinity_, n_iter_, alm_error_.
+    coef_ (n×n Z), error_ (d×n E, columns = points), affinity_, n_iter_, alm_error_,
+    n_features_in_ (d).
+
+    ``max_iter`` is a cap on iterations with early stopping (the vocabulary of every dpcore
+    estimator; ``n_iter`` names an exact count).
     """
 
-    def __init__(self, n_clusters=3, subspace_dim=3, lam=4.0, max_iter=1000, tol=1e-8, rho=1.1,
+    def __init__(self, *, n_clusters=3, subspace_dim=3, lam=4.0, max_iter=1000, tol=1e-8, rho=1.1,
                  normalize_affinity=False, random_state=None):
         self.n_clusters = n_clusters
         self.subspace_dim = subspace_dim
@@ -127,7 +132,17 @@ class LRR:
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        """Cluster the rows of X; returns self (BLAS single-threaded, see common.single_threaded)."""
+        """Cluster the rows of X (BLAS single-threaded, see common.single_threaded).
+
+        Parameters
+        ----------
+        X : array (n, d), the points as rows.
+        y : ignored.
+
+        Returns
+        -------
+        self
+        """
         with single_threaded():
             return self._fit(X)
 
@@ -149,7 +164,9 @@ class LRR:
         self.labels_ = labels
         self.subspaces_ = fit_subspaces(X, labels, k, q, rng)
         self.cost_ = subspace_cost(X, self.subspaces_)
+        self.n_features_in_ = X.shape[1]
         return self
 
     def fit_predict(self, X, y=None):
+        """Fit, then return ``labels_``."""
         return self.fit(X).labels_

@@ -51,6 +51,7 @@ import math
 import warnings
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_delta, check_epsilon, check_int, check_random_state
 from ..metrics import subspace_cost
@@ -114,7 +115,7 @@ def default_delta(n):
     return 1.0 / (n * math.log(n))
 
 
-class SampleAggregateSubspace(PrivateEstimatorMixin):
+class SampleAggregateSubspace(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """(ε, δ)-differentially private subspace clustering by sample-and-aggregate (Alg. 1).
 
     Parameters
@@ -134,11 +135,13 @@ class SampleAggregateSubspace(PrivateEstimatorMixin):
     subspaces_ : (k, d, q) the released subspaces (PRIVATE).
     released_vector_ : (D,) the noisy encoding g(B) + S(B)/α·u (PRIVATE).
     encoding_dim_ (D), n_subsets_ (m), subset_size_ (⌊n/m⌋), max_multiplicity_ (s),
-    alpha_, beta_ (the calibrated constants of the Gaussian step), t0_, diameter_ (Λ),
-    delta_ : public constants.
+    alpha_, beta_ (the calibrated constants of the Gaussian step), t0_, diameter_ (Λ) : public
+    constants; ``delta_spent_`` (δ, read off the ledger as in every private estimator;
+    formerly ``delta_``).
+    n_features_in_ : d.
     constants_ : the :class:`~dpcore.sample_aggregate.Alg1Constants` (``alpha_paper``,
         ``beta_paper``, ``paper_constants_kept``, ``exact_delta`` = the exact worst δ of the
-        Gaussian step, ≤ ``delta_``).
+        Gaussian step, ≤ ``delta_spent_``).
     theorem31_ : dict of Thm 3.1's *utility* conditions (see ``theorem31_conditions``);
     warnings_ : list of messages for every broken condition (also sent to warnings.warn);
         the release is (ε, δ)-DP either way.
@@ -150,7 +153,7 @@ class SampleAggregateSubspace(PrivateEstimatorMixin):
     ledger_ : PrivacyLedger with one entry (ε, δ).
     """
 
-    def __init__(self, n_clusters=3, subspace_dim=3, solver="tsc", solver_params=None, n_subsets=None,
+    def __init__(self, *, n_clusters=3, subspace_dim=3, solver="tsc", solver_params=None, n_subsets=None,
                  epsilon=1.0, delta=None, random_state=None, max_redraws=1000):
         self.n_clusters = n_clusters
         self.subspace_dim = subspace_dim
@@ -189,6 +192,17 @@ class SampleAggregateSubspace(PrivateEstimatorMixin):
         return X, k, q, params, epsilon, delta, m, max_redraws
 
     def fit(self, X, y=None):
+        """Run Alg. 1 on the rows of X.
+
+        Parameters
+        ----------
+        X : array (n, d), the points as rows.
+        y : ignored.
+
+        Returns
+        -------
+        self
+        """
         X, k, q, params, epsilon, delta, m, max_redraws = self._validate(X)
         n, d = X.shape
         rng = check_random_state(self.random_state)
@@ -221,7 +235,7 @@ class SampleAggregateSubspace(PrivateEstimatorMixin):
         self.alpha_, self.beta_, self.t0_ = c.alpha, c.beta, c.t0
         self.constants_ = c
         self.diameter_ = diameter
-        self.delta_ = delta
+        self.n_features_in_ = d
         self.n_draws_ = res.n_draws
         self.subsets_ = res.subsets
         self.subset_subspaces_ = np.stack(solutions)

@@ -30,6 +30,7 @@ n×n system is ever formed or solved; one iteration costs O(n²d).
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_int, check_random_state, check_real
 from ..metrics import subspace_cost
@@ -130,7 +131,7 @@ def ssc_admm(X, lam, rho, max_iter=200, tol=2e-4, block_size=None, check_every=1
     return C_all, n_iter, err_all
 
 
-class SSC:
+class SSC(ClusterMixin, BaseEstimator):
     """Sparse subspace clustering by ADMM (non-private reference).
 
     Parameters
@@ -149,10 +150,13 @@ class SSC:
     ----------
     labels_, subspaces_ (k, d, q), cost_ (eq. (3) of ``subspaces_`` on X),
     coef_ (n×n C), affinity_ (n×n), lambda_ (λ_z used), coherence_ (μ_z),
-    n_iter_ (ADMM iterations), admm_error_ (final max|Z − C|).
+    n_iter_ (ADMM iterations), admm_error_ (final max|Z − C|), n_features_in_ (d).
+
+    ``max_iter`` is a cap on iterations with early stopping (the vocabulary of every dpcore
+    estimator; ``n_iter`` names an exact count).
     """
 
-    def __init__(self, n_clusters=3, subspace_dim=3, alpha=20.0, lam=None, rho=None, max_iter=200, tol=2e-4,
+    def __init__(self, *, n_clusters=3, subspace_dim=3, alpha=20.0, lam=None, rho=None, max_iter=200, tol=2e-4,
                  normalize_affinity=True, random_state=None):
         self.n_clusters = n_clusters
         self.subspace_dim = subspace_dim
@@ -165,7 +169,17 @@ class SSC:
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        """Cluster the rows of X; returns self (BLAS single-threaded, see common.single_threaded)."""
+        """Cluster the rows of X (BLAS single-threaded, see common.single_threaded).
+
+        Parameters
+        ----------
+        X : array (n, d), the points as rows.
+        y : ignored.
+
+        Returns
+        -------
+        self
+        """
         with single_threaded():
             return self._fit(X)
 
@@ -195,7 +209,9 @@ class SSC:
         self.labels_ = labels
         self.subspaces_ = fit_subspaces(X, labels, k, q, rng)
         self.cost_ = subspace_cost(X, self.subspaces_)
+        self.n_features_in_ = X.shape[1]
         return self
 
     def fit_predict(self, X, y=None):
+        """Fit, then return ``labels_``."""
         return self.fit(X).labels_

@@ -59,6 +59,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_delta, check_epsilon, check_int, check_random_state
 from ..data import clip_to_ball, random_subspaces
@@ -126,7 +127,7 @@ def sulq_query(X, labels, ell, subspace_dim, sigma, rng):
     return U[:, :subspace_dim]
 
 
-class SuLQKPlane(PrivateEstimatorMixin):
+class SuLQKPlane(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """(ε, δ)-differentially private k-plane via the SuLQ framework (App. E, Alg. 5).
 
     Parameters
@@ -140,18 +141,23 @@ class SuLQKPlane(PrivateEstimatorMixin):
         otherwise), "classic" or "analytic".
     random_state : None, int or numpy Generator.
 
+    Vocabulary: ``n_iter`` is an exact number of iterations (all T run, no early stopping:
+    the budget is split over kT queries), as in every dpcore estimator; ``max_iter`` would
+    be a cap with early stopping.
+
     Attributes (after fit)
     ----------------------
     subspaces_ (k, d, q), subspace_history_ (T+1, k, d, q), init_subspaces_ : PRIVATE.
     per_query_epsilon_, per_query_delta_, n_queries_ (kT), noise_sigma_ (σ),
     composition_used_ ("advanced" | "basic"),
-    noise_mechanism_ ("classic" | "analytic"), delta_ (total δ′ used) : public.
+    noise_mechanism_ ("classic" | "analytic"), ``delta_spent_`` (total δ′ used, read off
+    the ledger as in every private estimator; formerly ``delta_``) : public.
     labels_, cost_, cost_history_ (eq. (3) on the input X, before clipping, after every
     iteration), n_clipped_ : NOT private.
     ledger_ : one entry for the kT composed queries, (ε′, δ′).
     """
 
-    def __init__(self, n_clusters=3, subspace_dim=3, n_iter=10, epsilon=1.0, delta=None, composition="advanced",
+    def __init__(self, *, n_clusters=3, subspace_dim=3, n_iter=10, epsilon=1.0, delta=None, composition="advanced",
                  gaussian="auto", random_state=None):
         self.n_clusters = n_clusters
         self.subspace_dim = subspace_dim
@@ -180,6 +186,17 @@ class SuLQKPlane(PrivateEstimatorMixin):
         return X, k, q, T, epsilon, delta
 
     def fit(self, X, y=None):
+        """Run T private k-plane iterations on the rows of X.
+
+        Parameters
+        ----------
+        X : array (n, d), the points as rows (rows longer than 1 are scaled onto the unit ball).
+        y : ignored.
+
+        Returns
+        -------
+        self
+        """
         X, k, q, T, epsilon, delta = self._validate(X)
         n, d = X.shape
         rng = check_random_state(self.random_state)
@@ -218,7 +235,7 @@ class SuLQKPlane(PrivateEstimatorMixin):
         self.per_query_delta_ = delta_q
         self.noise_sigma_ = sigma
         self.noise_mechanism_ = method
-        self.delta_ = delta
+        self.n_features_in_ = d
 
         self.composition_used_ = used
         if used == "advanced":

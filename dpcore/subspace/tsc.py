@@ -34,6 +34,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
+from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_int, check_random_state
 from ..metrics import subspace_cost
@@ -64,7 +65,7 @@ def thresholding_graph(X, n_neighbors):
     return (W + W.T).tocsr()
 
 
-class TSC:
+class TSC(ClusterMixin, BaseEstimator):
     """Thresholding-based subspace clustering (non-private reference).
 
     Parameters
@@ -82,10 +83,10 @@ class TSC:
     labels_, subspaces_ (k, d, q), cost_ (eq. (3) of ``subspaces_`` on X),
     affinity_ (CSR thresholding graph), n_components_ (connected components of the graph),
     used_fallback_ (simplified variant only: True when the components were not exactly k
-    and spectral clustering was used instead), n_neighbors_ (the s used).
+    and spectral clustering was used instead), n_neighbors_ (the s used), n_features_in_ (d).
     """
 
-    def __init__(self, n_clusters=3, subspace_dim=3, n_neighbors=None, variant="full", random_state=None):
+    def __init__(self, *, n_clusters=3, subspace_dim=3, n_neighbors=None, variant="full", random_state=None):
         self.n_clusters = n_clusters
         self.subspace_dim = subspace_dim
         self.n_neighbors = n_neighbors
@@ -93,7 +94,17 @@ class TSC:
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        """Cluster the rows of X; returns self (BLAS single-threaded, see common.single_threaded)."""
+        """Cluster the rows of X (BLAS single-threaded, see common.single_threaded).
+
+        Parameters
+        ----------
+        X : array (n, d), the points as rows.
+        y : ignored.
+
+        Returns
+        -------
+        self
+        """
         with single_threaded():
             return self._fit(X)
 
@@ -137,7 +148,9 @@ class TSC:
         self.labels_ = labels
         self.subspaces_ = U
         self.cost_ = subspace_cost(X, U)
+        self.n_features_in_ = d
         return self
 
     def fit_predict(self, X, y=None):
+        """Fit, then return ``labels_``."""
         return self.fit(X).labels_
