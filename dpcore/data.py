@@ -21,11 +21,25 @@ import scipy.sparse as sp
 from ._validation import check_array, check_int, check_random_state, check_real
 
 __all__ = ["Dataset", "SAMPLE_DATA", "CLUTO_NAMES", "make_union_of_subspaces", "make_gaussian_mixture",
-           "make_block_matrix", "load_yaleb", "load_cluto", "clip_to_ball", "random_subspaces", "data_rng", "DATA_STREAM",
+           "make_block_matrix", "load_yaleb", "load_cluto", "PAPER_SPECS", "clip_to_ball", "random_subspaces", "data_rng", "DATA_STREAM",
            "orthonormal_basis", "load_dataset", "DATASET_KINDS"]
 
 SAMPLE_DATA = Path(__file__).resolve().parents[1] / "sample_data"
 CLUTO_NAMES = ("classic3", "cstr", "tr11", "tr41", "k1b", "hitech", "reviews")
+
+#: small specs (``load_dataset(**spec)``) of the papers' settings, shared by pages, presets and tests
+PAPER_SPECS = {
+    # subspace paper, Fig. 2 middle column and Fig. 3
+    "fig2_middle": {"kind": "subspaces", "n": 1000, "d": 10, "k": 3, "q": 3, "sigma": 0.1, "random_state": 0},
+    # subspace paper, §5: 5 random subjects of Extended Yale B, per-subject 9-D PCA, projected to d = 50
+    "yaleb_5": {"kind": "yaleb", "subjects": 5, "n_per_subject": 64, "pca_dim": 9, "d": 50, "normalize": "rows",
+                "random_state": 0},
+    # a strong synthetic co-clustering: 200 documents × 150 terms, 3×3 blocks
+    "blocks": {"kind": "blocks", "n_rows": 200, "n_cols": 150, "k": 3, "l": 3, "signal": 5.0, "noise": 0.5,
+               "random_state": 0},
+    # a Gaussian mixture for k-means (the high-dimensional paper's synthetic data is 64 Gaussians in R^100)
+    "gaussians": {"kind": "gaussians", "n": 5000, "d": 50, "k": 8, "sigma": 0.1, "center_box": 1.0, "random_state": 0},
+}
 
 
 @dataclass

@@ -41,6 +41,7 @@ import pandas as pd
 from . import metrics as M
 from ._validation import check_epsilon, check_int
 from .data import load_dataset
+from .defaults import default_n_clusters, default_subspace_dim
 from .subspace.common import single_threaded
 
 __all__ = ["Algorithm", "ALGORITHMS", "METRICS", "PRESETS", "preset", "presets_for", "Sweep", "run_sweep", "summarize", "dask_executor", "run_seed"]
@@ -67,19 +68,18 @@ class Algorithm:
 
 
 def _subspace_defaults(ds):
-    q = ds.subspaces.shape[2] if ds.subspaces is not None else 9
-    return {"n_clusters": int(ds.n_classes or 3), "subspace_dim": int(q)}
+    return {"n_clusters": default_n_clusters(ds), "subspace_dim": default_subspace_dim(ds)}
 
 
 def _kmeans_defaults(ds):
-    """k from the classes; the radius Λ is the generator's public radius when the dataset has
+    """k from the classes (:func:`dpcore.defaults.default_n_clusters`); the radius Λ is the generator's public radius when the dataset has
     one (Gaussian mixtures), otherwise ``"data"`` — which leaks, and the estimator's warning
     is kept in the row's ``warnings`` column."""
-    return {"n_clusters": int(ds.n_classes or 3), "radius": ds.extras.get("public_radius", "data")}
+    return {"n_clusters": default_n_clusters(ds), "radius": ds.extras.get("public_radius", "data")}
 
 
 def _cocluster_defaults(ds):
-    k = int(ds.n_classes or 3)
+    k = default_n_clusters(ds)
     return {"n_row_clusters": k, "n_col_clusters": k}
 
 

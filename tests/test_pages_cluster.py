@@ -33,6 +33,7 @@ def test_each_solver_runs_on_small_data(method):
     at = page()
     next(s for s in at.selectbox if s.label == "Method").set_value(method)
     at.run()
+    reproducible(at)
     run_button(at).click()
     at.run()
     assert not at.exception and not at.error
@@ -87,6 +88,12 @@ def choose(at, method):
     at.run()
 
 
+def reproducible(at):
+    """Tick "reproducible (noise public)" (seed 0): results of the run are then fixed."""
+    next(c for c in at.checkbox if c.label == "reproducible (noise public)").check()
+    at.run()
+
+
 def set_eps(at, value):
     next(s for s in at.select_slider if s.label.startswith("privacy budget ε")).set_value(value)
 
@@ -99,7 +106,7 @@ def test_private_method_runs_shows_ledger_statement_and_spends_budget(method):
     run_button(at).click()
     at.run()
     assert not at.exception and not at.error
-    statement = at.info[0].value
+    statement = at.info[0].value                   # a default run: fresh noise, private
     assert "Private" in statement and "subspaces_" in statement
     private_part, not_private_part = statement.split("**Not private:**")
     assert "subspaces_" in private_part and "labels" in not_private_part
@@ -109,20 +116,27 @@ def test_private_method_runs_shows_ledger_statement_and_spends_budget(method):
     meter = at.session_state["session_meter"]
     assert meter.private_total(meter.runs[0]["dataset"])[0] == pytest.approx(1000.0)
     assert any("Where the noise goes" in md.value for md in at.markdown)
-    # ε = 1000 on a nearly noiseless 2-subspace set: both methods are close to the truth (SuLQ's
-    # per-entry σ at ε' = 1000/(kT=20) is ~0.1 on matrices with entries ~n/(k d) = 50, so the top-q
-    # subspaces are nearly exact; sample-aggregate releases a subset solution plus small noise)
+    # ε = 1000 on a nearly noiseless 2-subspace set: both methods are far closer to the truth than
+    # random subspaces (E d_W ≈ 1.7 here). SuLQ's per-entry σ at ε' = 1000/(kT=20) is ~0.1 on
+    # matrices with entries ~n/(k d) = 50, so its top-q subspaces are nearly exact; sample-aggregate
+    # releases a subset solution plus noise calibrated by the exact privacy profile (40 seeds:
+    # d_W 0.34-0.70). Checked on a reproducible run (seed 0), so the test is deterministic.
+    reproducible(at)
+    run_button(at).click()
+    at.run()
+    assert at.session_state["cluster_result"]["seed"] == 0
     m = metrics(at)
-    assert float(m["d_W to truth"]) < 0.5
+    assert float(m["d_W to truth"]) < 1.0
 
 
 def test_sulq_small_epsilon_is_worse_than_large():
     # at ε = 0.01 the noise per entry (σ ≈ 2√(2 ln(1.25/δ'))/ε' with ε' ≪ 0.01) is ≥ 1e3 times
     # the signal, so the released subspaces are random: d_W ≈ E d_W(random) ≈ 1.7 for k = 2,
-    # q = 2, d = 6, far above the ε = 1000 result (< 0.5, previous test)
+    # q = 2, d = 6, far above the ε = 1000 result (< 1.0, previous test)
     at = page(SA_SPEC)
     choose(at, "sulq")
     set_eps(at, 0.01)
+    reproducible(at)
     run_button(at).click()
     at.run()
     assert not at.exception and not at.error

@@ -55,6 +55,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_delta, check_epsilon, check_int, check_random_state
 from ..metrics import subspace_cost
+from ..defaults import default_n_subsets
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
 from ..sample_aggregate import matching_distances, sample_aggregate, theorem31_conditions
 from .common import assign_to_subspaces, check_solver_input
@@ -181,7 +182,7 @@ class SampleAggregateSubspace(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
             raise ValueError(f"X has too few rows for sample-aggregate: n = {n} cannot be split into 2 subsets of at "
                              f"least k·(q+1) = {min_size} points")
         if self.n_subsets is None:
-            m = min(max(math.ceil(math.log(n) ** 2), 2), m_max)
+            m = default_n_subsets(n, k, q)
         else:
             try:
                 m = check_int(self.n_subsets, "n_subsets", 2, m_max)
