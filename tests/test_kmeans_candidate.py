@@ -20,7 +20,8 @@ from dpcore.kmeans.candidate import DEFAULT_SPLIT, CandidateKMeans, CandidateKMe
 from dpcore.kmeans.localswap import localswap, seed_from_candidates, swap_losses
 from dpcore.kmeans.partition import (candidate_set, default_gamma, jl_matrix, private_partition,
                                      subdivision_probability)
-from dpcore.kmeans.recovery import GaussianBudget, sparse_noisy_means
+from dpcore.kmeans.recovery import sparse_noisy_means
+from dpcore.privacy import GaussianBudget
 from dpcore.metrics import kmeans_objective, kmedian_objective
 from dpcore.privacy import analytic_gaussian_delta, gaussian_sigma
 

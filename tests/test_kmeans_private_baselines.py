@@ -11,12 +11,13 @@ from dpcore.data import make_gaussian_mixture
 from dpcore.kmeans._utils import DataDerivedRadiusWarning
 from dpcore.kmeans.baselines import KMeansPlusPlus
 from dpcore.kmeans.candidate import CandidateKMeans
-from dpcore.kmeans.recovery import GaussianBudget, noisy_means
+from dpcore.kmeans.recovery import noisy_means
+from dpcore.privacy import GaussianBudget
 from dpcore.kmeans.sample_aggregate import SampleAggregateKMeans, matching_distances_lowmem
 from dpcore.kmeans.sulq import SuLQKMeans
 from dpcore.metrics import kmeans_objective
 from dpcore.privacy import gaussian_sigma
-from dpcore.sample_aggregate import matching_distances
+from dpcore.privacy.sample_aggregate import matching_distances
 
 CONF = 0.99
 

@@ -9,7 +9,7 @@ import pytest
 from dpcore.audit import bucket_counts, frequency_check
 from dpcore.data import make_union_of_subspaces, random_subspaces
 from dpcore.metrics import pairwise_subspace_distances, wasserstein_distance
-from dpcore.sample_aggregate import (alg1_constants, draw_subsets, matching_distances, nearest_neighbour_radii,
+from dpcore.privacy.sample_aggregate import (alg1_constants, draw_subsets, matching_distances, nearest_neighbour_radii,
                                      private_aggregate, sample_aggregate, smooth_sensitivity, theorem31_conditions)
 from dpcore.subspace.sample_aggregate import (SampleAggregateSubspace, decode_subspaces, encode_subspaces,
                                               encoding_dim, subspace_set_diameter)

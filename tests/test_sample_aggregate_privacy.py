@@ -1,5 +1,5 @@
 """Privacy of sample-aggregate (Alg. 1): the exact privacy profile of the Gaussian step and
-its calibration, and the β-smoothness of S(B) (module docstring of dpcore.sample_aggregate).
+its calibration, and the β-smoothness of S(B) (module docstring of dpcore.privacy.sample_aggregate).
 
 Neighbouring datasets give output sets B, B′ that differ in at most s = ⌊√m⌋ outputs.
 Normalising B's noise sd to 1, the two releases are P = N(0, I_D) and Q = N(μe₁, e^{2b}I_D)
@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from dpcore.privacy import analytic_gaussian_delta
-from dpcore.sample_aggregate import (alg1_constants, calibrate_gaussian_step, center_of_attention,
+from dpcore.privacy.sample_aggregate import (alg1_constants, calibrate_gaussian_step, center_of_attention,
                                      gaussian_hockey_stick,
                                      gaussian_step_delta, nearest_neighbour_radii, paper_constants, radii_at,
                                      smooth_sensitivity)

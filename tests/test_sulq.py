@@ -10,7 +10,7 @@ from dpcore.data import make_union_of_subspaces
 from dpcore.metrics import wasserstein_distance
 from dpcore.privacy import advanced_composition, gaussian_sigma_analytic
 from dpcore.subspace.kplane import KPlane
-from dpcore.sample_aggregate import private_aggregate
+from dpcore.privacy.sample_aggregate import private_aggregate
 from dpcore.subspace.sample_aggregate import SampleAggregateSubspace, decode_subspaces
 from dpcore.subspace.sulq import SuLQKPlane, noisy_scatter, sulq_per_query_budget
 

@@ -16,7 +16,7 @@ Pipeline of :class:`CandidateKMeans`:
    (``recovery="sparse"``, pure ε), or by a private 1-median (``objective="kmedian"``),
    parallel over clusters (Lemma 1); then ``refine_iter`` optional SuLQ (private Lloyd)
    iterations in R^d (§7 runs 8). All Gaussian releases of this stage share (ε_rec, δ) by
-   exact Gaussian-DP composition (:class:`dpcore.kmeans.recovery.GaussianBudget`).
+   exact Gaussian-DP composition (:class:`dpcore.privacy.GaussianBudget`).
 
 Budget. ε is split over the three stages by ``budget_split`` (default
 :data:`DEFAULT_SPLIT`: candidate 0.40 · localswap 0.10 · recovery 0.50); each stage is one
@@ -49,12 +49,12 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_delta, check_epsilon, check_int, check_random_state, check_real
-from ..privacy import PrivacyLedger, PrivateEstimatorMixin
+from ..privacy import GaussianBudget, PrivacyLedger, PrivateEstimatorMixin
 from ._utils import (RADIUS_LEAK_REASON, check_points, clip_rows, nearest_centres, resolve_radius, row_sq_norms,
                      truncate_rows_to_sparsity)
 from .localswap import default_swap_iterations, localswap, seed_from_candidates
 from .partition import candidate_set, default_projection_dim, jl_matrix, jl_project, max_projection_dim
-from .recovery import (GaussianBudget, private_lloyd, private_medians, noisy_means, sparse_noisy_means,
+from .recovery import (private_lloyd, private_medians, noisy_means, sparse_noisy_means,
                        MEANS_SENSITIVITY_FACTOR, MEDIAN_STEP_SENSITIVITY_FACTOR)
 
 __all__ = ["CandidateKMeans", "CandidateKMedian", "DEFAULT_SPLIT", "STAGES", "resolve_budget_split",

@@ -15,7 +15,7 @@ releases of μ₀-GDP each are √T·μ₀-GDP, and μ-GDP is (ε, δ)-DP exactl
 :func:`dpcore.privacy.gaussian_sigma_analytic`. So each of T releases of sensitivity Δ
 uses the σ of one analytic Gaussian mechanism of sensitivity Δ·√T at the stage's (ε, δ):
 every routine here calls :func:`dpcore.privacy.gaussian_mechanism` with
-``sensitivity = Δ·√n_releases`` (:class:`GaussianBudget`).
+``sensitivity = Δ·√n_releases`` (:class:`dpcore.privacy.GaussianBudget`).
 """
 from __future__ import annotations
 
@@ -25,38 +25,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_epsilon, check_delta, check_int, check_random_state, check_real
-from ..privacy import exponential_mechanism, gaussian_mechanism, gaussian_sigma, laplace_mechanism
+from ..privacy import exponential_mechanism, laplace_mechanism
 from ._utils import cluster_sums, nearest_centres, project_to_ball, row_sq_norms
 
-__all__ = ["MEANS_SENSITIVITY_FACTOR", "GaussianBudget", "noisy_means", "private_lloyd",
+__all__ = ["MEANS_SENSITIVITY_FACTOR", "noisy_means", "private_lloyd",
            "sparse_noisy_means", "private_medians", "min_count"]
 
 # L2 sensitivity of the joint release (Σ_{i∈S_j} xᵢ, Λ·|S_j|)_{j=1..k}, in units of Λ:
 # x → x′ in the same cluster: ‖x − x′‖ ≤ 2Λ; in different clusters:
 # √(‖x‖² + ‖x′‖² + Λ² + Λ²) ≤ 2Λ; adding/removing a point: √2·Λ.
 MEANS_SENSITIVITY_FACTOR = 2.0
-
-
-class GaussianBudget:
-    """An (ε, δ) budget shared by ``n_releases`` adaptive Gaussian releases (exact GDP
-    composition). :meth:`release` adds the noise of one release of L2 sensitivity Δ through
-    :func:`dpcore.privacy.gaussian_mechanism` with sensitivity Δ·√n_releases."""
-
-    def __init__(self, epsilon, delta, n_releases):
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = check_delta(delta)
-        self.n_releases = check_int(n_releases, "n_releases", 1)
-        self.used = 0
-
-    def sigma(self, sensitivity):
-        """Noise standard deviation of one release of L2 sensitivity ``sensitivity``."""
-        return gaussian_sigma(sensitivity * math.sqrt(self.n_releases), self.epsilon, self.delta)
-
-    def release(self, value, sensitivity, rng):
-        if self.used >= self.n_releases:
-            raise ValueError(f"this Gaussian budget covers {self.n_releases} release(s); all are used")
-        self.used += 1
-        return gaussian_mechanism(value, sensitivity * math.sqrt(self.n_releases), self.epsilon, self.delta, rng)
 
 
 def min_count(count_sigma):
@@ -67,7 +45,7 @@ def min_count(count_sigma):
 
 def noisy_means(X, labels, k, radius, budget, random_state=None, previous=None):
     """Noisy cluster means: one Gaussian release of (Σ_{i∈S_j} xᵢ, Λ·|S_j|)_{j=1..k}, of
-    L2 sensitivity 2Λ (:data:`MEANS_SENSITIVITY_FACTOR`), from the :class:`GaussianBudget`
+    L2 sensitivity 2Λ (:data:`MEANS_SENSITIVITY_FACTOR`), from the :class:`~dpcore.privacy.GaussianBudget`
     ``budget``. So sums get N(0, σ²) per coordinate and counts N(0, σ²/Λ²).
 
     centre_j = noisy sum / noisy count, moved into B(0, Λ). Where the noisy count is below

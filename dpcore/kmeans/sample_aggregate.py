@@ -1,5 +1,5 @@
 """Sample-and-aggregate k-means (Nissim, Raskhodnikova & Smith 2007), the baseline of §7 of
-Balcan et al. 2017, on top of the generic aggregator :mod:`dpcore.sample_aggregate`.
+Balcan et al. 2017, on top of the generic aggregator :mod:`dpcore.privacy.sample_aggregate`.
 
 f(X_S) = k-means (scikit-learn, k-means++ seeding, one run) on a random subset S; its k
 centres are encoded as one vector of R^{kd} (the centres' coordinates one after the other,
@@ -8,14 +8,14 @@ distance between two outputs is the permutation-invariant matching distance
 
     d_M(v, w) = √( min over permutations π of Σ_j ‖v_j − w_π(j)‖² ),
 
-(:func:`dpcore.sample_aggregate.matching_distances` with ``n_blocks = k``; for large m·k a
+(:func:`dpcore.privacy.sample_aggregate.matching_distances` with ``n_blocks = k``; for large m·k a
 memory-light pairwise evaluation of the same distance, :func:`matching_distances_lowmem`).
 Centres lie in B(0, Λ), so d_M ≤ 2Λ√k: the public diameter. The aggregator then releases
 the centre of attention plus Gaussian noise scaled to its smooth sensitivity, (ε, δ)-DP;
 the released blocks are moved into B(0, Λ) (post-processing). The (ε, δ) guarantee holds
 for every ε, by the exact privacy profile of the Gaussian step (the paper's α, β where they
 are private; a smaller β, and at very large ε a smaller α, where they are not: see
-:func:`dpcore.sample_aggregate.calibrate_gaussian_step`).
+:func:`dpcore.privacy.sample_aggregate.calibrate_gaussian_step`).
 
 As the paper reports, the noise is orders of magnitude too large in high dimension: Alg. 1's
 *utility* bound (Thm 3.1) needs ε > 2D/√m with D = kd, so m would have to exceed (2kd/ε)²
@@ -33,7 +33,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_delta, check_epsilon, check_int, check_random_state
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
-from ..sample_aggregate import matching_distances, sample_aggregate
+from ..privacy.sample_aggregate import matching_distances, sample_aggregate
 from ._utils import RADIUS_LEAK_REASON, check_points, clip_rows, nearest_centres, project_to_ball, resolve_radius
 
 __all__ = ["SampleAggregateKMeans", "matching_distances_lowmem", "default_n_subsets"]
@@ -42,7 +42,7 @@ _DENSE_MATCHING_LIMIT = 4_000_000  # m²k² cells of the all-pairs cost array bu
 
 
 def matching_distances_lowmem(B, n_blocks):
-    """The matching distance of :func:`dpcore.sample_aggregate.matching_distances` evaluated
+    """The matching distance of :func:`dpcore.privacy.sample_aggregate.matching_distances` evaluated
     one output at a time (memory m·k² instead of m²·k²; Hungarian algorithm per pair)."""
     B = np.asarray(B, dtype=np.float64)
     m, D = B.shape
@@ -77,7 +77,7 @@ class SampleAggregateKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     random_state : None, int or Generator.
 
     Attributes: ``cluster_centers_`` (private), ``aggregate_`` (the
-    :class:`dpcore.sample_aggregate.AggregateResult`, whose fields other than ``released``
+    :class:`dpcore.privacy.sample_aggregate.AggregateResult`, whose fields other than ``released``
     are NOT private), ``labels_`` and ``n_clipped_`` (NOT private), ``ledger_``,
     ``n_features_in_``.
     """

@@ -4,7 +4,7 @@ iterations, centres initialised uniformly at random in the public bounding box.
 
 Budget: the ``n_iter`` releases of (sums, Λ·counts) — L2 sensitivity 2Λ each when one
 point is replaced (:data:`dpcore.kmeans.recovery.MEANS_SENSITIVITY_FACTOR`) — share
-(ε, δ) by exact Gaussian-DP composition (:class:`dpcore.kmeans.recovery.GaussianBudget`):
+(ε, δ) by exact Gaussian-DP composition (:class:`dpcore.privacy.GaussianBudget`):
 σ is that of one analytic Gaussian mechanism of sensitivity 2Λ·√n_iter. This is the
 tightest honest accounting for the baseline (basic composition would give each iteration
 only ε/20). One ledger entry (one stage).
@@ -19,9 +19,9 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_delta, check_epsilon, check_int, check_random_state
-from ..privacy import PrivacyLedger, PrivateEstimatorMixin
+from ..privacy import GaussianBudget, PrivacyLedger, PrivateEstimatorMixin
 from ._utils import RADIUS_LEAK_REASON, check_points, clip_rows, nearest_centres, resolve_radius, row_sq_norms
-from .recovery import GaussianBudget, MEANS_SENSITIVITY_FACTOR, private_lloyd
+from .recovery import MEANS_SENSITIVITY_FACTOR, private_lloyd
 
 __all__ = ["SuLQKMeans"]
 

@@ -1,6 +1,6 @@
 """Sample-aggregate private subspace clustering (§3 of the subspace clustering paper).
 
-Alg. 1 (:mod:`dpcore.sample_aggregate`) with f = a non-private subspace clustering solver
+Alg. 1 (:mod:`dpcore.privacy.sample_aggregate`) with f = a non-private subspace clustering solver
 (TSC, SSC, LRR or k-plane, from :mod:`dpcore.subspace.solvers`) and d_M = d_W (eq. (2)).
 
 Encoding of one solver output (k subspaces of dimension q in R^d) as a vector of R^D
@@ -18,7 +18,7 @@ are stacked in the solver's order, so
 about half of the k·d² of stacking the full matrices, which matters because D enters β
 (and the exact privacy calibration of the Gaussian step) and Thm 3.1's utility condition
 ε > 2D/√m. The d_M between two encodings is the matching distance
-over the k blocks (:func:`dpcore.sample_aggregate.matching_distances`), which by the
+over the k blocks (:func:`dpcore.privacy.sample_aggregate.matching_distances`), which by the
 isometry is exactly d_W(Ĉ, Ĉ′) of eq. (2) with d = ‖UUᵀ − VVᵀ‖_F. The blocks of the chosen
 output are released in a random order (see the generic module). The public diameter of
 the output space is Λ = √(2k·min(q, d − q)) (two q-dimensional subspaces of R^d are at
@@ -33,7 +33,7 @@ points to the released subspaces, their cost, the subset solutions, which one wa
 chosen and the smooth sensitivity S(B) are NOT private (``nonprivate_outputs_``).
 
 Privacy: the release is (ε, δ)-DP for every ε > 0 and any solver, by the exact privacy
-profile of the Gaussian step (:func:`dpcore.sample_aggregate.calibrate_gaussian_step`: the
+profile of the Gaussian step (:func:`dpcore.privacy.sample_aggregate.calibrate_gaussian_step`: the
 paper's α, β where they are private, a smaller β (and α) at large ε where they are not).
 Thm 3.1's conditions ε > 2D/√m and m = ω(log² n) are about utility only; when one fails
 the estimator warns that the theorem's accuracy bound does not cover the run.
@@ -57,7 +57,7 @@ from .._validation import check_delta, check_epsilon, check_int, check_random_st
 from ..metrics import subspace_cost
 from ..defaults import default_n_subsets
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
-from ..sample_aggregate import matching_distances, sample_aggregate, theorem31_conditions
+from ..privacy.sample_aggregate import matching_distances, sample_aggregate, theorem31_conditions
 from .common import assign_to_subspaces, check_solver_input
 from .solvers import SOLVERS, make_solver
 
@@ -140,7 +140,7 @@ class SampleAggregateSubspace(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
     constants; ``delta_spent_`` (δ, read off the ledger as in every private estimator;
     formerly ``delta_``).
     n_features_in_ : d.
-    constants_ : the :class:`~dpcore.sample_aggregate.Alg1Constants` (``alpha_paper``,
+    constants_ : the :class:`~dpcore.privacy.sample_aggregate.Alg1Constants` (``alpha_paper``,
         ``beta_paper``, ``paper_constants_kept``, ``exact_delta`` = the exact worst δ of the
         Gaussian step, ≤ ``delta_spent_``).
     theorem31_ : dict of Thm 3.1's *utility* conditions (see ``theorem31_conditions``);

@@ -65,7 +65,7 @@ from .._validation import check_delta, check_epsilon, check_int, check_random_st
 from ..data import clip_to_ball, random_subspaces
 from ..metrics import squared_distances_to_subspaces
 from ..privacy import (PrivacyLedger, PrivateEstimatorMixin, advanced_composition, advanced_composition_inverse,
-                       gaussian_sigma)
+                       gaussian_noise, gaussian_sigma)
 from .common import check_solver_input
 from .sample_aggregate import default_delta
 
@@ -117,7 +117,7 @@ def noisy_scatter(X, labels, ell, sigma, rng):
     """Steps 2–3 of Alg. 5: B̃ = Σ_{zᵢ=ℓ} xᵢxᵢᵀ + σW, W a d×d matrix of i.i.d. N(0, 1)."""
     A = X[labels == ell]
     d = X.shape[1]
-    return A.T @ A + sigma * rng.standard_normal((d, d))
+    return A.T @ A + gaussian_noise((d, d), sigma, rng)
 
 
 def sulq_query(X, labels, ell, subspace_dim, sigma, rng):

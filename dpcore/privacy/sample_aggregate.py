@@ -138,8 +138,9 @@ import numpy as np
 from scipy import stats
 from scipy.optimize import linear_sum_assignment
 
-from ._validation import check_array, check_delta, check_epsilon, check_int, check_random_state, check_real
-from .privacy import PrivacyLedger, analytic_gaussian_delta
+from .._validation import check_array, check_delta, check_epsilon, check_int, check_random_state, check_real
+from .accounting import PrivacyLedger
+from .mechanisms import analytic_gaussian_delta, gaussian_noise
 
 __all__ = [
     "Alg1Constants", "alg1_constants", "paper_constants", "gaussian_hockey_stick", "gaussian_step_delta",
@@ -660,7 +661,7 @@ def private_aggregate(B, epsilon, delta, *, diameter, distances=None, n_blocks=1
     perm = rng.permutation(n_blocks) if n_blocks > 1 else np.zeros(1, dtype=np.int64)
     center = B[i_star].reshape(n_blocks, D // n_blocks)[perm].ravel()
     noise_scale = S / c.alpha
-    released = center + noise_scale * rng.standard_normal(D)
+    released = center + gaussian_noise(D, noise_scale, rng)
     return AggregateResult(released=released, center=center, chosen_index=i_star, constants=c,
                            smooth_sensitivity=S, noise_scale=noise_scale, radii_t0=r_t0,
                            sensitivity_terms=terms, distances=dist, outputs=B, block_permutation=perm,

@@ -1,0 +1,24 @@
+"""Differential privacy in :mod:`dpcore`: every noise draw and every privacy account.
+
+- :mod:`dpcore.privacy.mechanisms` - Laplace, exact discrete Laplace, Gaussian (classic /
+  analytic σ, :func:`gaussian_noise` for a σ calibrated by the caller), exponential mechanism;
+- :mod:`dpcore.privacy.accounting` - composition theorems, :class:`GaussianBudget` (exact
+  Gaussian-DP composition), :class:`Release`, :class:`PrivacyLedger`,
+  :class:`PrivateEstimatorMixin`;
+- :mod:`dpcore.privacy.sample_aggregate` - the generic sample-aggregate framework (Alg. 1 of
+  the subspace clustering paper); import it as a submodule (it loads scipy.stats).
+
+The public names of the first two are re-exported here: ``from dpcore.privacy import X``.
+"""
+from .mechanisms import (  # noqa: F401
+    analytic_gaussian_delta, bernoulli_exp, discrete_laplace_mechanism, discrete_laplace_noise,
+    discrete_laplace_scale, exponential_mechanism, exponential_mechanism_probabilities, gaussian_mechanism,
+    gaussian_noise, gaussian_sigma, gaussian_sigma_analytic, gaussian_sigma_classic, laplace_mechanism,
+)
+from .accounting import (  # noqa: F401
+    GaussianBudget, PrivacyLedger, PrivateEstimatorMixin, Release, advanced_composition,
+    advanced_composition_inverse, basic_composition,
+)
+from . import mechanisms as _mechanisms, accounting as _accounting
+
+__all__ = list(_mechanisms.__all__) + list(_accounting.__all__)

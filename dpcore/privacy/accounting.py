@@ -1,0 +1,225 @@
+"""Privacy accounting: composition theorems, the privacy ledger, Gaussian-DP budgets and the
+mixin every private estimator of :mod:`dpcore` exposes.
+
+The mechanisms themselves (every noise draw) are in :mod:`dpcore.privacy.mechanisms`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, asdict
+
+import numpy as np
+
+from .._validation import check_delta, check_epsilon, check_int, check_real
+from .mechanisms import gaussian_mechanism, gaussian_sigma
+
+__all__ = [
+    "basic_composition", "advanced_composition", "advanced_composition_inverse", "GaussianBudget",
+    "Release", "PrivacyLedger", "PrivateEstimatorMixin",
+]
+
+
+# --------------------------------------------------------------------------- composition
+def basic_composition(epsilons, deltas=None):
+    """Sequential composition: (Σ εᵢ, Σ δᵢ), each sum correctly rounded (``math.fsum``),
+    so a total does not depend on the order of the releases and a split that ends with
+    "the rest of ε" adds up to exactly ε."""
+    eps = math.fsum(float(e) for e in np.ravel(epsilons))
+    dlt = 0.0 if deltas is None else math.fsum(float(d) for d in np.ravel(deltas))
+    return eps, dlt
+
+
+def advanced_composition(epsilon, delta, k, delta_slack=None):
+    """Advanced composition of k (ε, δ)-DP mechanisms (Dwork, Rothblum & Vadhan 2010).
+
+    ε' = √(2k ln(1/δ̃))·ε + k·ε(e^ε − 1),  δ' = k·δ + δ̃.
+
+    With the default ``delta_slack=None`` the slack δ̃ equals δ, which is exactly Prop. E.2
+    of the subspace clustering paper: δ' = (k + 1)·δ.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    k = check_int(k, "k", 1)
+    slack = delta if delta_slack is None else check_delta(delta_slack, "delta_slack")
+    eps_total = math.sqrt(2.0 * k * math.log(1.0 / slack)) * epsilon + k * epsilon * math.expm1(epsilon)
+    return eps_total, k * delta + slack
+
+
+def advanced_composition_inverse(total_epsilon, total_delta, k):
+    """Per-query (ε, δ) whose k-fold advanced composition (Prop. E.2, slack = δ) is exactly
+    (total_epsilon, total_delta): δ = δ'/(k+1) and ε solves the monotone equation by Brent's
+    method. The root is bracketed by hi = min(ε′, ln(1 + ε′) + 1): composing k ≥ 1 queries of
+    ε costs more than ε, and at ε = ln(1 + ε′) + 1 ≥ 1 the term k·ε(e^ε − 1) alone is at
+    least e(1 + ε′) − 1 > ε′ — so e^ε never overflows, even for ε′ = 1e6."""
+    from scipy import optimize
+    total_epsilon = check_epsilon(total_epsilon, "total_epsilon")
+    total_delta = check_delta(total_delta, "total_delta")
+    k = check_int(k, "k", 1)
+    delta = total_delta / (k + 1)
+
+    def f(eps):
+        return advanced_composition(eps, delta, k)[0] - total_epsilon
+
+    hi = min(total_epsilon, math.log1p(total_epsilon) + 1.0)
+    eps = optimize.brentq(f, 1e-300, hi, xtol=1e-300, rtol=1e-14, maxiter=1000)
+    return eps, delta
+
+
+# --------------------------------------------------------------------------- Gaussian-DP budgets
+class GaussianBudget:
+    """An (ε, δ) budget shared by ``n_releases`` adaptive Gaussian releases, composed exactly
+    with Gaussian differential privacy (Dong, Roth & Su 2019).
+
+    A Gaussian release of L2 sensitivity Δ and noise σ is (Δ/σ)-GDP; T adaptive releases of
+    μ₀-GDP each are √T·μ₀-GDP, and μ-GDP is (ε, δ)-DP exactly on the analytic Gaussian curve
+    of :func:`~dpcore.privacy.mechanisms.gaussian_sigma_analytic`. So each release uses the σ
+    of one analytic Gaussian mechanism of sensitivity Δ·√n_releases at the budget's (ε, δ).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+    delta : float in (0, 1)
+    n_releases : int >= 1
+        Number of releases the budget covers.
+    """
+
+    def __init__(self, epsilon, delta, n_releases):
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = check_delta(delta)
+        self.n_releases = check_int(n_releases, "n_releases", 1)
+        self.used = 0
+
+    def sigma(self, sensitivity):
+        """Noise standard deviation of one release of L2 sensitivity ``sensitivity``."""
+        return gaussian_sigma(sensitivity * math.sqrt(self.n_releases), self.epsilon, self.delta)
+
+    def release(self, value, sensitivity, rng):
+        """One release: ``value`` plus Gaussian noise through
+        :func:`~dpcore.privacy.mechanisms.gaussian_mechanism` (sensitivity Δ·√n_releases).
+
+        Raises ``ValueError`` once all ``n_releases`` releases are used."""
+        if self.used >= self.n_releases:
+            raise ValueError(f"this Gaussian budget covers {self.n_releases} release(s); all are used")
+        self.used += 1
+        return gaussian_mechanism(value, sensitivity * math.sqrt(self.n_releases), self.epsilon, self.delta, rng)
+
+
+# --------------------------------------------------------------------------- ledger
+@dataclass
+class Release:
+    """One private release: what was released, by which mechanism, at what price."""
+    what: str
+    mechanism: str
+    epsilon: float
+    delta: float = 0.0
+    note: str = ""
+
+    def as_dict(self):
+        return asdict(self)
+
+
+@dataclass
+class PrivacyLedger:
+    """Record of every private release, totalled by sequential (basic) composition.
+
+    A release that is itself a composition (e.g. the kT SuLQ queries composed by Prop. E.2,
+    or disjoint rows answered in parallel) is recorded as one entry whose ``note`` says which
+    theorem gives its (ε, δ). With a ``budget_epsilon``/``budget_delta`` a release that would
+    exceed the budget raises ``ValueError`` and is not recorded.
+    """
+    budget_epsilon: float | None = None
+    budget_delta: float | None = None
+    entries: list = field(default_factory=list)
+
+    def record(self, what, mechanism, epsilon, delta=0.0, note=""):
+        epsilon = check_real(epsilon, "epsilon", 0.0, None)
+        delta = check_real(delta, "delta", 0.0, 1.0)
+        eps_total, delta_total = self.total()
+        tol = 1e-9
+        if self.budget_epsilon is not None and eps_total + epsilon > self.budget_epsilon * (1 + tol):
+            raise ValueError(f"epsilon budget exceeded: {eps_total:g} spent + {epsilon:g} asked > budget {self.budget_epsilon:g}")
+        if self.budget_delta is not None and delta_total + delta > self.budget_delta * (1 + tol) + 1e-300:
+            raise ValueError(f"delta budget exceeded: {delta_total:g} spent + {delta:g} asked > budget {self.budget_delta:g}")
+        entry = Release(what, mechanism, epsilon, delta, note)
+        self.entries.append(entry)
+        return entry
+
+    def rest_of(self, epsilon):
+        """The ε a last release may take so that the total is ``epsilon``: ε minus what was
+        spent, moved by units in the last place so that the (correctly rounded) total is
+        exactly ``epsilon``, or, in the rare case where rounding makes that impossible (a
+        tie), the largest value whose total stays below it: never more than the budget."""
+        spent = [e.epsilon for e in self.entries]
+        total = lambda r: math.fsum(spent + [r])
+        rest = epsilon - math.fsum(spent)
+        for _ in range(64):                                   # down until the budget holds
+            if total(rest) <= epsilon:
+                break
+            rest = math.nextafter(rest, -math.inf)
+        for _ in range(64):                                   # up while it still holds
+            up = math.nextafter(rest, math.inf)
+            if total(up) > epsilon:
+                break
+            rest = up
+        return rest
+
+    def extend(self, other: "PrivacyLedger", prefix: str = ""):
+        for e in other.entries:
+            self.record(prefix + e.what, e.mechanism, e.epsilon, e.delta, e.note)
+
+    def total(self):
+        """(ε, δ) spent so far by sequential composition of the entries."""
+        return basic_composition([e.epsilon for e in self.entries], [e.delta for e in self.entries])
+
+    @property
+    def epsilon(self):
+        return self.total()[0]
+
+    @property
+    def delta(self):
+        return self.total()[1]
+
+    def as_records(self):
+        """A list of dicts (one per release), e.g. for ``pandas.DataFrame``."""
+        return [e.as_dict() for e in self.entries]
+
+    def __len__(self):
+        return len(self.entries)
+
+
+class PrivateEstimatorMixin:
+    """What every private estimator of dpcore exposes after ``fit``.
+
+    Put it first in the bases, before scikit-learn's mixins and ``BaseEstimator``:
+    ``class X(PrivateEstimatorMixin, ClusterMixin, BaseEstimator)``. It adds no parameter
+    and sets nothing in ``__init__``, so ``get_params``, ``set_params`` and ``clone`` are
+    those of ``BaseEstimator``.
+
+    Subclasses set in ``fit``:
+    - ``ledger_``: the :class:`PrivacyLedger` of the run;
+    - ``private_outputs_``: names of fitted attributes that are differentially private;
+    - ``nonprivate_outputs_``: dict name -> why it is *not* private (e.g. labels computed by
+      assigning the raw points to released subspaces).
+
+    Read off the ledger (the one spelling for every private estimator): ``epsilon_spent_``
+    and ``delta_spent_`` (the totals), so no estimator keeps its own ``delta_``. How a
+    budget was split between stages, where an estimator reports it, is ``budget_split_``.
+    """
+
+    @property
+    def epsilon_spent_(self):
+        return self.ledger_.epsilon
+
+    @property
+    def delta_spent_(self):
+        return self.ledger_.delta
+
+    def privacy_report(self):
+        eps, dlt = self.ledger_.total()
+        return {
+            "epsilon": eps,
+            "delta": dlt,
+            "private": list(self.private_outputs_),
+            "not_private": dict(self.nonprivate_outputs_),
+            "releases": self.ledger_.as_records(),
+        }
