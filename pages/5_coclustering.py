@@ -1,22 +1,22 @@
 """Co-clustering: Fast-τCC and the private DP-τCC on a count matrix (documents × terms)."""
 import json
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from dpcore.cocluster.dptaucc import DPTauCC, dptaucc_budget
-from dpcore.cocluster.examples import column_partition_frequencies, figure1_solutions
 from dpcore.cocluster.taucc import FastTauCC
 from dpcore.data import CLUTO_NAMES
 from dpcore.kmeans.baselines import MAX_DENSE_CELLS, DPLloydKMeans
 from dpcore.metrics import nmi
-from dpcore.plots.cocluster import contingency_heatmaps, figure1_leak, reordered_matrix, tau_history
+from dpcore.plots.cocluster import contingency_heatmaps, reordered_matrix, tau_history
 from dpcore.export import estimator_snippet
 from ui.share import (Preset, as_bool, as_float, as_int, bind_url, follow_dataset, one_of, preset_picker, publish_url,
                       snippet_expander)
 from ui.common import (Timer, current_spec, dataset_from_spec, privacy_statement, record_estimator, run_guarded,
                        show_ledger, stop_page)
+from ui.cocluster import figure1_section
+from ui.pickers import dataset_picker
 from ui.seeds import seed_caveat, seed_controls, seed_label
 
 RESULT_KEY = "cocluster_result"
@@ -36,8 +36,6 @@ PRESETS = {
          "cc_ninit": 5, "cc_km": False}, about="A 200×150 Poisson block matrix with strong blocks: Fast-τCC "
                                                 "recovers it exactly."),
 }
-BLOCKS_DEFAULT = {"kind": "blocks", "n_rows": 200, "n_cols": 150, "k": 3, "l": 3, "signal": 5.0, "noise": 0.5,
-                  "random_state": 0}
 
 st.title("Co-clustering")
 st.markdown("""
@@ -57,33 +55,9 @@ of each half-iteration is ε/(2𝓘). Neighbouring matrices differ by 1 in **one
 bind_url("cocluster", URL_FIELDS)
 preset_picker("cocluster", PRESETS)
 spec = current_spec()
-choices = {}
-if spec.get("kind") in ("cluto", "blocks") or (spec.get("kind") == "upload" and spec.get("data_kind") == "counts"):
-    choices["current"] = f"current dataset (from the Data page): {dataset_from_spec(spec).name}"
-choices["blocks"] = "synthetic block matrix"
-for name in CLUTO_NAMES:
-    choices[name] = f"CLUTO {name}"
-if st.session_state.get("cc_matrix") not in choices:       # e.g. "current" from a link, on points data
-    st.session_state.pop("cc_matrix", None)
-choice = st.selectbox("Count matrix", list(choices), format_func=choices.get, key="cc_matrix",
-                      help="A documents × terms count matrix: the Data page's choice when it is one, a synthetic "
-                           "block matrix (k×l co-clusters with Poisson noise) or one of the seven CLUTO sets.")
-if choice == "current":
-    data_spec = spec
-elif choice == "blocks":
-    with st.expander("Block matrix parameters", expanded=False):
-        c1, c2, c3 = st.columns(3)
-        data_spec = dict(
-            kind="blocks",
-            n_rows=int(c1.number_input("rows", 2, 20_000, 200, help="Number of rows (documents).")),
-            n_cols=int(c2.number_input("columns", 2, 20_000, 150, help="Number of columns (terms).")),
-            k=int(c3.number_input("row clusters k", 1, 50, 3, help="True number of row clusters.")),
-            l=int(c1.number_input("column clusters l", 1, 50, 3, help="True number of column clusters.")),
-            signal=float(c2.number_input("signal", 0.0, 100.0, 5.0, help="Extra Poisson rate inside a co-cluster.")),
-            noise=float(c3.number_input("noise", 0.0, 100.0, 0.5, help="Poisson rate everywhere.")),
-            random_state=0)
-else:
-    data_spec = {"kind": "cluto", "name": choice}
+data_spec = dataset_picker("cc_matrix", "counts", spec, prefix="cc", help=(
+    "A documents × terms count matrix: the Data page's choice when it is one, a synthetic block matrix (k×l "
+    "co-clusters with Poisson noise) or one of the seven CLUTO sets."))
 ds = run_guarded(dataset_from_spec, data_spec)
 if ds is None:
     stop_page()
@@ -258,38 +232,4 @@ else:
                       ["Press Run to co-cluster the chosen matrix."])
 
 # ----------------------------------------------------------------------------- Fig. 1
-st.subheader("Why co-clustering leaks more than clustering (the paper's Fig. 1)")
-sol = figure1_solutions()
-st.plotly_chart(figure1_leak(sol["A"], sol["A_prime"],
-                             (sol["A_solution"]["rows"], sol["A_solution"]["cols"]),
-                             (sol["A_prime_solution"]["rows"], sol["A_prime_solution"]["cols"]),
-                             sol["A_solution"]["T"], sol["A_prime_solution"]["T"]), width="stretch")
-st.markdown("""
-Rows are customers u1–u4, columns products p1–p6. A′ differs from A in one cell: customer u3
-bought one unit of product p3. The best 2×2 co-clusterings (exhaustive search of
-τ̂_{R|C} + τ̂_{C|R}) are the paper's: the **table** changes from T to T′, and so does the
-**column partition** - p3 moves from {p1, p2, p3} to {p3, …, p6}. Publishing either the table or
-the product groups tells whether u3's purchase is in the data. DP-τCC randomises both: below,
-the frequency of each released column partition on A and on A′ may differ by at most a factor
-e^ε (up to sampling error).
-""")
-with st.form("fig1_form"):
-    c1, c2 = st.columns(2)
-    eps_fig = c1.number_input("ε for the simulation", value=2.0, step=0.5, format="%.2f",
-                              help="Budget of each simulated DP-τCC run (K0 = L0 = 2, 𝓘 = 1). Must be > 0.")
-    runs_fig = c2.number_input("runs on each matrix", value=200, min_value=10, max_value=2000, step=50,
-                               help="More runs = smaller sampling error (about 5 ms per run).")
-    go_fig = st.form_submit_button("Simulate DP-τCC on A and A′")
-if go_fig:
-    rows = run_guarded(column_partition_frequencies, eps_fig, int(runs_fig), 1, 0)
-    if rows is not None:
-        st.session_state["cocluster_fig1"] = dict(eps=eps_fig, rows=rows)
-fig1 = st.session_state.get("cocluster_fig1")
-if fig1 is not None:
-    df = pd.DataFrame(fig1["rows"]).head(10)
-    df["ratio A/A′"] = np.where(df["freq_A_prime"] > 0, df["freq_A"] / df["freq_A_prime"].where(df["freq_A_prime"] > 0, 1), np.nan)
-    st.dataframe(df.rename(columns={"freq_A": "frequency on A", "freq_A_prime": "frequency on A′"}),
-                 hide_index=True, width="stretch")
-    st.caption(f"The 10 most frequent released column partitions (p-numbers; '|' separates clusters, '/' lists "
-               f"products in no cluster). DP bounds each true ratio by e^ε = {np.exp(fig1['eps']):.2f}. These "
-               "simulations use the fixed public matrices of Fig. 1, so they spend no budget of your data.")
+figure1_section()

@@ -15,10 +15,10 @@ from ui.share import (Preset, as_bool, as_float, as_int, bind_url, follow_datase
                       publish_url, snippet_expander)
 from ui.common import (Timer, current_spec, dataset_from_spec, privacy_statement, record_estimator, run_guarded,
                        show_ledger, stop_page)
+from ui.pickers import dataset_picker
 from ui.seeds import seed_caveat, seed_controls, seed_label
 
 RESULT_KEY = "kmeans_result"
-GAUSS_DEFAULT = {"kind": "gaussians", "n": 5000, "d": 50, "k": 8, "sigma": 0.1, "center_box": 1.0, "random_state": 0}
 URL_FIELDS = {"km_data": one_of(["current", "gaussians", "yaleb", *CLUTO_NAMES]), "km_n": as_int(10, 200_000),
               "km_d": as_int(1, 2000), "km_comp": as_int(1, 200), "km_sigma": as_float(0.0, 10.0),
               "km_dseed": as_int(0, 2**31 - 1), "km_k": as_int(), "km_eps": as_float(), "km_delta": as_float(),
@@ -67,39 +67,10 @@ is compared with non-private **k-means++**.
 bind_url("kmeans", URL_FIELDS)
 preset_picker("kmeans", PRESETS)
 spec = current_spec()
-choices = {}
-if spec.get("kind") in ("gaussians", "yaleb", "subspaces") or (spec.get("kind") == "upload"
-                                                             and spec.get("data_kind") == "points"):
-    choices["current"] = f"current dataset (from the Data page): {dataset_from_spec(spec).name}"
-choices["gaussians"] = "Gaussian mixture"
-choices["yaleb"] = "Extended Yale B faces (rows of unit norm)"
-for name in CLUTO_NAMES:
-    choices[name] = f"CLUTO {name} (L2-normalised rows)"
-if st.session_state.get("km_data") not in choices:
-    st.session_state.pop("km_data", None)
-choice = st.selectbox("Dataset", list(choices), format_func=choices.get, key="km_data",
-                      help="Points to cluster: the Data page's choice when it is a point set, a Gaussian mixture "
-                           "(the paper's synthetic data is 64 Gaussians in R^100), Yale B faces, or a CLUTO "
-                           "document-term matrix with every row scaled to norm 1 (a per-record map: it leaks nothing).")
-if choice == "current":
-    data_spec = spec
-elif choice == "gaussians":
-    with st.expander("Gaussian mixture parameters", expanded=False):
-        c1, c2, c3 = st.columns(3)
-        data_spec = dict(
-            kind="gaussians",
-            n=int(c1.number_input("points n", 10, 200_000, GAUSS_DEFAULT["n"], key="km_n", help="Number of points.")),
-            d=int(c2.number_input("dimension d", 1, 2000, GAUSS_DEFAULT["d"], key="km_d", help="Dimension of the space.")),
-            k=int(c3.number_input("components", 1, 200, GAUSS_DEFAULT["k"], key="km_comp", help="Number of Gaussian components.")),
-            sigma=float(c1.number_input("component σ", 0.0, 10.0, GAUSS_DEFAULT["sigma"], step=0.01, format="%.3f", key="km_sigma",
-                                        help="Standard deviation of every component.")),
-            center_box=1.0,
-            random_state=int(c2.number_input("data seed", 0, 2**31 - 1, 0, key="km_dseed", help="Seed of the generator.")))
-elif choice == "yaleb":
-    data_spec = {"kind": "yaleb", "subjects": 5, "n_per_subject": 64, "pca_dim": 9, "d": 50, "normalize": "rows",
-                 "random_state": 0}
-else:
-    data_spec = {"kind": "cluto", "name": choice}
+data_spec = dataset_picker("km_data", "points", spec, prefix="km", help=(
+    "Points to cluster: the Data page's choice when it is a point set, a Gaussian mixture (the paper's synthetic "
+    "data is 64 Gaussians in R^100), Yale B faces, or a CLUTO document-term matrix with every row scaled to norm 1 "
+    "(a per-record map: it leaks nothing)."))
 ds = run_guarded(dataset_from_spec, data_spec)
 if ds is None:
     stop_page()

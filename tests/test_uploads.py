@@ -505,3 +505,22 @@ def test_privacy_utility_sweep_runs_in_process_on_an_upload():
     df = at.session_state["privacy_utility"]["df"]
     assert len(df) == 1 + 2 and df["nmi"].notna().all()
     assert upload_mod._REGISTRY == {}                  # nothing outlives the sweep
+
+
+@pytest.mark.slow
+def test_default_sweep_and_audit_run_on_two_planes():
+    """Issue 15: the Privacy–utility page's DEFAULT sweep and the Audit page run on the README's
+    own sample upload (d = 5). The sweep used to fail: its default q fell back to 9 with no cap
+    at d − 1 (now dpcore.defaults.default_subspace_dim, shared by pages, sweeps and audits)."""
+    ds = load_upload("two_planes.csv", (SAMPLES / "two_planes.csv").read_bytes(), labels="last_column")
+    at = _with_upload("7_privacy_utility.py", ds, timeout=600)
+    next(b for b in at.button if b.label == "Run sweep").click()             # every control at its default
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    df = at.session_state["privacy_utility"]["df"]
+    assert len(df) > 0 and df["warnings"].str.contains("subspace_dim").sum() == 0
+    at = _with_upload("8_audit.py", ds, timeout=600)
+    next(b for b in at.button if b.label == "Run audit").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.session_state["audit"]["res"].n_runs > 0
