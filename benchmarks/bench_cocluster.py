@@ -30,7 +30,8 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from dpcore.cocluster.dptaucc import DPTauCC, dp_update_part, random_matrix_init  # noqa: E402
+from dpcore.cocluster.dptaucc import DPTauCC, dp_update_part  # noqa: E402
+from dpcore.cocluster.taucc import random_matrix_init  # noqa: E402
 from dpcore.cocluster.taucc import (FastTauCC, aggregate_columns, aggregate_rows, check_count_matrix,  # noqa: E402
                                     compact_labels)
 from dpcore.data import CLUTO_NAMES, load_cluto  # noqa: E402

@@ -14,8 +14,8 @@ import pytest
 import scipy.sparse as sp
 
 from dpcore.audit import bucket_counts, frequency_check
-from dpcore.cocluster.dptaucc import (DPTauCC, _block_pattern, dp_update_part,
-                                      random_matrix_init, release_table)
+from dpcore.cocluster.dptaucc import DPTauCC, dp_update_part, release_table
+from dpcore.cocluster.taucc import _block_pattern, random_matrix_init
 from dpcore.cocluster.taucc import (FastTauCC, aggregate_columns, association_weights, contingency_table,
                                     figure1_matrices, range_sensitivity)
 from dpcore.data import load_cluto, make_block_matrix

@@ -12,11 +12,11 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.audit import _blocks_small, change_cell
+from dpcore.audit import _blocks_small, change_cell, reachability_audit
 from dpcore.cocluster.dptaucc import DPTauCC
 from dpcore.cocluster.taucc import contingency_table
 from dpcore.privacy import discrete_laplace_mechanism, laplace_mechanism
-from dpcore.reachability import float_laplace_release, reachability_audit, reachable
+from dpcore.reachability import float_laplace_release, reachable
 
 
 # ----------------------------------------------------------------------------- the model of numpy

@@ -6,7 +6,8 @@ This is the paper's definition; it protects a single count, not a whole row (doc
 
 Building blocks (each a function so it can be tested on its own):
 
-- :func:`random_matrix_init` – the blind ``RandomMatrix`` initialisation (no data access);
+- :func:`dpcore.cocluster.taucc.random_matrix_init` – the blind ``RandomMatrix`` initialisation
+  (no data access; shared with τCC's ``init='random_matrix'``, so it lives in the non-private module);
 - :func:`dp_update_part` – Alg. 3: every object draws its cluster with the exponential
   mechanism, P(k) ∝ exp(ε₂ σ(a_i, t_k) / Δ(σ)) (eq. 4.9–4.10), sampled by Gumbel-max through
   :func:`dpcore.privacy.exponential_mechanism` (``range_sensitivity=True``), so huge
@@ -23,70 +24,19 @@ have the same tails, so the utility is unchanged (checked in tests/test_dptaucc.
 """
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._validation import check_epsilon, check_int, check_random_state, check_real
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin, discrete_laplace_mechanism, exponential_mechanism
 from .taucc import (aggregate_columns, aggregate_rows, association_weights, check_count_matrix,
-                    compact_labels, contingency_table, range_sensitivity, tau_scores)
+                    compact_labels, contingency_table, random_matrix_init, range_sensitivity, tau_scores)
 
-__all__ = ["random_matrix_init", "dp_update_part", "release_table", "dp_compute_t", "dptaucc_budget", "DPTauCC",
+__all__ = ["dp_update_part", "release_table", "dp_compute_t", "dptaucc_budget", "DPTauCC",
            "TABLE_MECHANISM"]
 
 #: Ledger name of the table release (Alg. 2).
 TABLE_MECHANISM = "discrete Laplace (exact sampler, Alg. 2)"
-
-
-# ----------------------------------------------------------------------------- RandomMatrix
-def _block_pattern(K0, L0):
-    """K0×L0 0/1 pattern of the initial block co-clusters.
-
-    The first min(K0, L0) clusters of both modes form a block diagonal (identity). Each of
-    the |K0 − L0| extra clusters of the larger mode gets a distinct 0/1 vector over the
-    smaller mode with at least two ones, taken by increasing number of ones (the choice of
-    the authors' public code); when they run out (|K0 − L0| > 2^min − min − 1) they repeat.
-    """
-    small, large = min(K0, L0), max(K0, L0)
-    rows = [tuple(int(i == j) for j in range(small)) for i in range(small)]
-    extra = [v for w in range(2, small + 1) for v in itertools.combinations(range(small), w)]
-    for e in range(large - small):
-        v = extra[e % len(extra)] if extra else tuple(range(small))
-        rows.append(tuple(int(j in v) for j in range(small)))
-    P = np.array(rows, dtype=np.int8)  # large × small
-    return P if K0 >= L0 else P.T
-
-
-def random_matrix_init(n, m, K0, L0, flip_fraction=0.01, random_state=None):
-    """The blind initialisation ``RandomMatrix(n, m, K0, L0)`` of Alg. 1 (described after
-    Alg. 3), computed without forming the n×m boolean matrix M.
-
-    M has K0 equally sized row clusters R⁽⁰⁾ and L0 equally sized column clusters C⁽⁰⁾
-    (sizes differ by at most 1; random order); block (k, l) is all ones when the
-    :func:`_block_pattern` has a 1 there; then every cell is switched independently with
-    probability ``flip_fraction`` (the paper's "a random 1 % of the entries are switched",
-    read as 1 % in expectation). M depends only on (n, m, K0, L0) and the random generator,
-    never on the data: it costs no privacy.
-
-    Only ``T_init = C⁽⁰⁾ᵀ Mᵀ`` is needed - the L0×n table that Alg. 1 line 6 passes to the
-    first column update (its "row clusters" are the n individual rows): entry (l, i) is the
-    number of ones of row i of M in column cluster l. The number of switched cells of row i
-    in column cluster l is Binomial(|C_l|, flip_fraction), so T_init is drawn in O(n·L0)
-    time and memory, never O(n·m).
-
-    Returns ``(row_labels0, col_labels0, T_init)``.
-    """
-    rng = check_random_state(random_state)
-    P = _block_pattern(K0, L0)
-    r0 = rng.permutation(np.arange(n) % K0)
-    c0 = rng.permutation(np.arange(m) % L0)
-    col_sizes = np.bincount(c0, minlength=L0)
-    ones = P[r0].astype(np.float64)  # n × L0: is block (r0_i, l) a block of ones?
-    flips = rng.binomial(col_sizes[None, :], flip_fraction, size=(n, L0)) if flip_fraction > 0 else 0
-    T_init = ones * col_sizes[None, :] + (1.0 - 2.0 * ones) * flips  # a 1 switched -> −1, a 0 switched -> +1
-    return r0, c0, T_init.T.copy()
 
 
 # ----------------------------------------------------------------------------- Alg. 3

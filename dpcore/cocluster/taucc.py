@@ -29,7 +29,7 @@ from .._validation import check_array, check_int, check_random_state, check_real
 
 __all__ = ["MAX_DENSE_CELLS", "check_count_matrix", "indicator_matrix", "compact_labels",
            "aggregate_columns", "aggregate_rows", "contingency_table", "association_weights",
-           "range_sensitivity", "assignment_utilities", "tau_scores", "FastTauCC",
+           "range_sensitivity", "assignment_utilities", "tau_scores", "random_matrix_init", "FastTauCC",
            "figure1_matrices", "best_cocluster_bruteforce"]
 
 #: Largest dense (numpy) input accepted: 20 million cells = 160 MB of float64. Larger
@@ -203,6 +203,56 @@ def _mode_passes(B, labels, K, max_passes):
     return labels, K, passes, moves_total
 
 
+# ----------------------------------------------------------------------------- RandomMatrix
+def _block_pattern(K0, L0):
+    """K0×L0 0/1 pattern of the initial block co-clusters.
+
+    The first min(K0, L0) clusters of both modes form a block diagonal (identity). Each of
+    the |K0 − L0| extra clusters of the larger mode gets a distinct 0/1 vector over the
+    smaller mode with at least two ones, taken by increasing number of ones (the choice of
+    the authors' public code); when they run out (|K0 − L0| > 2^min − min − 1) they repeat.
+    """
+    small, large = min(K0, L0), max(K0, L0)
+    rows = [tuple(int(i == j) for j in range(small)) for i in range(small)]
+    extra = [v for w in range(2, small + 1) for v in itertools.combinations(range(small), w)]
+    for e in range(large - small):
+        v = extra[e % len(extra)] if extra else tuple(range(small))
+        rows.append(tuple(int(j in v) for j in range(small)))
+    P = np.array(rows, dtype=np.int8)  # large × small
+    return P if K0 >= L0 else P.T
+
+
+def random_matrix_init(n, m, K0, L0, flip_fraction=0.01, random_state=None):
+    """The blind initialisation ``RandomMatrix(n, m, K0, L0)`` of Alg. 1 (described after
+    Alg. 3), computed without forming the n×m boolean matrix M.
+
+    M has K0 equally sized row clusters R⁽⁰⁾ and L0 equally sized column clusters C⁽⁰⁾
+    (sizes differ by at most 1; random order); block (k, l) is all ones when the
+    :func:`_block_pattern` has a 1 there; then every cell is switched independently with
+    probability ``flip_fraction`` (the paper's "a random 1 % of the entries are switched",
+    read as 1 % in expectation). M depends only on (n, m, K0, L0) and the random generator,
+    never on the data: it costs no privacy.
+
+    Only ``T_init = C⁽⁰⁾ᵀ Mᵀ`` is needed - the L0×n table that Alg. 1 line 6 passes to the
+    first column update (its "row clusters" are the n individual rows): entry (l, i) is the
+    number of ones of row i of M in column cluster l. The number of switched cells of row i
+    in column cluster l is Binomial(|C_l|, flip_fraction), so T_init is drawn in O(n·L0)
+    time and memory, never O(n·m).
+
+    Returns ``(row_labels0, col_labels0, T_init)``.
+    """
+    rng = check_random_state(random_state)
+    P = _block_pattern(K0, L0)
+    r0 = rng.permutation(np.arange(n) % K0)
+    c0 = rng.permutation(np.arange(m) % L0)
+    col_sizes = np.bincount(c0, minlength=L0)
+    ones = P[r0].astype(np.float64)  # n × L0: is block (r0_i, l) a block of ones?
+    flips = rng.binomial(col_sizes[None, :], flip_fraction, size=(n, L0)) if flip_fraction > 0 else 0
+    T_init = ones * col_sizes[None, :] + (1.0 - 2.0 * ones) * flips  # a 1 switched -> −1, a 0 switched -> +1
+    return r0, c0, T_init.T.copy()
+
+
+# ----------------------------------------------------------------------------- τCC
 class FastTauCC(BaseEstimator):
     """Fast-τCC (non-private): alternating prototype-based maximisation of τ̂_{R|C} and τ̂_{C|R}.
 
@@ -217,7 +267,7 @@ class FastTauCC(BaseEstimator):
         cannot come back), so use ``n_init`` > 1 or a larger K0/L0 when that matters.
     init : ``"random"`` or ``"blind"``
         ``"random"``: uniform random labels (the authors' default). ``"blind"``: the
-        data-independent RandomMatrix start of DP-τCC (:func:`.dptaucc.random_matrix_init`)
+        data-independent RandomMatrix start of DP-τCC (:func:`random_matrix_init`)
         followed by its first column update done exactly (arg-max); with the same
         ``random_state`` it starts exactly where :class:`.dptaucc.DPTauCC` starts, so the two
         differ only by the privacy noise and the number of iterations.
@@ -320,7 +370,6 @@ class FastTauCC(BaseEstimator):
             r, K = compact_labels(rng.integers(0, K, size=n))
             c, L = compact_labels(rng.integers(0, L, size=m))
         else:
-            from .dptaucc import random_matrix_init  # local import: dptaucc imports this module
             r, _, T_init = random_matrix_init(n, m, K, L, flip, rng)
             r, K = compact_labels(r)
             c, L = compact_labels(np.asarray(At @ association_weights(T_init).T).argmax(axis=1))
