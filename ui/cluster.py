@@ -17,7 +17,7 @@ import streamlit as st
 from dpcore.defaults import default_n_subsets, default_subspace_dim
 from dpcore.export import estimator_snippet
 from dpcore.metrics import clustering_accuracy, nmi, subspace_cost, wasserstein_distance
-from dpcore.sample_aggregate import alg1_constants
+from dpcore.privacy.sample_aggregate import alg1_constants
 from dpcore.subspace.sample_aggregate import (SampleAggregateSubspace, default_delta, encoding_dim,
                                              subspace_set_diameter)
 from dpcore.subspace.solvers import make_solver
