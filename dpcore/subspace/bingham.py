@@ -100,7 +100,22 @@ _add = np.add.reduce  # ndarray.sum without its Python wrapper (hot loops)
 
 # =============================================================================== 1-D conditional
 def bingham_1d_logpdf(x, a, k):
-    """Unnormalised log density of eq. (25): −½ log x + k log(1 − x) + a x on (0, 1)."""
+    """Unnormalised log density of eq. (25): −½ log x + k log(1 − x) + a x on (0, 1).
+
+    Parameters
+    ----------
+    x : float or array_like
+        Points in (0, 1) (not checked; outside it the result is nan or ±inf).
+    a : float or array_like
+        Linear coefficient (any real), broadcast against ``x``.
+    k : float or array_like
+        Exponent of (1 − x), broadcast against ``x``.
+
+    Returns
+    -------
+    ndarray of float64
+        The unnormalised log density at every ``x`` (broadcast shape of x, a, k).
+    """
     x = np.asarray(x, dtype=np.float64)
     return -0.5 * np.log(x) + k * np.log1p(-x) + a * x
 
@@ -289,14 +304,28 @@ def sample_bingham_1d(a, k, size=None, random_state=None, method="auto"):
     Parameters
     ----------
     a : float or array
-        Linear coefficient (any real; |a| up to 1e5 and beyond is fine).
+        Linear coefficient (any real; |a| up to 1e5 and beyond is fine). Must be finite.
     k : float or array
         Exponent, k > −1 (Hoff's step uses k = (D − 3)/2 for a D-dimensional sphere).
-        ``"case1"`` needs k ≥ 0.
+        ``"case1"`` needs k ≥ 0. Must be finite.
     size : int or tuple, optional
-        Output shape; ``a`` and ``k`` are broadcast to it.
+        Output shape; ``a`` and ``k`` are broadcast to it. Default: the broadcast shape of
+        ``a`` and ``k``.
+    random_state : None, int or numpy.random.Generator, optional
+        Seed or generator for every random choice.
     method : {"auto", "case1", "case2", "case2_paper", "acg"}
         See the module docstring. ``"case1"`` needs a < 0, ``"case2"``/``"case2_paper"`` a > ln 2.
+
+    Returns
+    -------
+    ndarray of float64
+        The draws, one per entry of the output shape, in (0, 1).
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown, ``a`` or ``k`` is not finite, some k ≤ −1, or ``a``/``k``
+        are outside the range the chosen ``method`` needs.
     """
     if method not in SAMPLERS_1D:
         raise ValueError(f"method must be one of {SAMPLERS_1D}; got {method!r}")
@@ -319,8 +348,9 @@ def sample_bingham_1d(a, k, size=None, random_state=None, method="auto"):
 
 # =============================================================================== vector Bingham
 def acg_b(lam, n_newton=2, shifted=False):
-    """Kent et al.'s optimal b: the root in [1, D] of Σᵢ 1/(b + 2Λᵢ) = 1 where
-    Λ = λ_max − λ ≥ 0 (last axis), batched (``shifted=True``: ``lam`` is Λ already).
+    """Kent et al.'s optimal b: the root in [1, D] of Σᵢ 1/(b + 2Λᵢ) = 1.
+
+    Here Λ = λ_max − λ ≥ 0 (last axis), batched (``shifted=True``: ``lam`` is Λ already).
 
     Newton's method on h(b) = 1/Σᵢ 1/(b + 2Λᵢ), from b = 1: h is concave and increasing
     (a harmonic sum of affine functions) with h(1) ≤ 1, so the iterates increase
@@ -329,6 +359,21 @@ def acg_b(lam, n_newton=2, shifted=False):
     only maximises the acceptance, and one step already gets within 1 % of the optimal
     acceptance on every spectrum we tried (D ≤ 10, scales 0 to 1e4), so the Gibbs hot
     loop uses one step.
+
+    Parameters
+    ----------
+    lam : array_like, shape (..., D)
+        Eigenvalues λ of the Bingham parameter matrix (or Λ = λ_max − λ when ``shifted``),
+        along the last axis; leading axes are a batch.
+    n_newton : int, default=2
+        Number of Newton steps from b = 1 (0 returns b = 1).
+    shifted : bool, default=False
+        Whether ``lam`` already holds Λ = λ_max − λ ≥ 0.
+
+    Returns
+    -------
+    ndarray of float64, shape (...)
+        b for every batch entry.
     """
     Lam = np.asarray(lam, dtype=np.float64)
     if not shifted:
@@ -427,8 +472,28 @@ def _as_batch_sym(A, name="A"):
 def sample_vector_bingham(A, size=None, random_state=None, n_prop=None):
     """Exact draws from p(x) ∝ exp(xᵀ A x) on the unit sphere (Kent, Ganeiber & Mardia 2018).
 
-    ``A`` is (D, D) or a stack (..., D, D) (one draw per matrix). With ``size`` and a single
-    A, returns ``size`` i.i.d. draws of shape (*size, D).
+    Parameters
+    ----------
+    A : array_like, shape (D, D) or (..., D, D)
+        Symmetric parameter matrix, or a stack of them (one draw per matrix); it is
+        symmetrised as (A + Aᵀ)/2. Must be finite.
+    size : int or tuple, optional
+        With a single A, the number (shape) of i.i.d. draws.
+    random_state : None, int or numpy.random.Generator, optional
+        Seed or generator for every random choice.
+    n_prop : int, optional
+        ACG proposals made at once per row (default 12 for at most 64 rows, else 4).
+
+    Returns
+    -------
+    ndarray of float64
+        Unit vectors, shape (..., D) (one per matrix) or (*size, D) when ``size`` is given.
+
+    Raises
+    ------
+    ValueError
+        If ``A`` is not square (or a stack of square matrices) or not finite, or if
+        ``size`` is given with a stack of matrices.
     """
     rng = check_random_state(random_state)
     A = _as_batch_sym(A)
@@ -456,10 +521,30 @@ def sample_vector_bingham(A, size=None, random_state=None, n_prop=None):
 def vector_bingham_gibbs_step(A, x, random_state=None, sampler="auto", eig=None):
     """One sweep of Hoff's coordinate Gibbs sampler (App. D Alg. 4) for p(x) ∝ exp(xᵀAx).
 
-    ``A`` (..., D, D), ``x`` (..., D) unit vectors; returns the new x. Coordinates are
-    visited in a random order (the same order across the batch). ``eig`` may pass a
-    precomputed ``np.linalg.eigh(A)``. ``sampler`` is the 1-D method (see
-    :func:`sample_bingham_1d`).
+    Coordinates are visited in a random order (the same order across the batch).
+
+    Parameters
+    ----------
+    A : array_like, shape (..., D, D)
+        Symmetric parameter matrices (symmetrised as (A + Aᵀ)/2); must be finite.
+    x : array_like, shape (..., D)
+        Current unit vectors, one per matrix.
+    random_state : None, int or numpy.random.Generator, optional
+        Seed or generator for every random choice.
+    sampler : {"auto", "case1", "case2", "case2_paper", "acg"}, default="auto"
+        The 1-D method (see :func:`sample_bingham_1d`).
+    eig : tuple (eigenvalues, eigenvectors), optional
+        A precomputed ``np.linalg.eigh(A)``.
+
+    Returns
+    -------
+    ndarray of float64, shape (..., D)
+        The new x.
+
+    Raises
+    ------
+    ValueError
+        If ``A`` is not square (or a stack of square matrices) or not finite.
     """
     rng = check_random_state(random_state)
     A = _as_batch_sym(A)
@@ -501,7 +586,31 @@ def _hoff_sweep(lam, y, rng, sampler="auto"):
 
 
 def vector_bingham_gibbs(A, n_sweeps, x0=None, random_state=None, sampler="auto"):
-    """Run ``n_sweeps`` of Alg. 4 from ``x0`` (uniform random if None); returns the last x."""
+    """Run ``n_sweeps`` of Alg. 4 from ``x0`` (uniform random if None); returns the last x.
+
+    Parameters
+    ----------
+    A : array_like, shape (D, D) or (..., D, D)
+        Symmetric parameter matrices (symmetrised as (A + Aᵀ)/2); must be finite.
+    n_sweeps : int
+        Number of coordinate sweeps, ≥ 1.
+    x0 : array_like, shape (D,) or (..., D), optional
+        Starting unit vectors (broadcast to the batch); uniform random if None.
+    random_state : None, int or numpy.random.Generator, optional
+        Seed or generator for every random choice.
+    sampler : {"auto", "case1", "case2", "case2_paper", "acg"}, default="auto"
+        The 1-D method (see :func:`sample_bingham_1d`).
+
+    Returns
+    -------
+    ndarray of float64, shape (..., D)
+        The last x of every chain.
+
+    Raises
+    ------
+    ValueError
+        If ``A`` is not square or not finite, or ``n_sweeps`` < 1.
+    """
     rng = check_random_state(random_state)
     A = _as_batch_sym(A)
     n_sweeps = check_int(n_sweeps, "n_sweeps", 1)
@@ -520,8 +629,26 @@ def vector_bingham_gibbs(A, n_sweeps, x0=None, random_state=None, sampler="auto"
 
 # =============================================================================== matrix Bingham
 def random_stiefel(shape, d, q, random_state=None):
-    """Uniform random d×q orthonormal matrices (Haar), shape (*shape, d, q): QR of a
-    Gaussian matrix with the signs of R's diagonal fixed."""
+    """Uniform random d×q orthonormal matrices (Haar), shape (*shape, d, q).
+
+    QR of a Gaussian matrix with the signs of R's diagonal fixed.
+
+    Parameters
+    ----------
+    shape : int or tuple
+        Batch shape (``()`` for a single matrix).
+    d : int
+        Number of rows (ambient dimension).
+    q : int
+        Number of orthonormal columns, q ≤ d (not checked).
+    random_state : None, int or numpy.random.Generator, optional
+        Seed or generator for the Gaussian draws.
+
+    Returns
+    -------
+    ndarray of float64, shape (*shape, d, q)
+        Matrices with orthonormal columns.
+    """
     rng = check_random_state(random_state)
     shape = tuple(np.atleast_1d(shape)) if shape != () else ()
     G = rng.standard_normal(shape + (d, q))
@@ -540,18 +667,39 @@ def _complement(U):
 
 def matrix_bingham_gibbs_sweep(A, U, beta=1.0, random_state=None, column_sampler="acg", sampler_1d="auto",
                                complement=None):
-    """One sweep of Hoff's column-wise Gibbs sampler (App. D Alg. 3) for
-    p(U) ∝ exp(tr(B Uᵀ A U)), B = diag(beta), on the Stiefel manifold.
+    """One sweep of Hoff's column-wise Gibbs sampler (App. D Alg. 3).
+
+    Targets p(U) ∝ exp(tr(B Uᵀ A U)), B = diag(beta), on the Stiefel manifold.
 
     Parameters
     ----------
     A : (m, d, d) symmetric (or (d, d))
     U : (m, d, q) current orthonormal samples (or (d, q))
     beta : scalar, (q,) or (m, q) - the diagonal of B
+    random_state : None, int or numpy.random.Generator, optional
+        Seed or generator for every random choice.
     column_sampler : ``"acg"`` (exact draw of each column's vector Bingham conditional,
         default) or ``"hoff"`` (one coordinate sweep of Alg. 4 per column).
+    sampler_1d : {"auto", "case1", "case2", "case2_paper", "acg"}, default="auto"
+        The 1-D method of the ``"hoff"`` column sampler (see :func:`sample_bingham_1d`).
     complement : optional (m, d, d − q) orthonormal basis of range(U)^⊥ (else computed).
 
+    Returns
+    -------
+    U : ndarray of float64, shape like ``U``
+        The updated orthonormal samples.
+    complement : ndarray of float64, shape (m, d, d − q) (or (d, d − q))
+        Orthonormal basis of range(U)^⊥ after the sweep; only returned when ``complement``
+        was given.
+
+    Raises
+    ------
+    ValueError
+        If ``column_sampler`` is not ``"acg"`` or ``"hoff"``, or ``beta`` has a shape other
+        than scalar, (q,) or (m, q).
+
+    Notes
+    -----
     Columns are visited in a random order (one permutation for the whole batch). The null
     space of the other columns is N = [u_r, U⊥]; after u_r ← N z the complement becomes
     N·H[:, 1:] with H the Householder reflection exchanging e₁ and ±z, so only one QR is
@@ -618,9 +766,40 @@ def matrix_bingham_gibbs_sweep(A, U, beta=1.0, random_state=None, column_sampler
 
 
 def sample_matrix_bingham(A, B=1.0, n_sweeps=100, U0=None, q=None, random_state=None, column_sampler="acg"):
-    """Approximate draw from p(U) ∝ exp(tr(B Uᵀ A U)) by ``n_sweeps`` sweeps of
-    :func:`matrix_bingham_gibbs_sweep` from ``U0`` (uniform random d×q if None; then ``q``
-    or the length of ``B`` gives the number of columns). Batched over leading axes of A."""
+    """Approximate draw from p(U) ∝ exp(tr(B Uᵀ A U)) by Gibbs sweeps.
+
+    Runs ``n_sweeps`` sweeps of :func:`matrix_bingham_gibbs_sweep` from ``U0`` (uniform
+    random d×q if None; then ``q`` or the length of ``B`` gives the number of columns).
+    Batched over leading axes of A.
+
+    Parameters
+    ----------
+    A : array_like, shape (d, d) or (..., d, d)
+        Symmetric parameter matrices (symmetrised as (A + Aᵀ)/2); must be finite.
+    B : float or array_like, default=1.0
+        The diagonal of B: a scalar, shape (q,), or one row per matrix of the batch.
+    n_sweeps : int, default=100
+        Number of sweeps, ≥ 1.
+    U0 : array_like, shape (d, q) or (..., d, q), optional
+        Starting orthonormal matrices (broadcast to the batch).
+    q : int, optional
+        Number of columns when ``U0`` is None and ``B`` is a scalar; 1 ≤ q ≤ d.
+    random_state : None, int or numpy.random.Generator, optional
+        Seed or generator for every random choice.
+    column_sampler : {"acg", "hoff"}, default="acg"
+        See :func:`matrix_bingham_gibbs_sweep`.
+
+    Returns
+    -------
+    ndarray of float64, shape (..., d, q)
+        The last sample of every chain.
+
+    Raises
+    ------
+    ValueError
+        If ``A`` is not square or not finite, ``n_sweeps`` < 1, ``U0`` is None with a scalar
+        ``B`` and no ``q``, ``q`` is outside [1, d], or ``column_sampler``/``B`` is invalid.
+    """
     rng = check_random_state(random_state)
     A = _as_batch_sym(A)
     n_sweeps = check_int(n_sweeps, "n_sweeps", 1)

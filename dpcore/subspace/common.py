@@ -48,6 +48,11 @@ def single_threaded():
     Every solver's ``fit`` runs inside this context (documented decision). Nested uses
     are free, and the thread-pool controller is built once (≈0.1 ms per use instead of
     ≈6 ms), which matters when sample-aggregate calls a solver hundreds of times.
+
+    Yields
+    ------
+    None
+        Use as ``with single_threaded(): ...``.
     """
     global _CONTROLLER
     if getattr(_LOCAL, "depth", 0) > 0:
@@ -68,6 +73,33 @@ def check_solver_input(X, n_clusters, subspace_dim, name_k="n_clusters", name_q=
 
     X: finite n×d array with n ≥ 1; k an integer in [1, n]; q an integer in [1, d−1]
     (a proper subspace of R^d). Returns ``(X, k, q)``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        The points as rows; finite, n ≥ 1, d ≥ 2.
+    n_clusters : int
+        k, in [1, n].
+    subspace_dim : int
+        q, in [1, d − 1].
+    name_k : str, default="n_clusters"
+        Name of k in error messages.
+    name_q : str, default="subspace_dim"
+        Name of q in error messages.
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n, d)
+        The validated array.
+    k : int
+        Number of clusters.
+    q : int
+        Subspace dimension.
+
+    Raises
+    ------
+    ValueError
+        If X is not a finite 2-D array with n ≥ 1 and d ≥ 2, or k or q is out of range.
     """
     X = check_array(X, "X")
     n, d = X.shape
@@ -79,8 +111,28 @@ def check_solver_input(X, n_clusters, subspace_dim, name_k="n_clusters", name_q=
 
 
 def complete_basis(B, d, q, rng):
-    """Extend the orthonormal columns of ``B`` (d×r, r ≤ q) to q orthonormal columns with
-    random directions orthogonal to range(B) (uniform on the complement's Grassmannian)."""
+    """Extend the orthonormal columns of ``B`` (d×r, r ≤ q) to q orthonormal columns.
+
+    The new columns are random directions orthogonal to range(B) (uniform on the
+    complement's Grassmannian).
+
+    Parameters
+    ----------
+    B : ndarray of shape (d, r) or None
+        Orthonormal columns to keep (None = no column, r = 0). If r ≥ q the first q columns
+        are returned.
+    d : int
+        Ambient dimension.
+    q : int
+        Number of columns wanted (≤ d).
+    rng : numpy.random.Generator
+        Source of the random directions.
+
+    Returns
+    -------
+    ndarray of float64, shape (d, q)
+        ``B``'s columns followed by q − r random orthonormal ones.
+    """
     r = 0 if B is None else B.shape[1]
     if r >= q:
         return B[:, :q]
@@ -108,6 +160,30 @@ def fit_subspaces(X, labels, n_clusters, subspace_dim, random_state=None):
     Labels outside [0, k) are ignored (e.g. −1 for "unassigned").
 
     Returns an array of shape (k, d, q) with orthonormal columns.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        The points as rows; finite.
+    labels : array_like of int, shape (n,)
+        Cluster of every row; entries outside [0, k) are ignored.
+    n_clusters : int
+        k ≥ 1.
+    subspace_dim : int
+        q, in [1, d − 1].
+    random_state : None, int or numpy.random.Generator, optional
+        Source of the fallback's random directions.
+
+    Returns
+    -------
+    ndarray of float64, shape (k, d, q)
+        Orthonormal bases.
+
+    Raises
+    ------
+    ValueError
+        If X is not a finite 2-D array, k < 1, q is outside [1, d − 1], or ``labels`` does
+        not have one entry per row.
     """
     X = check_array(X, "X")
     n, d = X.shape
@@ -150,7 +226,26 @@ def fit_subspaces(X, labels, n_clusters, subspace_dim, random_state=None):
 
 
 def assign_to_subspaces(X, subspaces):
-    """Index of the nearest subspace of every row: argmin_ℓ d²(xᵢ, S_ℓ) (ties → lowest ℓ)."""
+    """Index of the nearest subspace of every row: argmin_ℓ d²(xᵢ, S_ℓ) (ties → lowest ℓ).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        The points as rows; finite.
+    subspaces : array_like, shape (k, d, q)
+        Orthonormal bases.
+
+    Returns
+    -------
+    ndarray of int, shape (n,)
+        Index in [0, k) of the nearest subspace.
+
+    Raises
+    ------
+    ValueError
+        If X is not a finite 2-D array or ``subspaces`` is not a (k, d, q) stack of
+        orthonormal bases matching X's d.
+    """
     X = check_array(X, "X")
     U = check_subspaces(subspaces, "subspaces", d=X.shape[1])
     return np.argmin(squared_distances_to_subspaces(X, U), axis=1)
@@ -162,6 +257,19 @@ def affinity_from_coefficients(C, normalize_columns=True):
     With ``normalize_columns`` each column of |C| (the coefficients that express one
     point) is first divided by its largest entry, as in the SSC authors' code
     (``BuildAdjacency``), so that every point has at least one edge of weight 1.
+
+    Parameters
+    ----------
+    C : array_like, shape (n, n)
+        Self-expression coefficients, column i expressing point i.
+    normalize_columns : bool, default=True
+        Divide every column of |C| by its largest entry first (zero columns are left as
+        they are).
+
+    Returns
+    -------
+    ndarray of float64, shape (n, n)
+        Symmetric non-negative affinity with zero diagonal.
     """
     A = np.abs(np.asarray(C, dtype=np.float64))
     if normalize_columns:
@@ -184,6 +292,27 @@ def spectral_clustering(affinity, n_clusters, random_state=None, n_init=10):
     entries are taken in absolute value; it is symmetrised as (W + Wᵀ)/2). Isolated points
     (degree 0) get a zero embedding row and end up in whichever cluster k-means gives them.
     Returns labels in [0, k).
+
+    Parameters
+    ----------
+    affinity : array_like or scipy.sparse matrix, shape (n, n)
+        Finite affinity W (see above).
+    n_clusters : int
+        k, in [1, n].
+    random_state : None, int or numpy.random.Generator, optional
+        Source of the k-means seed (and the start vector of the sparse eigensolver).
+    n_init : int, default=10
+        k-means restarts.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        Labels in [0, k).
+
+    Raises
+    ------
+    ValueError
+        If ``affinity`` is not square or not finite, or k is outside [1, n].
     """
     k = check_int(n_clusters, "n_clusters", 1)
     rng = check_random_state(random_state)

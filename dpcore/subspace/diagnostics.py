@@ -83,7 +83,29 @@ def split_rhat(chains, burn_in=0, method="classic"):
     ``method="classic"`` (BDA3) or ``"rank"`` (Vehtari et al. 2021: the max of the
     rank-normalised bulk R̂ and the folded tail R̂). One chain is allowed (its two halves
     are compared). Constant traces give 1.0 (or inf if the chains are constant at
-    different values)."""
+    different values).
+
+    Parameters
+    ----------
+    chains : array_like, shape (n_chains, n_draws) or (n_draws,)
+        Scalar traces (a 1-D array is one chain); must be finite.
+    burn_in : int, default=0
+        Draws dropped from the start of every chain, 0 ≤ burn_in ≤ max(n_draws − 4, 0);
+        at least 4 draws must remain.
+    method : {"classic", "rank"}, default="classic"
+        Classic split-R̂ (BDA3) or the rank-normalised, folded version.
+
+    Returns
+    -------
+    float
+        Split-R̂ (≥ 1 up to rounding; inf for chains constant at different values).
+
+    Raises
+    ------
+    ValueError
+        If ``chains`` is not 1-D/2-D or not finite, ``burn_in`` is out of range, fewer than
+        4 draws remain, or ``method`` is unknown.
+    """
     x = _as_chains(chains, burn_in)
     if method == "classic":
         return _rhat_basic(_split(x))
@@ -106,9 +128,30 @@ def _autocov(x):
 
 
 def effective_sample_size(chains, burn_in=0):
-    """Multi-chain effective sample size of scalar traces (n_chains, n_draws) (Stan's
-    estimator on split chains, Geyer's initial monotone sequence). Returns a float in
-    (0, C·N·log10(C·N)]; nan for constant traces."""
+    """Multi-chain effective sample size of scalar traces (n_chains, n_draws).
+
+    Stan's estimator on split chains, Geyer's initial monotone sequence. Returns a float in
+    (0, C·N·log10(C·N)]; nan for constant traces.
+
+    Parameters
+    ----------
+    chains : array_like, shape (n_chains, n_draws) or (n_draws,)
+        Scalar traces (a 1-D array is one chain); must be finite.
+    burn_in : int, default=0
+        Draws dropped from the start of every chain, 0 ≤ burn_in ≤ max(n_draws − 4, 0);
+        at least 4 draws must remain.
+
+    Returns
+    -------
+    float
+        The effective sample size, in (0, C·N·log10(C·N)]; nan for constant traces.
+
+    Raises
+    ------
+    ValueError
+        If ``chains`` is not 1-D/2-D or not finite, ``burn_in`` is out of range, or fewer
+        than 4 draws remain.
+    """
     x = _split(_as_chains(chains, burn_in))
     M, N = x.shape
     acov = _autocov(x)
@@ -131,9 +174,27 @@ def effective_sample_size(chains, burn_in=0):
 
 
 def section5_statistic_trace(U_samples):
-    """The §5 statistic after every sample: for samples (T, k, d, q) of one chain, entry t
-    is (1/√(kq))·(Σ_ℓ ‖(1/t)Σ_{s≤t} U_ℓ^(s)‖²_F)^(1/2). Under exact sampling with random
-    column signs it is about 1/√t."""
+    """The §5 statistic after every sample of one chain.
+
+    For samples (T, k, d, q) of one chain, entry t is
+    (1/√(kq))·(Σ_ℓ ‖(1/t)Σ_{s≤t} U_ℓ^(s)‖²_F)^(1/2). Under exact sampling with random
+    column signs it is about 1/√t.
+
+    Parameters
+    ----------
+    U_samples : array_like, shape (T, k, d, q)
+        The T samples of the k orthonormal bases of one chain.
+
+    Returns
+    -------
+    ndarray of float64, shape (T,)
+        The statistic after samples 1, …, T.
+
+    Raises
+    ------
+    ValueError
+        If ``U_samples`` is not 4-D.
+    """
     U = np.asarray(U_samples, dtype=np.float64)
     if U.ndim != 4:
         raise ValueError(f"U_samples must have shape (T, k, d, q); got {U.shape}")
@@ -147,7 +208,33 @@ def diagnostics_table(traces, burn_in=0, names=None, method="classic"):
 
     ``traces`` is a dict name -> (n_chains, n_draws), e.g. ``GibbsSubspaceClustering.traces_``.
     The §5 statistic is a running mean (autocorrelated by construction), so it is listed
-    without R̂/ESS and with its value at the end and the 1/√T reference instead."""
+    without R̂/ESS and with its value at the end and the 1/√T reference instead.
+
+    Parameters
+    ----------
+    traces : dict of str to array_like, each of shape (n_chains, n_draws)
+        The traces by name (``"cost"``, ``"dw"``, ``"statistic"``, ``"accuracy"`` or any
+        other).
+    burn_in : int, default=0
+        Draws dropped from the start of every chain. A trace with fewer than 4 draws left is
+        listed with nan R̂/ESS and a note instead of being diagnosed.
+    names : sequence of str, optional
+        The traces to list, in this order (names not in ``traces`` are skipped); default all.
+    method : {"classic", "rank"}, default="classic"
+        Passed to :func:`split_rhat`.
+
+    Returns
+    -------
+    list of dict
+        One dict per trace with keys ``trace``, ``description``, ``split_rhat``, ``ess``,
+        ``mean``, ``sd`` and ``note`` (empty unless the row is not diagnosed).
+
+    Raises
+    ------
+    ValueError
+        From :func:`split_rhat` / :func:`effective_sample_size` on non-finite traces or an
+        unknown ``method``.
+    """
     rows = []
     for name in (names or traces.keys()):
         if name not in traces:
@@ -180,7 +267,35 @@ def mixing_verdict(traces, burn_in=0, rhat_threshold=RHAT_THRESHOLD, min_ess=MIN
     k-means cost and, when the truth is known, d_W) has split-R̂ < ``rhat_threshold``
     (1.1) AND an effective sample size ≥ ``min_ess`` (100) over the draws after
     ``burn_in``. Returns a dict with ``mixed`` (bool), ``text`` (one sentence per failed
-    check, or a success sentence), ``rule`` (the rule in words) and ``rows`` (the table)."""
+    check, or a success sentence), ``rule`` (the rule in words) and ``rows`` (the table).
+
+    Parameters
+    ----------
+    traces : dict of str to array_like, each of shape (n_chains, n_draws)
+        The traces by name, e.g. ``GibbsSubspaceClustering.traces_``.
+    burn_in : int, default=0
+        Draws discarded from the start of every chain.
+    rhat_threshold : float, default=RHAT_THRESHOLD (1.1)
+        Split-R̂ must be below it; must be > 1.
+    min_ess : float, default=MIN_ESS (100)
+        Minimum effective sample size; must be ≥ 0.
+    monitored : sequence of str, default=MONITORED (("cost", "dw"))
+        The traces the rule looks at (those present in ``traces``).
+    method : {"classic", "rank"}, default="classic"
+        Passed to :func:`split_rhat`.
+
+    Returns
+    -------
+    dict
+        ``mixed`` (bool), ``text`` (str), ``rule`` (str) and ``rows`` (the list of dicts of
+        :func:`diagnostics_table`).
+
+    Raises
+    ------
+    ValueError
+        If ``rhat_threshold`` ≤ 1, ``min_ess`` < 0, no monitored trace is in ``traces``, or
+        a trace is not finite.
+    """
     rhat_threshold = check_real(rhat_threshold, "rhat_threshold", 1.0, None, low_inclusive=False)
     min_ess = check_real(min_ess, "min_ess", 0.0, None)
     names = [m for m in monitored if m in traces]

@@ -27,6 +27,25 @@ def reseed_small_clusters(X, labels, sqdist, n_clusters, subspace_dim):
     matrix of squared distances), taken only from clusters that keep more than q points.
     This is the k-plane analogue of the usual k-means fix for empty clusters
     (documented decision). Returns a new label array.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+        The points as rows (not used by the rule; kept for a uniform signature).
+    labels : ndarray of int, shape (n,)
+        Current assignment, entries in [0, k).
+    sqdist : ndarray, shape (n, k)
+        Squared distance of every point to every subspace.
+    n_clusters : int
+        Number of clusters k.
+    subspace_dim : int
+        Subspace dimension q, the minimum cluster size wanted.
+
+    Returns
+    -------
+    ndarray of int, shape (n,)
+        A new label array (``labels`` is not modified). Clusters may still have fewer than q
+        points when not enough points can be moved (n < k·q).
     """
     k, q = n_clusters, subspace_dim
     labels = labels.copy()
@@ -67,6 +86,12 @@ def kplane_step(X, subspaces, random_state=None):
     labels : (n,) the assignment used for the refit (nearest subspace, except that
         clusters with fewer than q points were re-seeded, see :func:`reseed_small_clusters`).
     new_subspaces : (k, d, q) the refitted bases.
+
+    Raises
+    ------
+    ValueError
+        If X is not a finite 2-D array or ``subspaces`` is not a (k, d, q) stack of
+        orthonormal bases matching X's d.
     """
     X = check_array(X, "X")
     U = check_subspaces(subspaces, "subspaces", d=X.shape[1])
@@ -84,6 +109,29 @@ def init_subspaces(X, n_clusters, subspace_dim, method, rng):
     of a d×q Gaussian matrix, as the paper generates subspaces). ``"points"``: the span of q
     distinct data points drawn at random for each subspace (completed randomly if the
     points are linearly dependent) — data-driven, usually a better start when d is large.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+        The points as rows.
+    n_clusters : int
+        Number of subspaces k.
+    subspace_dim : int
+        Subspace dimension q (1 ≤ q < d, checked by the caller).
+    method : {"random", "points"}
+        How the bases are drawn (see above).
+    rng : numpy.random.Generator
+        Source of every random choice.
+
+    Returns
+    -------
+    ndarray of float64, shape (k, d, q)
+        Orthonormal starting bases.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is not ``"random"`` or ``"points"``.
     """
     n, d = X.shape
     k, q = n_clusters, subspace_dim
@@ -106,28 +154,41 @@ class KPlane(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int, number of subspaces k (1 ≤ k ≤ n).
-    subspace_dim : int, dimension q of every subspace (1 ≤ q < d).
-    n_init : int ≥ 1, number of restarts; the run with the lowest eq. (3) cost is kept.
+    n_clusters : int, default=3
+        Number of subspaces k (1 ≤ k ≤ n).
+    subspace_dim : int, default=3
+        Dimension q of every subspace (1 ≤ q < d).
+    n_init : int, default=10
+        Number of restarts (≥ 1); the run with the lowest eq. (3) cost is kept.
         Ignored (one run) when ``init`` is an array.
-    max_iter : int ≥ 1, maximum number of assignment/refit iterations per run.
-    init : ``"random"`` (uniform random subspaces), ``"points"`` (spans of q random data
+    max_iter : int, default=100
+        Maximum number of assignment/refit iterations per run (≥ 1).
+    init : {"random", "points"} or array of shape (k, d, q), default="random"
+        ``"random"`` (uniform random subspaces), ``"points"`` (spans of q random data
         points) or an array (k, d, q) of starting bases.
-    tol : float ≥ 0; a run stops when the assignment no longer changes or the cost
+    tol : float, default=1e-8
+        ≥ 0; a run stops when the assignment no longer changes or the cost
         decreases by at most ``tol`` (absolute, on the eq. (3) scale).
-    random_state : None, int or numpy Generator.
+    random_state : None, int or numpy.random.Generator, default=None
+        Seed or generator for the starts and the small-cluster fallback.
 
     ``max_iter`` is a cap on iterations with early stopping (the vocabulary of every dpcore
     estimator; ``n_iter`` names an exact count).
 
     Attributes
     ----------
-    labels_ : (n,) nearest-subspace assignment to ``subspaces_``.
-    subspaces_ : (k, d, q) orthonormal bases.
-    cost_ : eq. (3) cost of ``subspaces_`` on X (mean squared distance to the nearest one).
-    n_iter_ : iterations of the kept run.
-    cost_history_ : eq. (3) cost after every iteration of the kept run (non-increasing).
-    n_features_in_ : d.
+    labels_ : ndarray of int, shape (n,)
+        Nearest-subspace assignment to ``subspaces_``.
+    subspaces_ : ndarray, shape (k, d, q)
+        Orthonormal bases.
+    cost_ : float
+        Eq. (3) cost of ``subspaces_`` on X (mean squared distance to the nearest one).
+    n_iter_ : int
+        Iterations of the kept run.
+    cost_history_ : list of float
+        Eq. (3) cost after every iteration of the kept run (non-increasing).
+    n_features_in_ : int
+        d.
     """
 
     def __init__(self, *, n_clusters=3, subspace_dim=3, n_init=10, max_iter=100, init="random", tol=1e-8,
@@ -183,12 +244,21 @@ class KPlane(ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array (n, d), the points as rows.
-        y : ignored.
+        X : array_like, shape (n, d)
+            The points as rows; finite, n ≥ 1, d ≥ 2.
+        y : None
+            Ignored.
 
         Returns
         -------
         self
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If X is not a finite 2-D array with at least 1 row and 2 columns, or a
+            parameter is out of its range.
         """
         with single_threaded():
             return self._fit(X)
@@ -207,5 +277,18 @@ class KPlane(ClusterMixin, BaseEstimator):
         return self
 
     def fit_predict(self, X, y=None):
-        """Fit, then return ``labels_``."""
+        """Fit, then return ``labels_``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, d)
+            The points as rows (see :meth:`fit`).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        ndarray of int, shape (n,)
+            ``labels_``, cluster indices in [0, k).
+        """
         return self.fit(X).labels_

@@ -60,6 +60,36 @@ def lrr_inexact_alm(X, lam, max_iter=1000, tol=1e-8, mu=1e-6, rho=1.1, mu_max=1e
     """Solve LRR on X (rows = points) with the dictionary X itself.
 
     Returns (Z, E, n_iter, err): Z n×n (column i expresses point i), E d×n.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+        The points as rows (not validated here; :class:`LRR` validates).
+    lam : float
+        Weight λ > 0 of the ℓ2,1 error term.
+    max_iter : int, default=1000
+        Maximum ALM iterations.
+    tol : float, default=1e-8
+        Stop when ‖Y − AZ − E‖_∞ and ‖Z − J‖_∞ are both below it.
+    mu : float, default=1e-6
+        Initial ALM penalty μ₀.
+    rho : float, default=1.1
+        Growth factor of μ (> 1).
+    mu_max : float, default=1e10
+        Cap on μ.
+    rank_tol : float, default=1e-10
+        Relative threshold on the singular values of Y defining its rank r.
+
+    Returns
+    -------
+    Z : ndarray, shape (n, n)
+        Column i expresses point i.
+    E : ndarray, shape (d, n)
+        Sample-specific error, columns = points.
+    n_iter : int
+        Iterations run (0 when X is zero).
+    err : float
+        Final max of the two constraint violations.
     """
     Y = np.ascontiguousarray(X.T)  # d×n, columns = points
     d, n = Y.shape
@@ -100,21 +130,45 @@ class LRR(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int, number of clusters k (1 ≤ k ≤ n).
-    subspace_dim : int, q (1 ≤ q < d), dimension of the subspaces fitted to the clusters.
-    lam : float > 0 (default 4), weight λ of the ℓ2,1 error term. Small λ lets E absorb
+    n_clusters : int, default=3
+        Number of clusters k (1 ≤ k ≤ n).
+    subspace_dim : int, default=3
+        q (1 ≤ q < d), dimension of the subspaces fitted to the clusters.
+    lam : float, default=4.0
+        > 0, weight λ of the ℓ2,1 error term. Small λ lets E absorb
         more of every point (more robust, lower-rank Z); large λ forces Y ≈ YZ.
-    max_iter : int ≥ 1 (default 1000), tol : float > 0 (default 1e-8), ALM stopping rule.
-    rho : float > 1 (default 1.1), growth factor of the ALM penalty μ.
-    normalize_affinity : bool (default False = the paper's |Z| + |Z|ᵀ); True divides each
-        column of |Z| by its maximum first, as SSC does.
-    random_state : None, int or Generator (k-means of the spectral step).
+    max_iter : int, default=1000
+        ≥ 1, ALM stopping rule (cap on iterations).
+    tol : float, default=1e-8
+        > 0, ALM stopping rule (constraint violation).
+    rho : float, default=1.1
+        > 1, growth factor of the ALM penalty μ.
+    normalize_affinity : bool, default=False
+        False = the paper's |Z| + |Z|ᵀ; True divides each column of |Z| by its maximum
+        first, as SSC does.
+    random_state : None, int or numpy.random.Generator, default=None
+        k-means of the spectral step (and the fallback of :func:`fit_subspaces`).
 
     Attributes
     ----------
-    labels_, subspaces_ (k, d, q), cost_ (eq. (3) of ``subspaces_`` on X),
-    coef_ (n×n Z), error_ (d×n E, columns = points), affinity_, n_iter_, alm_error_,
-    n_features_in_ (d).
+    labels_ : ndarray of int, shape (n,)
+        Cluster of every point.
+    subspaces_ : ndarray, shape (k, d, q)
+        Orthonormal bases.
+    cost_ : float
+        Eq. (3) of ``subspaces_`` on X.
+    coef_ : ndarray, shape (n, n)
+        The representation Z.
+    error_ : ndarray, shape (d, n)
+        E, columns = points.
+    affinity_ : ndarray, shape (n, n)
+        The affinity.
+    n_iter_ : int
+        ALM iterations.
+    alm_error_ : float
+        Final constraint violation.
+    n_features_in_ : int
+        d.
 
     ``max_iter`` is a cap on iterations with early stopping (the vocabulary of every dpcore
     estimator; ``n_iter`` names an exact count).
@@ -136,12 +190,21 @@ class LRR(ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array (n, d), the points as rows.
-        y : ignored.
+        X : array_like, shape (n, d)
+            The points as rows; finite, n ≥ 1, d ≥ 2.
+        y : None
+            Ignored.
 
         Returns
         -------
         self
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If X is not a finite 2-D array with at least 1 row and 2 columns, or a
+            parameter is out of its range.
         """
         with single_threaded():
             return self._fit(X)
@@ -168,5 +231,18 @@ class LRR(ClusterMixin, BaseEstimator):
         return self
 
     def fit_predict(self, X, y=None):
-        """Fit, then return ``labels_``."""
+        """Fit, then return ``labels_``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, d)
+            The points as rows (see :meth:`fit`).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        ndarray of int, shape (n,)
+            ``labels_``, cluster indices in [0, k).
+        """
         return self.fit(X).labels_

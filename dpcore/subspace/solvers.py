@@ -27,8 +27,35 @@ SOLVER_NAMES = {
 
 
 def make_solver(name, n_clusters, subspace_dim, random_state=None, **params):
-    """Build the solver ``name`` (one of ``SOLVERS``) with k, q, random_state and any of
-    its other parameters. Unknown names or parameters raise ValueError."""
+    """Build the solver ``name`` (one of ``SOLVERS``).
+
+    It gets k, q, random_state and any of its other parameters.
+
+    Unknown names or parameters raise ValueError.
+
+    Parameters
+    ----------
+    name : {"kplane", "tsc", "ssc", "lrr"}
+        Key of ``SOLVERS``.
+    n_clusters : int
+        Number of subspaces k (validated by the solver's ``fit``).
+    subspace_dim : int
+        Dimension q of every subspace (validated by the solver's ``fit``).
+    random_state : None, int or numpy.random.Generator, optional
+        Passed to the solver.
+    **params
+        Any other constructor parameter of the solver.
+
+    Returns
+    -------
+    KPlane, TSC, SSC or LRR
+        The unfitted estimator.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not in ``SOLVERS`` or a parameter is not accepted by the solver.
+    """
     if name not in SOLVERS:
         raise ValueError(f"solver must be one of {', '.join(SOLVERS)}; got {name!r}")
     try:

@@ -46,7 +46,27 @@ def _coherence(X):
 
 
 def mutual_coherence_lambda(X, alpha=20.0):
-    """λ_z = α/μ_z with μ_z = min_i max_{j≠i} |xᵢᵀxⱼ| (points as rows). Returns (λ_z, μ_z)."""
+    """λ_z = α/μ_z with μ_z = min_i max_{j≠i} |xᵢᵀxⱼ| (points as rows). Returns (λ_z, μ_z).
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+        The points as rows (n ≥ 2).
+    alpha : float, default=20.0
+        The factor α (> 0 in :class:`SSC`; not checked here).
+
+    Returns
+    -------
+    lam : float
+        λ_z = α/μ_z.
+    mu : float
+        The mutual coherence bound μ_z.
+
+    Raises
+    ------
+    ValueError
+        If some point is orthogonal to all others (μ_z = 0).
+    """
     mu = _coherence(X)
     if not mu > 0:
         raise ValueError("X has a point orthogonal to all others (mutual coherence μ_z = 0): "
@@ -81,9 +101,36 @@ def ssc_admm(X, lam, rho, max_iter=200, tol=2e-4, block_size=None, check_every=1
     (the global loop of the reference code would keep moving it by less than tol).
     BLAS is limited to one thread inside: these thin products are memory bound and
     multithreaded OpenBLAS was up to 20× slower on a loaded 2-core machine.
+
     ``check_every`` > 1 evaluates the stopping rule only every that many iterations (one
     pass fewer per skipped check; the loop may then run a few iterations past tol).
     ``block_size`` None = max(8, 32768 // n) columns (≈ 256 KB per n×block array).
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+        The points as rows (not validated here; :class:`SSC` validates).
+    lam : float
+        λ_z > 0, weight of the quadratic term.
+    rho : float
+        ADMM penalty ρ > 0.
+    max_iter : int, default=200
+        Maximum iterations per column block.
+    tol : float, default=2e-4
+        Stopping threshold on max|Z − C|.
+    block_size : int, optional
+        Columns per block; None = max(8, min(n, 32768 // n)).
+    check_every : int, default=1
+        Evaluate the stopping rule every that many iterations (values < 1 count as 1).
+
+    Returns
+    -------
+    C : ndarray, shape (n, n)
+        Column i holds the coefficients expressing xᵢ (zero diagonal).
+    n_iter : int
+        Largest number of iterations any column block needed.
+    err : float
+        Largest final max|Z − C| over the blocks.
     """
     n, d = X.shape
     if block_size is None:
@@ -136,21 +183,48 @@ class SSC(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int, number of clusters k (1 ≤ k ≤ n).
-    subspace_dim : int, q (1 ≤ q < d), dimension of the subspaces fitted to the clusters.
-    alpha : float > 0, λ_z = alpha/μ_z (default 20, the authors' value for noisy data).
+    n_clusters : int, default=3
+        Number of clusters k (1 ≤ k ≤ n).
+    subspace_dim : int, default=3
+        q (1 ≤ q < d), dimension of the subspaces fitted to the clusters.
+    alpha : float, default=20.0
+        > 0; λ_z = alpha/μ_z (default 20, the authors' value for noisy data).
         Larger alpha = less regularisation (closer to exact self-expression).
-    lam : float > 0 or None; if given, λ_z itself (alpha is then ignored).
-    rho : float > 0 or None, ADMM penalty; None = alpha (authors' choice).
-    max_iter : int ≥ 1 (default 200), tol : float > 0 (default 2e-4) on max|Z − C|.
-    normalize_affinity : bool, divide each column of |C| by its maximum before |C| + |C|ᵀ.
-    random_state : None, int or Generator (k-means of the spectral step).
+    lam : float or None, default=None
+        > 0; if given, λ_z itself (alpha is then ignored).
+    rho : float or None, default=None
+        > 0, ADMM penalty; None = alpha (authors' choice).
+    max_iter : int, default=200
+        ≥ 1, maximum ADMM iterations.
+    tol : float, default=2e-4
+        > 0, stopping threshold on max|Z − C|.
+    normalize_affinity : bool, default=True
+        Divide each column of |C| by its maximum before |C| + |C|ᵀ.
+    random_state : None, int or numpy.random.Generator, default=None
+        k-means of the spectral step (and the fallback of :func:`fit_subspaces`).
 
     Attributes
     ----------
-    labels_, subspaces_ (k, d, q), cost_ (eq. (3) of ``subspaces_`` on X),
-    coef_ (n×n C), affinity_ (n×n), lambda_ (λ_z used), coherence_ (μ_z),
-    n_iter_ (ADMM iterations), admm_error_ (final max|Z − C|), n_features_in_ (d).
+    labels_ : ndarray of int, shape (n,)
+        Cluster of every point.
+    subspaces_ : ndarray, shape (k, d, q)
+        Orthonormal bases.
+    cost_ : float
+        Eq. (3) of ``subspaces_`` on X.
+    coef_ : ndarray, shape (n, n)
+        The coefficient matrix C.
+    affinity_ : ndarray, shape (n, n)
+        The affinity.
+    lambda_ : float
+        λ_z used.
+    coherence_ : float
+        μ_z.
+    n_iter_ : int
+        ADMM iterations.
+    admm_error_ : float
+        Final max|Z − C|.
+    n_features_in_ : int
+        d.
 
     ``max_iter`` is a cap on iterations with early stopping (the vocabulary of every dpcore
     estimator; ``n_iter`` names an exact count).
@@ -173,12 +247,22 @@ class SSC(ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array (n, d), the points as rows.
-        y : ignored.
+        X : array_like, shape (n, d)
+            The points as rows; finite, n ≥ 2, d ≥ 2.
+        y : None
+            Ignored.
 
         Returns
         -------
         self
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If X is not a finite 2-D array with at least 2 rows and 2 columns, or a
+            parameter is out of its range, or (default ``lam``) a point is orthogonal to all
+            others.
         """
         with single_threaded():
             return self._fit(X)
@@ -213,5 +297,18 @@ class SSC(ClusterMixin, BaseEstimator):
         return self
 
     def fit_predict(self, X, y=None):
-        """Fit, then return ``labels_``."""
+        """Fit, then return ``labels_``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, d)
+            The points as rows (see :meth:`fit`).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        ndarray of int, shape (n,)
+            ``labels_``, cluster indices in [0, k).
+        """
         return self.fit(X).labels_

@@ -49,6 +49,19 @@ def thresholding_graph(X, n_neighbors):
     Row i holds exp(−2·arccos|⟨x̂ᵢ, x̂ⱼ⟩|) for the s points j ≠ i with the largest
     |⟨x̂ᵢ, x̂ⱼ⟩| (x̂ = x/‖x‖); the graph is completed as W + Wᵀ so that an edge exists
     whenever either endpoint chose the other (Alg. 2, step 2); mutual choices add up.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+        The points as rows (zero rows stay zero vectors).
+    n_neighbors : int
+        Number s of neighbours chosen by every point, 1 ≤ s ≤ n − 1 (not checked here;
+        :class:`TSC` checks it).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix, shape (n, n)
+        The symmetric affinity W + Wᵀ.
     """
     n = X.shape[0]
     s = n_neighbors
@@ -70,20 +83,37 @@ class TSC(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int, number of clusters k (1 ≤ k ≤ n).
-    subspace_dim : int, subspace dimension q (1 ≤ q < d), used to fit/span the subspaces.
-    n_neighbors : int s in [1, n−1], or None for max(3, ⌈n/(10k)⌉) clipped to n−1.
-    variant : ``"full"`` (weighted graph + spectral clustering) or ``"simplified"``
+    n_clusters : int, default=3
+        Number of clusters k (1 ≤ k ≤ n).
+    subspace_dim : int, default=3
+        Subspace dimension q (1 ≤ q < d), used to fit/span the subspaces.
+    n_neighbors : int or None, default=None
+        s in [1, n−1], or None for max(3, ⌈n/(10k)⌉) clipped to n−1.
+    variant : {"full", "simplified"}, default="full"
+        ``"full"`` (weighted graph + spectral clustering) or ``"simplified"``
         (connected components, Alg. 2 of the paper).
-    random_state : None, int or numpy Generator (k-means in the spectral step, the random
-        points of the simplified variant).
+    random_state : None, int or numpy.random.Generator, default=None
+        k-means in the spectral step, the random points of the simplified variant.
 
     Attributes
     ----------
-    labels_, subspaces_ (k, d, q), cost_ (eq. (3) of ``subspaces_`` on X),
-    affinity_ (CSR thresholding graph), n_components_ (connected components of the graph),
-    used_fallback_ (simplified variant only: True when the components were not exactly k
-    and spectral clustering was used instead), n_neighbors_ (the s used), n_features_in_ (d).
+    labels_ : ndarray of int, shape (n,)
+        Cluster of every point.
+    subspaces_ : ndarray, shape (k, d, q)
+        Orthonormal bases.
+    cost_ : float
+        Eq. (3) of ``subspaces_`` on X.
+    affinity_ : scipy.sparse.csr_matrix, shape (n, n)
+        The thresholding graph.
+    n_components_ : int
+        Connected components of the graph.
+    used_fallback_ : bool
+        Simplified variant only: True when the components were not exactly k and spectral
+        clustering was used instead.
+    n_neighbors_ : int
+        The s used.
+    n_features_in_ : int
+        d.
     """
 
     def __init__(self, *, n_clusters=3, subspace_dim=3, n_neighbors=None, variant="full", random_state=None):
@@ -98,12 +128,21 @@ class TSC(ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array (n, d), the points as rows.
-        y : ignored.
+        X : array_like, shape (n, d)
+            The points as rows; finite, n ≥ 2, d ≥ 2.
+        y : None
+            Ignored.
 
         Returns
         -------
         self
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If X is not a finite 2-D array with at least 2 rows and 2 columns, or a
+            parameter is out of its range.
         """
         with single_threaded():
             return self._fit(X)
@@ -152,5 +191,18 @@ class TSC(ClusterMixin, BaseEstimator):
         return self
 
     def fit_predict(self, X, y=None):
-        """Fit, then return ``labels_``."""
+        """Fit, then return ``labels_``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, d)
+            The points as rows (see :meth:`fit`).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        ndarray of int, shape (n,)
+            ``labels_``, cluster indices in [0, k).
+        """
         return self.fit(X).labels_
