@@ -196,10 +196,9 @@ def traced_dptaucc(A, k, epsilon, iterations, seed, flip=0.01, share=0.9, eps_as
     ``eps_assign`` / ``eps_table`` (diagnostics only) override ε₂ / ε₁ per step."""
     from dpcore.cocluster.dptaucc import dp_compute_t
     from dpcore.cocluster.taucc import association_weights
-    from dpcore._validation import check_random_state
     n, m = A.shape
     At = A.T.tocsr()
-    rng = check_random_state(seed)
+    rng = np.random.default_rng(seed)   # a Generator is returned as is
     e2 = share * epsilon / (2 * iterations)
     e1 = epsilon / (2 * iterations) - e2
     e2 = e2 if eps_assign is None else eps_assign

@@ -7,7 +7,7 @@ Norm bounds and privacy. The subspace algorithms assume ‖x‖ ≤ 1 and the k-
 public radius Λ. Rescaling by a maximum *computed from the data* leaks privacy, so the
 loaders only use public constants or per-record maps (normalising each row by its own
 norm touches one record at a time and so reveals nothing about the others).
-:func:`clip_to_ball` enforces a public radius and reports how many rows it changed.
+:func:`dpcore.preprocessing.clip_rows` enforces a public radius and reports how many rows it changed.
 """
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._validation import check_array, check_int, check_random_state, check_real
+from .preprocessing import clip_rows
 
 __all__ = ["Dataset", "SAMPLE_DATA", "CLUTO_NAMES", "make_union_of_subspaces", "make_gaussian_mixture",
-           "make_block_matrix", "load_yaleb", "load_cluto", "PAPER_SPECS", "clip_to_ball", "random_subspaces", "data_rng", "DATA_STREAM",
+           "make_block_matrix", "load_yaleb", "load_cluto", "PAPER_SPECS", "random_subspaces", "data_rng", "DATA_STREAM",
            "orthonormal_basis", "load_dataset", "DATASET_KINDS"]
 
 SAMPLE_DATA = Path(__file__).resolve().parents[1] / "sample_data"
@@ -129,28 +130,6 @@ def random_subspaces(k, d, q, random_state=None) -> np.ndarray:
     return np.stack([orthonormal_basis(rng.standard_normal((d, q))) for _ in range(k)])
 
 
-def clip_to_ball(X, radius):
-    """Scale every row with ‖x‖ > radius back onto the sphere of that radius.
-
-    ``radius`` must be public (chosen without looking at the data). Returns
-    ``(X_clipped, n_clipped)``; the input is not modified.
-    """
-    X = check_array(X)
-    radius = check_real(radius, "radius", 0.0, None, low_inclusive=False)
-    norms = np.linalg.norm(X, axis=1)
-    over = norms > radius
-    Xc = X.copy()
-    Xc[over] *= (radius / norms[over])[:, None]
-    # rounding may leave a norm one ulp above the radius: shrink those rows by a hair so that
-    # ‖x‖ ≤ radius holds exactly in floating point, as the sensitivity bounds require
-    while True:
-        above = np.linalg.norm(Xc, axis=1) > radius
-        if not above.any():
-            break
-        Xc[above] *= 1.0 - 4 * np.finfo(float).eps
-    return Xc, int(over.sum())
-
-
 def _check_nkd(n, d, k):
     n = check_int(n, "n", 1)
     d = check_int(d, "d", 1)
@@ -191,7 +170,7 @@ def make_union_of_subspaces(n=1000, d=10, k=3, q=3, sigma=0.1, random_state=None
     X = np.einsum("ndq,nq->nd", U[labels], Y) + noise_sd * rng.standard_normal((n, d))
     n_clipped = 0
     if clip:
-        X, n_clipped = clip_to_ball(X, 1.0)
+        X, n_clipped = clip_rows(X, 1.0)
     return Dataset(
         name=f"union of subspaces (n={n}, d={d}, k={k}, q={q}, σ={sigma:g})",
         description=f"{k} random {q}-D subspaces of R^{d}, {n} points, Gaussian noise σ={sigma:g} ({model} model)",
@@ -330,7 +309,7 @@ def load_yaleb(subjects=5, n_per_subject=64, pca_dim=9, d=50, normalize="rows", 
         note = "each row scaled to unit norm (per-record, leaks nothing)"
     else:
         X = X / (np.sqrt(pixels.shape[1]) * op_norm)
-        X, n_clipped = clip_to_ball(X, 1.0)
+        X, n_clipped = clip_rows(X, 1.0)
         note = "divided by the public constant √2016·‖G‖₂ and clipped to the unit ball"
     ids = [str(s) for s in raw["subject_ids"][chosen]]
     return Dataset(

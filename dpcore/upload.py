@@ -57,7 +57,8 @@ from pathlib import PurePosixPath
 import numpy as np
 import scipy.sparse as sp
 
-from .data import DATASET_KINDS, Dataset, clip_to_ball
+from .data import DATASET_KINDS, Dataset
+from .preprocessing import clip_rows, normalize_rows
 
 __all__ = ["load_upload", "registered", "load_registered_upload", "upload_key", "reload_code", "MAX_BYTES", "MAX_CELLS",
            "MAX_SIDE", "WIDE_RATIO", "EXTENSIONS", "DATA_KINDS", "LABEL_MODES", "NORMS", "LIMITS_TEXT"]
@@ -176,13 +177,11 @@ def load_upload(name, data, kind="points", labels="none", transpose=False, norm=
     if kind == "points":
         X = np.ascontiguousarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
         if params["norm"] == "rows":
-            norms = np.linalg.norm(X, axis=1, keepdims=True)
-            X = np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
-            X, _ = clip_to_ball(X, 1.0)   # rounding only: keep ‖x‖ ≤ 1 exactly
+            X = normalize_rows(X, 1.0)
             extras["public_radius"] = 1.0
             note = "each row scaled to unit norm (a per-record map: leaks nothing); public radius 1"
         elif params["norm"] == "clip":
-            X, extras["n_clipped"] = clip_to_ball(X, 1.0)
+            X, extras["n_clipped"] = clip_rows(X, 1.0)
             extras["public_radius"] = 1.0
             note = "rows clipped to the public unit ball (radius 1, chosen without looking at the data)"
         else:

@@ -3,9 +3,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.data import (CLUTO_NAMES, clip_to_ball, load_cluto, load_dataset, load_yaleb, make_block_matrix,
+from dpcore.data import (CLUTO_NAMES, load_cluto, load_dataset, load_yaleb, make_block_matrix,
                          make_gaussian_mixture, make_union_of_subspaces)
 from dpcore.metrics import squared_distances_to_subspaces
+from dpcore.preprocessing import clip_rows
 
 
 @pytest.mark.parametrize("model", ["paper", "stochastic"])
@@ -39,7 +40,7 @@ def test_clipping_to_the_unit_ball_is_reported():
     assert np.linalg.norm(ds.X, axis=1).max() <= 1.0  # exactly, not up to rounding
     raw = make_union_of_subspaces(1000, 10, 3, 3, 0.1, random_state=0, clip=False)
     assert ds.extras["n_clipped"] == int((np.linalg.norm(raw.X, axis=1) > 1).sum()) > 0
-    Xc, m = clip_to_ball(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0)
+    Xc, m = clip_rows(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0)
     assert m == 1 and np.allclose(Xc, [[0.6, 0.8], [0.3, 0.4]])
 
 
@@ -115,9 +116,30 @@ def test_block_matrix_has_its_blocks():
     (lambda: load_dataset("mnist"), "kind must be one of"),
     (lambda: load_yaleb(subjects=40), r"subjects must be an integer in \[2, 31\]"),
     (lambda: load_yaleb(subjects=[10, 11]), "subjects"),  # subject 10 has only 60 images
-    (lambda: clip_to_ball(np.ones((2, 2)), 0.0), "radius must be > 0"),
-    (lambda: clip_to_ball(np.array([[np.nan, 1.0]]), 1.0), "finite"),
+    (lambda: clip_rows(np.ones((2, 2)), 0.0), "radius must be > 0"),
+    (lambda: clip_rows(np.array([[np.nan, 1.0]]), 1.0), "finite"),
 ])
 def test_bad_input_names_the_parameter(call, word):
     with pytest.raises(ValueError, match=word):
         call()
+
+
+def test_row_maps_dense_and_sparse_agree():
+    import scipy.sparse as sp
+    from dpcore.preprocessing import map_rows_to_ball, normalize_rows, truncate_rows_to_sparsity
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 6)) * rng.uniform(0.1, 5.0, size=(50, 1))
+    X[3] = 0.0
+    for radius in (1.0, 2.5):
+        for row_map in ("normalize", "clip"):
+            dense = map_rows_to_ball(X, radius, row_map)
+            sparse = map_rows_to_ball(sp.csr_matrix(X), radius, row_map)
+            assert np.allclose(dense, sparse.toarray())
+            assert np.all(np.linalg.norm(dense, axis=1) <= radius)   # exactly, in floating point
+        N = normalize_rows(X, radius)
+        assert np.allclose(np.linalg.norm(N, axis=1)[np.arange(50) != 3], radius)
+        assert not N[3].any()
+    with pytest.raises(ValueError, match="row_map"):
+        map_rows_to_ball(X, 1.0, "scale")
+    Xs, n = truncate_rows_to_sparsity(X, 2)
+    assert n == 49 and np.all(np.count_nonzero(Xs, axis=1) <= 2)

@@ -6,7 +6,8 @@ import scipy.sparse as sp
 
 from dpcore.data import make_gaussian_mixture
 from dpcore.kmeans import baselines
-from dpcore.kmeans.baselines import DPLloydKMeans, KMeansPlusPlus, map_rows_to_ball
+from dpcore.kmeans.baselines import DPLloydKMeans, KMeansPlusPlus
+from dpcore.preprocessing import map_rows_to_ball
 from dpcore.metrics import nmi
 
 
@@ -140,7 +141,7 @@ def test_kmeanspp_bad_input():
 
 
 def test_dplloyd_reports_clipping_and_flags_a_data_derived_radius():
-    from dpcore.kmeans._utils import DataDerivedRadiusWarning
+    from dpcore.kmeans.common import DataDerivedRadiusWarning
     X = np.random.default_rng(0).normal(size=(300, 4))
     n_long = int((np.linalg.norm(X, axis=1) > 2.0).sum())
     m = DPLloydKMeans(n_clusters=3, epsilon=1.0, radius=2.0, row_map="clip", random_state=0).fit(X)

@@ -14,7 +14,8 @@ import scipy.sparse as sp
 
 from dpcore.audit import bucket_counts, frequency_check
 from dpcore.data import make_gaussian_mixture
-from dpcore.kmeans._utils import DataDerivedRadiusWarning, truncate_rows_to_sparsity
+from dpcore.kmeans.common import DataDerivedRadiusWarning
+from dpcore.preprocessing import truncate_rows_to_sparsity
 from dpcore.kmeans.baselines import KMeansPlusPlus
 from dpcore.kmeans.candidate import DEFAULT_SPLIT, CandidateKMeans, CandidateKMedian, resolve_budget_split
 from dpcore.kmeans.localswap import localswap, seed_from_candidates, swap_losses

@@ -8,7 +8,7 @@ import pytest
 
 from dpcore.audit import bucket_counts, frequency_check
 from dpcore.data import make_gaussian_mixture
-from dpcore.kmeans._utils import DataDerivedRadiusWarning
+from dpcore.kmeans.common import DataDerivedRadiusWarning
 from dpcore.kmeans.baselines import KMeansPlusPlus
 from dpcore.kmeans.candidate import CandidateKMeans
 from dpcore.kmeans.recovery import noisy_means

@@ -84,3 +84,19 @@ def test_no_import_cycle_in_dpcore():
 
 def test_cycle_finder_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
+
+
+def test_no_underscore_module_imported_outside_its_package():
+    mods = _modules()
+    bad = []
+    for folder in ("dpcore", "tests", "benchmarks"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            name = _module_name(path) if folder == "dpcore" else f"{folder}.{path.stem}"
+            for m in _imports(path, name, mods):
+                parts = m.split(".")
+                for i, part in enumerate(parts):
+                    if part.startswith("_") and not part.startswith("__"):
+                        owner = ".".join(parts[:i])      # the package the underscore module belongs to
+                        if not name.startswith(owner + ".") and name != owner:
+                            bad.append(f"{path.relative_to(ROOT)} imports {m}")
+    assert bad == []

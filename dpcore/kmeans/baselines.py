@@ -33,14 +33,14 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.cluster import KMeans as _SkKMeans
-from sklearn.preprocessing import normalize as _sk_normalize
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_array, check_epsilon, check_int, check_random_state, check_real
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
-from ._utils import RADIUS_LEAK_REASON, clip_rows, resolve_radius, row_sq_norms
+from ..preprocessing import ROW_MAPS, clip_rows, map_rows_to_ball, normalize_rows, row_sq_norms
+from .common import RADIUS_LEAK_REASON, resolve_radius
 
-__all__ = ["MAX_DENSE_CELLS", "map_rows_to_ball", "DPLloydKMeans", "KMeansPlusPlus"]
+__all__ = ["MAX_DENSE_CELLS", "DPLloydKMeans", "KMeansPlusPlus"]
 
 #: diffprivlib's KMeans only takes dense input; it then builds n×d temporaries (about 4
 #: copies at the peak). 30 million cells = 240 MB per copy, ~1 GB at the peak. CLUTO:
@@ -88,22 +88,6 @@ def _fixed_split_class():
     return _FixedSplitKMeans
 
 
-def map_rows_to_ball(X, radius=1.0, row_map="normalize"):
-    """Per-record map of the rows into the public ball of radius ``radius``.
-
-    ``"normalize"``: every non-zero row scaled to norm ``radius`` (zero rows stay 0), via
-    ``sklearn.preprocessing.normalize`` (sparse stays sparse); ``"clip"``: only rows longer
-    than ``radius`` are scaled back. Either map looks at one row at a time, so it reveals
-    nothing about the other rows; no bound is ever computed from the data.
-    """
-    radius = check_real(radius, "radius", 0.0, None, low_inclusive=False)
-    if row_map == "normalize":
-        return _sk_normalize(X, norm="l2", axis=1, copy=True) * radius
-    if row_map == "clip":
-        return clip_rows(X, radius)[0]
-    raise ValueError(f"row_map must be 'normalize' or 'clip'; got {row_map!r}")
-
-
 class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """ε-DP k-means by DPLloyd (Su et al. 2016), i.e. ``diffprivlib.models.KMeans`` - the
     DP-KMeans peer of the co-clustering paper's §5 - run with PUBLIC bounds.
@@ -130,7 +114,7 @@ class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     nonnegative : bool
         Declare the data non-negative (e.g. counts): a public, schema-level fact. Input with
         a negative entry is then rejected (``ValueError``), not silently clipped.
-    row_map : ``"normalize"`` (default) or ``"clip"`` - see :func:`map_rows_to_ball`.
+    row_map : ``"normalize"`` (default) or ``"clip"`` - see :func:`dpcore.preprocessing.map_rows_to_ball`.
     max_dense_cells : int
         diffprivlib needs a dense n×d array: inputs with more cells are refused with a
         ``ValueError`` (default :data:`MAX_DENSE_CELLS`).
@@ -178,7 +162,7 @@ class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         k = check_int(self.n_clusters, "n_clusters", 1)
         eps = check_epsilon(self.epsilon)
         max_cells = check_int(self.max_dense_cells, "max_dense_cells", 1)
-        if self.row_map not in ("normalize", "clip"):
+        if self.row_map not in ROW_MAPS:
             raise ValueError(f"row_map must be 'normalize' or 'clip'; got {self.row_map!r}")
         X = check_array(X, "X", allow_sparse=True)
         n, d = X.shape
@@ -277,7 +261,7 @@ class KMeansPlusPlus(ClusterMixin, BaseEstimator):
         if X.shape[0] < k:
             raise ValueError(f"n_clusters must be <= the number of rows ({X.shape[0]}); got {k}")
         if self.normalize_rows:
-            X = _sk_normalize(X, norm="l2", axis=1, copy=True)
+            X = normalize_rows(X)
         rng = check_random_state(self.random_state)
         km = _SkKMeans(n_clusters=k, init="k-means++", n_init=n_init,
                        random_state=int(rng.integers(0, 2 ** 31 - 1))).fit(X)

@@ -50,8 +50,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_delta, check_epsilon, check_int, check_random_state, check_real
 from ..privacy import GaussianBudget, PrivacyLedger, PrivateEstimatorMixin
-from ._utils import (RADIUS_LEAK_REASON, check_points, clip_rows, nearest_centres, resolve_radius, row_sq_norms,
-                     truncate_rows_to_sparsity)
+from ..preprocessing import clip_rows, row_sq_norms, truncate_rows_to_sparsity
+from .common import RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius
 from .localswap import default_swap_iterations, localswap, seed_from_candidates
 from .partition import candidate_set, default_projection_dim, jl_matrix, jl_project, max_projection_dim
 from .recovery import (private_lloyd, private_medians, noisy_means, sparse_noisy_means,

@@ -14,7 +14,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_epsilon, check_int
-from ._utils import check_points, clip_rows, data_radius, nearest_centres, resolve_radius
+from ..preprocessing import clip_rows
+from .common import check_points, data_radius, nearest_centres, resolve_radius
 from .baselines import MAX_DENSE_CELLS, DPLloydKMeans, KMeansPlusPlus
 from .candidate import CandidateKMeans, CandidateKMedian
 from .sample_aggregate import SampleAggregateKMeans

@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_array, check_epsilon, check_int, check_random_state, check_real
-from ._utils import project_to_ball
+from ..preprocessing import clip_rows
 
 __all__ = ["default_projection_dim", "max_projection_dim", "jl_matrix", "jl_project", "subdivision_probability",
            "default_gamma", "default_max_depth", "PartitionResult", "private_partition", "CandidateSetResult",
@@ -295,7 +295,7 @@ def candidate_set(Y, epsilon, radius, n_repeats=1, max_depth=None, gamma=None, m
         cands.append(part.centers)
         depths.append(part.depths)
         leaves.append(part.leaves)
-    C = project_to_ball(np.vstack(cands), radius)
+    C = clip_rows(np.vstack(cands), radius)[0]
     depth = np.concatenate(depths)
     leaf = np.concatenate(leaves)
     C, first = np.unique(C, axis=0, return_index=True)

@@ -26,7 +26,8 @@ import scipy.sparse as sp
 
 from .._validation import check_epsilon, check_delta, check_int, check_random_state, check_real
 from ..privacy import exponential_mechanism, laplace_mechanism
-from ._utils import cluster_sums, nearest_centres, project_to_ball, row_sq_norms
+from ..preprocessing import clip_rows, row_sq_norms
+from .common import cluster_sums, nearest_centres
 
 __all__ = ["MEANS_SENSITIVITY_FACTOR", "noisy_means", "private_lloyd",
            "sparse_noisy_means", "private_medians", "min_count"]
@@ -61,7 +62,7 @@ def noisy_means(X, labels, k, radius, budget, random_state=None, previous=None):
     if previous is not None:
         small = noisy_counts < min_count(budget.sigma(sens) / radius)
         centres[small] = np.asarray(previous, dtype=np.float64)[small]
-    return project_to_ball(centres, radius), noisy_counts
+    return clip_rows(centres, radius)[0], noisy_counts
 
 
 def private_lloyd(X, centres, radius, n_iter, budget, random_state=None, sq_norms=None):
@@ -91,7 +92,7 @@ def sparse_noisy_means(X, labels, k, radius, sparsity, eta, epsilon, random_stat
 
     Versus the paper: it scales utilities by the cluster size n (private here), so we use
     sums; its budget is not split between the two mechanisms, ours is (½, ½). Rows must be
-    s-sparse (see :func:`dpcore.kmeans._utils.truncate_rows_to_sparsity`).
+    s-sparse (see :func:`dpcore.preprocessing.truncate_rows_to_sparsity`).
     Returns ``(centres, noisy_counts, chosen)`` with ``chosen`` (k, m) coordinate indices.
     """
     rng = check_random_state(random_state)
@@ -119,7 +120,7 @@ def sparse_noisy_means(X, labels, k, radius, sparsity, eta, epsilon, random_stat
     if previous is not None:
         small = noisy_counts < min_count(math.sqrt(2.0) * l1 / (epsilon / 2.0))
         centres[small] = np.asarray(previous, dtype=np.float64)[small]
-    return project_to_ball(centres, radius), noisy_counts, chosen
+    return clip_rows(centres, radius)[0], noisy_counts, chosen
 
 
 MEDIAN_STEP_SENSITIVITY_FACTOR = math.sqrt(5.0)
@@ -161,5 +162,5 @@ def private_medians(X, labels, k, radius, budget, n_steps=5, random_state=None, 
         norms = np.linalg.norm(g_hat, axis=1)
         g_hat[norms > 1] /= norms[norms > 1][:, None]
         mean_dist = np.clip(2.0 * noisy[:, -1] / n_eff, 0.0, 2.0 * radius)
-        centres = project_to_ball(centres - 0.5 * mean_dist[:, None] * g_hat / math.sqrt(t + 1), radius)
+        centres = clip_rows(centres - 0.5 * mean_dist[:, None] * g_hat / math.sqrt(t + 1), radius)[0]
     return centres, ncount

@@ -34,7 +34,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._validation import check_delta, check_epsilon, check_int, check_random_state
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
 from ..privacy.sample_aggregate import matching_distances, sample_aggregate
-from ._utils import RADIUS_LEAK_REASON, check_points, clip_rows, nearest_centres, project_to_ball, resolve_radius
+from ..preprocessing import clip_rows
+from .common import RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius
 
 __all__ = ["SampleAggregateKMeans", "matching_distances_lowmem", "default_n_subsets"]
 
@@ -134,7 +135,7 @@ class SampleAggregateKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         self.n_subsets_ = m
         self.n_features_in_ = d
         self.aggregate_ = res
-        self.cluster_centers_ = project_to_ball(res.released.reshape(k, d), lam)
+        self.cluster_centers_ = clip_rows(res.released.reshape(k, d), lam)[0]
         self.labels_, _ = nearest_centres(X, self.cluster_centers_)
         self.ledger_ = ledger
         self.private_outputs_ = [] if derived else ["cluster_centers_"]

@@ -20,7 +20,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_delta, check_epsilon, check_int, check_random_state
 from ..privacy import GaussianBudget, PrivacyLedger, PrivateEstimatorMixin
-from ._utils import RADIUS_LEAK_REASON, check_points, clip_rows, nearest_centres, resolve_radius, row_sq_norms
+from ..preprocessing import clip_rows, row_sq_norms
+from .common import RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius
 from .recovery import MEANS_SENSITIVITY_FACTOR, private_lloyd
 
 __all__ = ["SuLQKMeans"]

@@ -6,7 +6,7 @@ The mechanism (eq. (10) of the subspace clustering paper) releases one sample of
 
 which is ε-DP (Prop. 4.1) because the score Σᵢ d²(xᵢ, S_{zᵢ}) changes by at most 1 when
 one point changes, *provided* ‖xᵢ‖ ≤ 1 (then every d² is in [0, 1]). Points are therefore
-clipped to the public unit ball first (:func:`dpcore.data.clip_to_ball`) and the number
+clipped to the public unit ball first (:func:`dpcore.preprocessing.clip_rows`) and the number
 clipped is reported.
 
 Exact sampling is replaced by a Gibbs sampler (§4.1) that alternates
@@ -66,7 +66,7 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_array, check_epsilon, check_int, check_random_state, check_subspaces
-from ..data import clip_to_ball
+from ..preprocessing import clip_rows
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin, exponential_mechanism
 from .bingham import _complement, matrix_bingham_gibbs_sweep, random_stiefel
 from .common import single_threaded
@@ -565,7 +565,7 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
     def _fit(self, X, y, true_subspaces, callback):
         X, n, d, k, q, eps, n_iter, C, m, burn, T, y = self._validate(X, y, true_subspaces, callback)
         rng = check_random_state(self.random_state)
-        Xc, n_clipped = clip_to_ball(X, 1.0)
+        Xc, n_clipped = clip_rows(X, 1.0)
         perms = _permutations(k)
 
         U = self._initial_subspaces(Xc, C, k, d, q, rng)

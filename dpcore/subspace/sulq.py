@@ -62,8 +62,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_delta, check_epsilon, check_int, check_random_state
-from ..data import clip_to_ball, random_subspaces
+from ..data import random_subspaces
 from ..metrics import squared_distances_to_subspaces
+from ..preprocessing import clip_rows
 from ..privacy import (PrivacyLedger, PrivateEstimatorMixin, advanced_composition, advanced_composition_inverse,
                        gaussian_noise, gaussian_sigma)
 from .common import check_solver_input
@@ -204,7 +205,7 @@ class SuLQKPlane(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         sigma, eps_q, delta_q, used, method = sulq_noise(epsilon, delta, n_queries, self.composition, self.gaussian)
 
         X_raw = X
-        X, _ = clip_to_ball(X, 1.0)
+        X, _ = clip_rows(X, 1.0)
         # count (and warn about) real violations only, not norms of 1 + rounding error
         n_clipped = int(np.sum(np.linalg.norm(X_raw, axis=1) > 1.0 + 1e-12))
         if n_clipped:

@@ -1,5 +1,6 @@
-"""Shared helpers of the private k-means code: the public radius Λ, clipping, distances and
-per-cluster sums for dense or ``scipy.sparse`` CSR points (rows).
+"""Shared helpers of the private k-means code: the public radius Λ, input checks, nearest
+centres and per-cluster sums for dense or ``scipy.sparse`` CSR points (rows). The row maps
+(clipping, normalising, truncation) are in :mod:`dpcore.preprocessing`.
 
 Neighbouring datasets (used by every sensitivity in :mod:`dpcore.kmeans`): X and X′ differ
 in one point, *replaced*, and the number of points n is public, as in the paper (its f(m),
@@ -12,18 +13,16 @@ was added.
 """
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_array, check_real
-from ..data import clip_to_ball
+from ..preprocessing import row_sq_norms
 
-__all__ = ["DataDerivedRadiusWarning", "resolve_radius", "check_points", "row_sq_norms", "clip_rows",
-           "nearest_centres", "cluster_sums", "project_to_ball", "l2_normalize_rows", "data_radius",
-           "truncate_rows_to_sparsity", "RADIUS_LEAK_REASON"]
+__all__ = ["DataDerivedRadiusWarning", "resolve_radius", "check_points", "nearest_centres", "cluster_sums",
+           "data_radius", "RADIUS_LEAK_REASON"]
 
 RADIUS_LEAK_REASON = ("radius Λ was computed from the data (max row norm): this leaks information "
                       "about the largest point, so no output of this run is differentially private")
@@ -37,12 +36,6 @@ class DataDerivedRadiusWarning(UserWarning):
 def check_points(X, name="X"):
     """Finite float points as rows, dense ndarray or CSR (for the CLUTO document sets)."""
     return check_array(X, name, allow_sparse=True)
-
-
-def row_sq_norms(X):
-    if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    return np.einsum("ij,ij->i", X, X)
 
 
 def data_radius(X):
@@ -72,63 +65,6 @@ def resolve_radius(radius, X):
                       DataDerivedRadiusWarning, stacklevel=3)
         return lam, True
     return check_real(radius, "radius", 0.0, None, low_inclusive=False), False
-
-
-def clip_rows(X, radius):
-    """Rows with ‖x‖ > Λ scaled onto the sphere of radius Λ (a per-record map: it spends no
-    privacy). Returns ``(X_clipped, n_clipped)``; dense input goes through
-    :func:`dpcore.data.clip_to_ball`."""
-    if not sp.issparse(X):
-        return clip_to_ball(X, radius)
-    norms = np.sqrt(row_sq_norms(X))
-    over = norms > radius
-    scale = np.ones_like(norms)
-    scale[over] = radius / norms[over]
-    return sp.csr_matrix(sp.diags(scale) @ X), int(over.sum())
-
-
-def l2_normalize_rows(X):
-    """Each non-zero row divided by its own norm (a per-record map, leaks nothing); the
-    public radius is then Λ = 1. Used for the CLUTO document sets."""
-    X = check_points(X)
-    norms = np.sqrt(row_sq_norms(X))
-    scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
-    if sp.issparse(X):
-        return sp.csr_matrix(sp.diags(scale) @ X)
-    return X * scale[:, None]
-
-
-def truncate_rows_to_sparsity(X, s):
-    """Keep the s largest-magnitude entries of every row (a per-record map). Returns
-    ``(X_s, n_truncated)`` — the count is computed from the data, hence not private."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, copy=True)
-        n_trunc = 0
-        for i in range(X.shape[0]):
-            lo, hi = X.indptr[i], X.indptr[i + 1]
-            if hi - lo > s:
-                vals = X.data[lo:hi]
-                drop = np.argsort(np.abs(vals))[: hi - lo - s]
-                vals[drop] = 0.0
-                n_trunc += 1
-        X.eliminate_zeros()
-        return X, n_trunc
-    X = np.array(X, dtype=np.float64, copy=True)
-    nnz = np.count_nonzero(X, axis=1)
-    rows = np.flatnonzero(nnz > s)
-    if rows.size:
-        part = np.argpartition(-np.abs(X[rows]), s, axis=1)[:, s:]
-        X[rows[:, None], part] = 0.0
-    return X, int(rows.size)
-
-
-def project_to_ball(C, radius):
-    """Centres outside B(0, Λ) moved onto its sphere (post-processing)."""
-    C = np.array(C, dtype=np.float64, copy=True)
-    norms = np.linalg.norm(C, axis=-1)
-    over = norms > radius
-    C[over] *= (radius / norms[over])[:, None]
-    return C
 
 
 def nearest_centres(X, C, chunk=None, sq_norms=None):
@@ -161,8 +97,3 @@ def cluster_sums(X, labels, k):
     sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
     counts = np.bincount(labels, minlength=k).astype(np.float64)
     return sums, counts
-
-
-def ceil_log(n):
-    """⌈ln n⌉ with a floor of 1."""
-    return max(1, math.ceil(math.log(max(n, 2))))
