@@ -8,9 +8,24 @@ __all__ = ["audit_histograms"]
 
 
 def audit_histograms(result, statistic_name="statistic"):
-    """Overlaid histograms of the test statistic on D and on D′ (all runs) with the chosen
-    threshold and the side of it where the test says "D" shaded; the title gives ε̂ and the
-    claimed ε."""
+    """Overlaid histograms of the test statistic on D and on D′ (all runs).
+
+    Drawn with the chosen threshold and the side of it where the test says "D" shaded; the
+    title gives ε̂ and the claimed ε.
+
+    Parameters
+    ----------
+    result : AuditResult
+        An audit result (:class:`dpcore.audit.AuditResult`); uses ``stats_a``, ``stats_b``,
+        ``threshold``, ``orientation``, ``epsilon_lower`` and ``nominal_epsilon``.
+    statistic_name : str, default="statistic"
+        Title of the x axis.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
+    """
     a, b = result.stats_a, result.stats_b
     lo, hi = float(np.min(np.r_[a, b])), float(np.max(np.r_[a, b]))
     size = (hi - lo) / 40 if hi > lo else 1.0

@@ -42,6 +42,32 @@ def reordered_matrix(A, row_labels=None, col_labels=None, max_rows=300, max_cols
     document-term matrix a random sample of terms is almost all zeros), with
     ``"uniform"`` a uniform sample. The title says what is shown. Colour = log(1 + count)
     when ``log_scale``.
+
+    Parameters
+    ----------
+    A : array_like or scipy.sparse matrix, shape (n, m)
+        The (count) matrix.
+    row_labels : array_like of int, shape (n,), optional
+        Row clusters (−1 = in no cluster, shown last); None = no grouping, no lines.
+    col_labels : array_like of int, shape (m,), optional
+        Column clusters, as ``row_labels``.
+    max_rows : int, default=300
+        Most rows shown.
+    max_cols : int, default=300
+        Most columns shown.
+    random_state : None, int or numpy.random.Generator, default=0
+        Seed of the display sample (not a release; spends no privacy).
+    title : str, default="Matrix reordered by co-clusters"
+        Figure title (the sample size is appended when sampled).
+    log_scale : bool, default=True
+        Colour by log(1 + value) instead of the value.
+    columns : {"frequent", "uniform"}, default="frequent"
+        Which columns to show when m > ``max_cols`` (any other value acts as ``"uniform"``).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The heatmap.
     """
     A = sp.csr_matrix(A)
     n, m = A.shape
@@ -77,9 +103,25 @@ def reordered_matrix(A, row_labels=None, col_labels=None, max_rows=300, max_cols
 
 
 def contingency_heatmaps(tables, normalize=True, title="Contingency tables"):
-    """Heatmaps side by side of the tables in ``tables`` (dict name -> K×L array), each with
-    its values written in the cells. With ``normalize`` each table is divided by its total
-    (so a released noisy table and the exact one are on the same scale)."""
+    """Heatmaps side by side of the tables in ``tables`` (dict name -> K×L array).
+
+    Each has its values written in the cells. With ``normalize`` each table is divided by its
+    total (so a released noisy table and the exact one are on the same scale).
+
+    Parameters
+    ----------
+    tables : dict of str to array_like, shape (K, L)
+        The tables by panel title.
+    normalize : bool, default=True
+        Divide every table by its total (when positive).
+    title : str, default="Contingency tables"
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One heatmap per table.
+    """
     names = list(tables)
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, horizontal_spacing=0.08)
     for i, name in enumerate(names, start=1):
@@ -107,11 +149,32 @@ def _discrete_scale(n):
 
 
 def figure1_leak(A, A_prime, labels_A, labels_A_prime, T_A, T_A_prime):
-    """The Fig. 1 example: the two neighbouring matrices with their best co-clusterings
-    (cells annotated with their counts, the changed cell circled) and the two tables.
+    """The Fig. 1 example: the two neighbouring matrices and the two tables.
 
+    The matrices are shown with their best co-clusterings (cells annotated with their
+    counts, the changed cell circled) and the two tables.
     ``labels_*`` are (row_labels, col_labels) pairs; rows/columns are shown in their
     original order with cluster membership written on the axes.
+
+    Parameters
+    ----------
+    A : array_like, shape (n, m)
+        The matrix.
+    A_prime : array_like, shape (n, m)
+        The neighbouring matrix (the cells that differ are circled).
+    labels_A : tuple (row_labels, col_labels)
+        Co-clustering of ``A`` (integer labels from 0).
+    labels_A_prime : tuple (row_labels, col_labels)
+        Co-clustering of ``A_prime``.
+    T_A : array_like, shape (K, L)
+        Contingency table of ``A``.
+    T_A_prime : array_like, shape (K′, L′)
+        Contingency table of ``A_prime``.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Four panels: A, T, A′, T′.
     """
     A = np.asarray(A, dtype=float)
     A_prime = np.asarray(A_prime, dtype=float)
@@ -144,8 +207,23 @@ def figure1_leak(A, A_prime, labels_A, labels_A_prime, T_A, T_A_prime):
 
 
 def tau_history(history, title="τ̂ of each released table"):
-    """τ̂_{R|C} and τ̂_{C|R} along the half-steps of a DP-τCC run (``DPTauCC.history_``) or
-    the phases of Fast-τCC (``FastTauCC.history_``)."""
+    """τ̂_{R|C} and τ̂_{C|R} along the half-steps of a run.
+
+    The half-steps of a DP-τCC run (``DPTauCC.history_``) or the phases of Fast-τCC
+    (``FastTauCC.history_``).
+
+    Parameters
+    ----------
+    history : list of dict
+        Entries with ``tau_rc``, ``tau_cr`` and ``iteration``/``round`` and ``after``/``mode``.
+    title : str, default="τ̂ of each released table"
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Two lines against the step.
+    """
     steps = [f"{h.get('iteration', h.get('round'))}·{h.get('after', h.get('mode'))}" for h in history]
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=steps, y=[h["tau_rc"] for h in history], mode="lines+markers", name="τ̂_{R|C}"))
@@ -156,8 +234,27 @@ def tau_history(history, title="τ̂ of each released table"):
 
 
 def nmi_vs_epsilon(epsilons, curves, reference=None, title="Row NMI against ε"):
-    """Line plot of NMI against ε (log axis). ``curves``: dict name -> list of NMI values
-    (one per ε); ``reference``: dict name -> a constant (a non-private method), drawn dashed."""
+    """Line plot of NMI against ε (log axis).
+
+    ``curves``: dict name -> list of NMI values (one per ε); ``reference``: dict name -> a
+    constant (a non-private method), drawn dashed.
+
+    Parameters
+    ----------
+    epsilons : sequence of float
+        The ε values (x axis, log scale).
+    curves : dict of str to sequence of float
+        NMI per ε for every method.
+    reference : dict of str to float, optional
+        Constant NMI of non-private methods, drawn dashed.
+    title : str, default="Row NMI against ε"
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The line plot.
+    """
     fig = go.Figure()
     for name, ys in curves.items():
         fig.add_trace(go.Scatter(x=list(epsilons), y=list(ys), mode="lines+markers", name=name))

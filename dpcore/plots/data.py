@@ -17,9 +17,24 @@ SUBSPACE_STYLES = [dict(color="black", dash="solid"), dict(color="crimson", dash
 
 
 def projection_basis(X, dims):
-    """An orthonormal d×dims basis for the display: the identity when d ≤ 3 (the data are
-    shown as they are), otherwise the top principal directions of X (a display choice that
-    looks at the data; it is not a release and spends no privacy)."""
+    """An orthonormal d×dims basis for the display.
+
+    The identity when d ≤ 3 (the data are shown as they are), otherwise the top principal
+    directions of X (a display choice that looks at the data; it is not a release and spends
+    no privacy).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        The points as rows.
+    dims : int
+        Number of display dimensions (2 or 3).
+
+    Returns
+    -------
+    ndarray of float64, shape (d, min(d, dims))
+        Orthonormal columns (fewer than dims when d < dims).
+    """
     X = np.asarray(X, dtype=np.float64)
     d = X.shape[1]
     if d <= dims:
@@ -61,14 +76,32 @@ def projection_scatter(X, labels=None, subspace_sets=None, center_sets=None, dim
 
     Parameters
     ----------
+    X : array_like, shape (n, d)
+        The points as rows.
+    labels : array_like, shape (n,), optional
+        Colour of every point (default: one colour).
     subspace_sets : dict name -> array (k, d, q), optional
         Subspaces drawn as lines (q = 1) or discs (q ≥ 2: the unit disc of the two basis
         directions most visible in the view), e.g. ``{"true": U, "found": V}``.
     center_sets : dict name -> array (k, d), optional
         Centres drawn as large markers.
     dims : 2 or 3 (default: 3 unless d == 2).
+    title : str, default=""
+        Figure title.
+    label_name : str, default="cluster"
+        Legend name of the labels.
+    max_points : int, default=3000
+        Most points drawn.
+    random_state : None, int or numpy.random.Generator, default=0
+        Seed of the drawn subset.
+
     When d > dims, points are shown in the top principal directions of X (a display choice).
     At most ``max_points`` points are drawn (a fixed random subset).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
     """
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
@@ -110,7 +143,26 @@ def projection_scatter(X, labels=None, subspace_sets=None, center_sets=None, dim
 
 
 def face_grid(images, labels=None, per_row=8, max_images=40, title="Faces"):
-    """Grid of grey-level images (n, h, w), first ``max_images`` spread over the labels."""
+    """Grid of grey-level images (n, h, w), first ``max_images`` spread over the labels.
+
+    Parameters
+    ----------
+    images : array_like, shape (n, h, w)
+        Grey-level images.
+    labels : array_like, shape (n,), optional
+        Class of every image; when given, the first images of every class are shown.
+    per_row : int, default=8
+        Images per row of the grid.
+    max_images : int, default=40
+        Most images shown.
+    title : str, default="Faces"
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
+    """
     images = np.asarray(images)
     n = images.shape[0]
     if labels is not None:
@@ -133,8 +185,30 @@ def face_grid(images, labels=None, per_row=8, max_images=40, title="Faces"):
 
 
 def sparse_overview(A, row_labels=None, max_rows=400, max_cols=400, random_state=0, title="Count matrix"):
-    """Row sums, column sums (log scale) and a spy plot of a sampled submatrix (rows sorted
-    by label when given). Never densifies the whole matrix."""
+    """Row sums, column sums (log scale) and a spy plot of a sampled submatrix.
+
+    Rows are sorted by label when given. Never densifies the whole matrix.
+
+    Parameters
+    ----------
+    A : array_like or scipy.sparse matrix, shape (n, m)
+        The count matrix.
+    row_labels : array_like, shape (n,), optional
+        Row clusters (sort key of the sampled rows).
+    max_rows : int, default=400
+        Most rows in the spy plot.
+    max_cols : int, default=400
+        Most (most frequent) columns in the spy plot.
+    random_state : None, int or numpy.random.Generator, default=0
+        Seed of the row sample.
+    title : str, default="Count matrix"
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
+    """
     A = sp.csr_matrix(A)
     n, m = A.shape
     rng = check_random_state(random_state)

@@ -41,8 +41,28 @@ def _log_axes(fig, metric, j, log_y):
 
 
 def privacy_utility_figure(df, metrics, title="", log_y=None):
-    """One panel per metric: median and inter-quartile band against log10 ε for each private
-    algorithm; non-private algorithms (ε = NaN) as horizontal dashed lines at their median."""
+    """One panel per metric: median and inter-quartile band against log10 ε per algorithm.
+
+    One line for each private algorithm; non-private algorithms (ε = NaN) as horizontal
+    dashed lines at their median.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Sweep results (:mod:`dpcore.experiments`), with columns ``algorithm``, ``epsilon``
+        and the metrics.
+    metrics : str or sequence of str
+        Metric column(s), one panel each.
+    title : str, default=""
+        Figure title (default: "Privacy–utility: median and inter-quartile band").
+    log_y : bool or None, default=None
+        Log y axes; None = log for ``cost`` and ``objective`` only.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The panels.
+    """
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     fig = make_subplots(rows=1, cols=len(metrics), subplot_titles=[METRIC_TITLES.get(m, m) for m in metrics])
     algorithms = list(dict.fromkeys(df["algorithm"]))
@@ -71,10 +91,43 @@ def privacy_utility_figure(df, metrics, title="", log_y=None):
 
 def curves_figure(df, x, metrics, group="algorithm", title="", x_title=None, group_name=None, log_x=False,
                   log_y=None):
-    """Median and inter-quartile band of each of ``metrics`` (one panel each) against the
-    column ``x``, one line per value of ``group`` (e.g. the objective against k per method,
-    or τ̂ against the number of iterations per ε). Lines of non-private methods (column
-    ``private`` False) are dashed."""
+    """Median and inter-quartile band of each of ``metrics`` against the column ``x``.
+
+    One panel per metric, one line per value of ``group`` (e.g. the objective against k per
+    method, or τ̂ against the number of iterations per ε). Lines of non-private methods
+    (column ``private`` False) are dashed.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Sweep results.
+    x : str
+        Column on the x axis.
+    metrics : str or sequence of str
+        Metric column(s), one panel each.
+    group : str, default="algorithm"
+        Column whose values get one line each.
+    title : str, default=""
+        Figure title.
+    x_title : str, optional
+        x-axis title (default: ``x``).
+    group_name : str, optional
+        Name of the group in numeric line labels (default: ``group``).
+    log_x : bool, default=False
+        Log x axis.
+    log_y : bool or None, default=None
+        Log y axes; None = log for ``cost`` and ``objective`` only.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The panels.
+
+    Raises
+    ------
+    ValueError
+        If ``x``, ``group`` or a metric is not a column of ``df``.
+    """
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     for col in (x, group, *metrics):
         if col not in df.columns:

@@ -48,6 +48,22 @@ def traces_grid(runs, metrics=("statistic", "cost", "dw"), burn_in=None, max_poi
         name -> array (n_chains, n_sweeps) (e.g. ``GibbsSubspaceClustering.traces_``).
     metrics : the trace names to draw, one row each (rows absent from every run are skipped).
     burn_in : int or dict key -> int; the shaded burn-in (default: none).
+    max_points : int, default=1000
+        Most points per line (longer traces are thinned).
+    height_per_row : int, default=230
+        Figure height per row, in pixels.
+    title : str, default=""
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
+
+    Raises
+    ------
+    ValueError
+        If ``runs`` is empty or none of ``metrics`` is in any run.
     """
     keys = list(runs)
     if not keys:
@@ -91,14 +107,58 @@ def traces_grid(runs, metrics=("statistic", "cost", "dw"), burn_in=None, max_poi
 
 
 def trace_figure(runs, metric="cost", burn_in=None, max_points=1000, title=""):
-    """One trace (``metric``) with one panel per run (ε as small multiples), chains overlaid."""
+    """One trace (``metric``) with one panel per run (ε as small multiples), chains overlaid.
+
+    Parameters
+    ----------
+    runs : dict
+        As in :func:`traces_grid`.
+    metric : str, default="cost"
+        The trace to draw.
+    burn_in : int or dict, optional
+        As in :func:`traces_grid`.
+    max_points : int, default=1000
+        Most points per line.
+    title : str, default=""
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
+
+    Raises
+    ------
+    ValueError
+        If ``runs`` is empty or no run has ``metric``.
+    """
     return traces_grid(runs, metrics=(metric,), burn_in=burn_in, max_points=max_points, height_per_row=320,
                        title=title)
 
 
 def diagnostics_table_figure(rows, title=""):
-    """A plotly table of diagnostics rows (dicts with keys such as ε, trace, split_rhat,
-    ess, mean, sd, verdict); numbers are rounded for reading."""
+    """A plotly table of diagnostics rows.
+
+    Rows are dicts with keys such as ε, trace, split_rhat, ess, mean, sd, verdict; numbers
+    are rounded for reading.
+
+    Parameters
+    ----------
+    rows : list of dict
+        The rows (the columns are the first row's keys).
+    title : str, default=""
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
+
+    Raises
+    ------
+    ValueError
+        If ``rows`` is empty.
+    """
     if not rows:
         raise ValueError("rows must not be empty")
     cols = list(rows[0].keys())

@@ -20,9 +20,28 @@ CENTRE_STYLES = {"released": dict(symbol="x", color="black", size=14),
 
 
 def display_basis(X, dims=2, max_rows=1000, random_state=0):
-    """An orthonormal d×dims display basis: the top principal directions of a random subset
-    of at most ``max_rows`` rows (dense or sparse). A display choice that looks at the data;
-    it is not a release and spends no privacy."""
+    """An orthonormal d×dims display basis.
+
+    The top principal directions of a random subset of at most ``max_rows`` rows (dense or
+    sparse). A display choice that looks at the data; it is not a release and spends no
+    privacy.
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix, shape (n, d)
+        The points as rows.
+    dims : int, default=2
+        Number of display dimensions.
+    max_rows : int, default=1000
+        Most rows used.
+    random_state : None, int or numpy.random.Generator, default=0
+        Seed of the row subset.
+
+    Returns
+    -------
+    ndarray of float64, shape (d, min(d, dims))
+        Orthonormal columns (the identity's first columns when d ≤ dims).
+    """
     rng = check_random_state(random_state)
     n, d = X.shape
     if d <= dims:
@@ -36,11 +55,36 @@ def display_basis(X, dims=2, max_rows=1000, random_state=0):
 
 
 def centres_scatter(X, labels=None, center_sets=None, dims=2, title="", max_points=3000, random_state=0):
-    """Points (a sample of at most ``max_points``) coloured by ``labels`` in a 2-D/3-D display
-    basis, with every centre set of ``center_sets`` (name -> (k, d)) as large markers, e.g.
+    """Points coloured by ``labels`` in a 2-D/3-D display basis, with centre sets as markers.
+
+    Points are a sample of at most ``max_points``; every centre set of ``center_sets``
+    (name -> (k, d)) is drawn as large markers, e.g.
     ``{"released (private)": C, "k-means++ (not private)": C0}``. Works for sparse X
     (documents): the points and centres are mapped to the display basis first, then drawn
-    with :func:`dpcore.plots.data.projection_scatter`."""
+    with :func:`dpcore.plots.data.projection_scatter`.
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix, shape (n, d)
+        The points as rows.
+    labels : array_like, shape (n,), optional
+        Colour of every point.
+    center_sets : dict of str to array_like, shape (k, d), optional
+        Centre sets by legend name.
+    dims : int, default=2
+        2 or 3.
+    title : str, default=""
+        Figure title.
+    max_points : int, default=3000
+        Most points drawn.
+    random_state : None, int or numpy.random.Generator, default=0
+        Seed of the point sample and of the display basis's row subset.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
+    """
     rng = check_random_state(random_state)
     n = X.shape[0]
     idx = np.arange(n) if n <= max_points else np.sort(rng.choice(n, max_points, replace=False))
@@ -60,7 +104,20 @@ def centres_scatter(X, labels=None, center_sets=None, dims=2, title="", max_poin
 
 
 def objective_bars(ratios, title="k-means objective relative to k-means++ (lower is better; 1 = k-means++)"):
-    """Bars of objective / k-means++ objective per method (dict name -> ratio), with a line at 1."""
+    """Bars of objective / k-means++ objective per method (dict name -> ratio), with a line at 1.
+
+    Parameters
+    ----------
+    ratios : dict of str to float
+        Ratio per method (a log axis is used when they span more than a factor 30).
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
+    """
     names = list(ratios)
     vals = [float(ratios[m]) for m in names]
     colors = [qualitative.Plotly[i % len(qualitative.Plotly)] for i in range(len(names))]
@@ -74,8 +131,22 @@ def objective_bars(ratios, title="k-means objective relative to k-means++ (lower
 
 
 def budget_bars(budget, title="How ε is split over the stages"):
-    """One horizontal stacked bar of the ε of each stage (dict stage -> ε or (ε, δ), or a
-    :class:`dpcore.privacy.PrivacyLedger`)."""
+    """One horizontal stacked bar of the ε of each stage.
+
+    ``budget`` is a dict stage -> ε or (ε, δ), or a :class:`dpcore.privacy.PrivacyLedger`.
+
+    Parameters
+    ----------
+    budget : dict or PrivacyLedger
+        The ε per stage.
+    title : str, default="How ε is split over the stages"
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
+    """
     if hasattr(budget, "entries"):
         items = [(e.what, e.epsilon) for e in budget.entries]
     else:
@@ -93,8 +164,33 @@ def budget_bars(budget, title="How ε is split over the stages"):
 
 def candidate_view(Y, candidates, chosen_index=None, depths=None, max_points=3000, random_state=0,
                    title="The projected space R^p (first two coordinates): points, candidates, chosen centres"):
-    """Alg. 1-3 in pictures: the projected points (grey), the private candidate set (marker
-    size grows with the depth of its cube) and the k candidates chosen by the local search."""
+    """Alg. 1-3 in pictures: projected points, candidate set and chosen centres.
+
+    The projected points (grey), the private candidate set (marker size grows with the depth
+    of its cube) and the k candidates chosen by the local search.
+
+    Parameters
+    ----------
+    Y : array_like, shape (n, p)
+        The projected points (the first two coordinates are drawn).
+    candidates : array_like, shape (c, p)
+        The candidate set.
+    chosen_index : array_like of int, optional
+        Indices of the chosen candidates.
+    depths : array_like of int, shape (c,), optional
+        Depth of every candidate's cube (marker size).
+    max_points : int, default=3000
+        Most points drawn.
+    random_state : None, int or numpy.random.Generator, default=0
+        Seed of the point sample.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
+    """
     rng = check_random_state(random_state)
     Y = np.asarray(Y, dtype=np.float64)
     C = np.asarray(candidates, dtype=np.float64)

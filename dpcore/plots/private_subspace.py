@@ -35,6 +35,28 @@ def released_subspaces_figure(X, released, true=None, nonprivate=None, labels=No
 
     ``labels`` are typically the estimator's ``labels_``; the title then states that these
     colours are not private.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        The points as rows.
+    released : array_like, shape (k, d, q)
+        The released subspaces.
+    true : array_like, shape (k, d, q), optional
+        The true subspaces.
+    nonprivate : array_like, shape (k, d, q), optional
+        A non-private solver's subspaces.
+    labels : array_like, shape (n,), optional
+        Colour of every point.
+    title : str, default=""
+        Figure title (the not-private note is appended).
+    dims : int, optional
+        2 or 3 (see :func:`dpcore.plots.data.projection_scatter`).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
     """
     sets = {"released (private)": released}
     if nonprivate is not None:
@@ -47,8 +69,23 @@ def released_subspaces_figure(X, released, true=None, nonprivate=None, labels=No
 
 
 def classical_mds(dist, dims=2):
-    """Classical (Torgerson) MDS of a distance matrix: deterministic coordinates whose
-    Euclidean distances approximate ``dist`` (exact when it is Euclidean)."""
+    """Classical (Torgerson) MDS of a distance matrix.
+
+    Deterministic coordinates whose Euclidean distances approximate ``dist`` (exact when it
+    is Euclidean).
+
+    Parameters
+    ----------
+    dist : ndarray, shape (m, m)
+        Symmetric distance matrix.
+    dims : int, default=2
+        Number of coordinates.
+
+    Returns
+    -------
+    ndarray of float64, shape (m, dims)
+        Coordinates, every axis's sign fixed so that the picture does not flip.
+    """
     dist = np.asarray(dist, dtype=np.float64)
     m = dist.shape[0]
     J = np.eye(m) - 1.0 / m
@@ -68,6 +105,20 @@ def aggregation_map(est, true_subspaces=None, title="Sample-aggregate: subset so
     of the d_W matrix, extended with the release and, if given, the truth). Colour = r_i(t₀),
     the distance to the t₀-th nearest other solution: Alg. 1 releases the solution with the
     smallest one (ringed), plus Gaussian noise of scale S(B)/α per coordinate.
+
+    Parameters
+    ----------
+    est : SampleAggregateSubspace
+        A fitted estimator.
+    true_subspaces : array_like, shape (k, d, q), optional
+        The truth, added to the map.
+    title : str, default="Sample-aggregate: subset solutions (d_W map)"
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
     """
     subs = est.subset_subspaces_
     m = subs.shape[0]
@@ -106,9 +157,23 @@ def aggregation_map(est, true_subspaces=None, title="Sample-aggregate: subset so
 
 
 def smooth_sensitivity_terms(est, title="Where S(B) comes from"):
-    """Bars of ρ_j(t)·e^{−βk}, t = t₀ + (k+1)s, j = (k+1)s + 1 (the j-th smallest
-    t-th-neighbour radius), for k = 0, 1, …; S(B) is twice the largest. The last bar is the
-    diameter Λ·e^{−βk} (no t-th neighbour exists any more)."""
+    """Bars of ρ_j(t)·e^{−βk}, t = t₀ + (k+1)s, j = (k+1)s + 1, for k = 0, 1, ….
+
+    ρ_j(t) is the j-th smallest t-th-neighbour radius; S(B) is twice the largest bar. The
+    last bar is the diameter Λ·e^{−βk} (no t-th neighbour exists any more).
+
+    Parameters
+    ----------
+    est : SampleAggregateSubspace
+        A fitted estimator.
+    title : str, default="Where S(B) comes from"
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
+    """
     terms = est.sensitivity_terms_
     s = est.max_multiplicity_
     ks = [f"k={k} (j={(k + 1) * s + 1}, t={t})" for k, t, _, _ in terms]
@@ -122,8 +187,27 @@ def smooth_sensitivity_terms(est, title="Where S(B) comes from"):
 
 
 def sulq_trajectory(est, X=None, true_subspaces=None, title="SuLQ k-plane iterations"):
-    """d_W of every iterate to ``true_subspaces`` (when given) and eq. (3) cost on the data
-    (not private) against the iteration; iteration 0 is the random, data-free start."""
+    """d_W of every iterate to the truth and eq. (3) cost on the data against the iteration.
+
+    d_W to ``true_subspaces`` (when given) and eq. (3) cost on the data (not private)
+    against the iteration; iteration 0 is the random, data-free start.
+
+    Parameters
+    ----------
+    est : SuLQKPlane
+        A fitted estimator with ``subspace_history_``.
+    X : array_like, shape (n, d), optional
+        The data, for the cost panel.
+    true_subspaces : array_like, shape (k, d, q), optional
+        The truth, for the d_W panel.
+    title : str, default="SuLQ k-plane iterations"
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The figure.
+    """
     hist = est.subspace_history_
     it = np.arange(hist.shape[0])
     rows = 2 if true_subspaces is not None else 1

@@ -18,6 +18,24 @@ def affinity_heatmap(W, labels, max_points=400, random_state=0, title="Affinity 
     diagonal: strong weights inside a class, (near) zero across classes. At most
     ``max_points`` points are shown (a fixed random subset, then sorted); weights are shown
     on a square-root scale so that weak cross-class edges stay visible.
+
+    Parameters
+    ----------
+    W : array_like or scipy.sparse matrix, shape (n, n)
+        The affinity (absolute values are shown).
+    labels : array_like, shape (n,)
+        Class or cluster of every point (sort key; boundaries drawn between classes).
+    max_points : int, default=400
+        Most points shown.
+    random_state : None, int or numpy.random.Generator, default=0
+        Seed of the displayed subset.
+    title : str, default="Affinity matrix"
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The heatmap.
     """
     n = W.shape[0]
     labels = np.asarray(labels)
@@ -45,7 +63,23 @@ def affinity_heatmap(W, labels, max_points=400, random_state=0, title="Affinity 
 
 
 def runs_comparison(records, metric="accuracy", title=""):
-    """Bar chart of one metric over a list of run records (dicts with ``run`` and the metric)."""
+    """Bar chart of one metric over a list of run records (dicts with ``run`` and the metric).
+
+    Parameters
+    ----------
+    records : list of dict
+        One dict per run, with key ``run`` (bar label) and the metric (records without it,
+        or with None, are skipped).
+    metric : str, default="accuracy"
+        Key of the metric.
+    title : str, default=""
+        Figure title (default: the metric).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The bar chart.
+    """
     xs = [r["run"] for r in records if r.get(metric) is not None]
     ys = [r[metric] for r in records if r.get(metric) is not None]
     fig = go.Figure(go.Bar(x=xs, y=ys, text=[f"{v:.3g}" for v in ys], textposition="auto"))
