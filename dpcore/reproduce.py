@@ -175,7 +175,32 @@ SETTINGS = {
 
 # ============================================================================ running
 class Runner:
-    """What every figure needs: one executor for all its runs, the store, the seed, a log."""
+    """What every figure needs: one executor for all its runs, the store, the seed, a log.
+
+    Parameters
+    ----------
+    jobs : int, default=1
+        Worker processes, 1 ≤ jobs ≤ the number of CPUs; more than 1 starts a spawn-context
+        process pool shared by all runs.
+    seed : int, default=0
+        Master seed of every run.
+    store : str or Path, optional
+        Folder where finished runs are kept and reused (``--resume``); None = no store.
+    log : callable, optional
+        ``log(message)``; default: print to stderr.
+
+    Attributes
+    ----------
+    executor : concurrent.futures.ProcessPoolExecutor or None
+        The shared pool (None when ``jobs`` = 1).
+    n_runs : int
+        Number of runs made so far.
+
+    Raises
+    ------
+    ValueError
+        If ``jobs`` is not an integer in [1, number of CPUs].
+    """
 
     def __init__(self, jobs=1, seed=0, store=None, log=None):
         self.jobs = check_int(jobs, "jobs", 1, os.cpu_count() or 1)
@@ -187,11 +212,28 @@ class Runner:
         self.n_runs = 0
 
     def close(self):
+        """Shut the process pool down (pending runs are cancelled); nothing to do without one."""
         if self.executor is not None:
             self.executor.shutdown(cancel_futures=True)
 
     def sweep(self, figure, panel, sweep: Sweep) -> pd.DataFrame:
-        """Run one sweep through the shared executor; progress to the log every ~10 s."""
+        """Run one sweep through the shared executor; progress to the log every ~10 s.
+
+        Parameters
+        ----------
+        figure : str
+            Figure name (log messages, store folder, ``figure`` column).
+        panel : str
+            Panel name (log messages, store folder, ``panel`` column).
+        sweep : dpcore.experiments.Sweep
+            The sweep to run.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The tidy rows of :func:`dpcore.experiments.run_sweep` with ``figure``, ``panel`` and
+            ``dataset`` (the spec as JSON) columns added.
+        """
         t0 = time.perf_counter()
         last = [t0]
 
@@ -210,7 +252,20 @@ class Runner:
         return df
 
     def map(self, fn, kwargs_list):
-        """fn(**kw) for every kw, through the executor (results in order)."""
+        """fn(**kw) for every kw, through the executor (results in order).
+
+        Parameters
+        ----------
+        fn : callable
+            A top-level (picklable) function.
+        kwargs_list : list of dict
+            Keyword arguments of every call.
+
+        Returns
+        -------
+        list
+            The results, in the order of ``kwargs_list``.
+        """
         self.n_runs += len(kwargs_list)
         if self.executor is None:
             return [fn(**kw) for kw in kwargs_list]
@@ -219,7 +274,23 @@ class Runner:
 
 
 class Panel:
-    """One panel's results: tidy rows, the figure, a median table for the summary."""
+    """One panel's results: tidy rows, the figure, a median table for the summary.
+
+    Parameters
+    ----------
+    name : str
+        Panel name (file names ``<name>.csv`` / ``<name>.html``).
+    df : pandas.DataFrame
+        Tidy rows of the panel's runs.
+    fig : plotly.graph_objects.Figure
+        The panel's figure.
+    table : pandas.DataFrame, optional
+        Median table written to summary.md.
+    title : str, default=""
+        Panel title in summary.md.
+    caption : str, default="Medians:"
+        Caption of the table in summary.md.
+    """
 
     def __init__(self, name, df, fig, table=None, title="", caption="Medians:"):
         self.name, self.df, self.fig, self.table, self.title, self.caption = name, df, fig, table, title, caption
@@ -315,7 +386,19 @@ def _subspace_fig2(level, R):
 
 
 def load_dataset_name(spec):
-    """A short human name of a dataset spec (without loading it)."""
+    """A short human name of a dataset spec (without loading it).
+
+    Parameters
+    ----------
+    spec : dict
+        A dataset spec (keyword arguments of :func:`dpcore.data.load_dataset`, with ``kind``).
+
+    Returns
+    -------
+    str
+        E.g. ``"CLUTO classic3"`` or ``"subspaces (n=1000, d=10, …)"`` (``random_state``
+        omitted).
+    """
     s = dict(spec)
     kind = s.pop("kind")
     s.pop("random_state", None)
@@ -326,8 +409,32 @@ def load_dataset_name(spec):
 
 # ============================================================================ subspace Fig. 3
 def gibbs_traces(dataset, epsilon, init, n_iter, n_chains, seed):
-    """One Fig. 3 run: ``n_chains`` Gibbs chains at ``epsilon``; returns the traces (dict name ->
-    (n_chains, n_iter)), the burn-in and the seconds per sweep. Top-level so workers can run it."""
+    """One Fig. 3 run: ``n_chains`` Gibbs chains at ``epsilon``.
+
+    Returns the traces (dict name -> (n_chains, n_iter)), the burn-in and the seconds per
+    sweep. Top-level so workers can run it.
+
+    Parameters
+    ----------
+    dataset : dict
+        Dataset spec for :func:`dpcore.data.load_dataset` (must have true subspaces).
+    epsilon : float
+        Privacy parameter of the Gibbs sampler.
+    init : str
+        The sampler's ``init``.
+    n_iter : int
+        Sweeps per chain.
+    n_chains : int
+        Number of chains.
+    seed : int
+        Master seed (the run's seed is derived from it, ``init`` and ``epsilon``).
+
+    Returns
+    -------
+    dict
+        ``traces`` (dict name -> array (n_chains, n_iter)), ``burn_in`` (int) and
+        ``seconds_per_sweep`` (float).
+    """
     from .subspace.gibbs import GibbsSubspaceClustering
     ds = load_dataset(**dataset)
     rng = np.random.default_rng(run_seed(seed, f"fig3 {init}", epsilon, 0))
@@ -534,7 +641,32 @@ def _md_table(t: pd.DataFrame) -> str:
 
 
 def write_figure(out: Path, figure, level, panels, checks, extra, seconds, n_runs):
-    """Write the CSV and HTML of every panel, the extra tables, checks.csv and summary.md."""
+    """Write the CSV and HTML of every panel, the extra tables, checks.csv and summary.md.
+
+    Parameters
+    ----------
+    out : Path
+        Output folder; files go to ``out / figure``.
+    figure : str
+        Figure name.
+    level : str
+        ``"tiny"``, ``"quick"`` or ``"full"`` (in summary.md).
+    panels : list of Panel
+        The panels.
+    checks : list of dict
+        Checks with keys ``check``, ``ok`` and ``detail``.
+    extra : dict of str to pandas.DataFrame or None
+        Extra tables by file name.
+    seconds : float
+        Wall-clock time (in summary.md).
+    n_runs : int
+        Number of runs (in summary.md).
+
+    Returns
+    -------
+    Path
+        The figure's folder.
+    """
     d = out / figure
     d.mkdir(parents=True, exist_ok=True)
     for p in panels:
@@ -553,7 +685,42 @@ def write_figure(out: Path, figure, level, panels, checks, extra, seconds, n_run
 
 
 def run_figure(figure, level="full", out="reproduce_output", jobs=1, seed=0, resume=False, runner=None, log=None):
-    """Run one figure and write its files; returns (directory, checks, seconds)."""
+    """Run one figure and write its files; returns (directory, checks, seconds).
+
+    Parameters
+    ----------
+    figure : str
+        One of ``FIGURES``.
+    level : {"tiny", "quick", "full"}, default="full"
+        Size of the run.
+    out : str or Path, default="reproduce_output"
+        Output folder.
+    jobs : int, default=1
+        Worker processes (when no ``runner`` is given), in [1, number of CPUs].
+    seed : int, default=0
+        Master seed (when no ``runner`` is given).
+    resume : bool, default=False
+        Keep finished runs in ``out/<figure>/runs/`` and reuse them (when no ``runner``).
+    runner : Runner, optional
+        A shared runner (then ``jobs``, ``seed``, ``resume`` and ``log`` are its own and it
+        is not closed here).
+    log : callable, optional
+        ``log(message)`` for a new runner.
+
+    Returns
+    -------
+    path : Path
+        The figure's folder.
+    checks : list of dict
+        The checks of the paper's statements.
+    seconds : float
+        Wall-clock time of the runs.
+
+    Raises
+    ------
+    ValueError
+        If ``figure`` or ``level`` is unknown, or ``jobs`` is out of range.
+    """
     if figure not in RUNNERS:
         raise ValueError(f"figure must be one of {', '.join(FIGURES)}; got {figure!r}")
     if level not in LEVELS:
@@ -586,6 +753,13 @@ def _jobs(text):
 
 
 def build_parser():
+    """The command-line parser of ``python -m dpcore.reproduce``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Parser of FIGURE ... [--quick | --tiny] [--out DIR] [--jobs N] [--seed S] [--resume].
+    """
     ap = argparse.ArgumentParser(prog="python -m dpcore.reproduce",
                                  description="Reproduce the figures of the three papers (CSV + HTML per panel).")
     ap.add_argument("figures", nargs="+", choices=list(FIGURES) + ["all"], metavar="FIGURE",
@@ -602,6 +776,20 @@ def build_parser():
 
 
 def main(argv=None):
+    """Command-line entry point: run the figures and print their checks.
+
+    Writes every figure's files and ``OUT/timings_<level>.csv``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        Exit status 0.
+    """
     args = build_parser().parse_args(argv)
     level = "tiny" if args.tiny else "quick" if args.quick else "full"
     figures = list(FIGURES) if "all" in args.figures else list(dict.fromkeys(args.figures))
