@@ -371,7 +371,8 @@ def main():
               ", ".join(f"{n} {'yes' if v[0] else 'NO'}" for n, v in verdicts.items()))
 
     if args.peer:
-        from dpcore.kmeans.baselines import MAX_DENSE_CELLS, DPLloydKMeans, KMeansPlusPlus
+        from dpcore.data import MAX_DENSE_CELLS
+        from dpcore.kmeans.baselines import DPLloydKMeans, KMeansPlusPlus
         R = max(1, min(args.runs, 3))
         print(f"\n## 4. Peer: diffprivlib DP k-means (rows L2-normalised, bounds [0, 1]; protects a whole row) "
               f"and k-means++ (normalised rows), median NMI over {R} runs")

@@ -23,9 +23,17 @@ from .preprocessing import clip_rows
 
 __all__ = ["Dataset", "SAMPLE_DATA", "CLUTO_NAMES", "make_union_of_subspaces", "make_gaussian_mixture",
            "make_block_matrix", "load_yaleb", "load_cluto", "PAPER_SPECS", "random_subspaces", "data_rng", "DATA_STREAM",
-           "orthonormal_basis", "load_dataset", "DATASET_KINDS"]
+           "orthonormal_basis", "load_dataset", "DATASET_KINDS", "register_dataset_kind",
+           "MAX_DENSE_CELLS"]
 
 SAMPLE_DATA = Path(__file__).resolve().parents[1] / "sample_data"
+
+#: Largest dense (numpy) matrix, in cells, that dpcore accepts or builds: 30 million cells =
+#: 240 MB of float64. τCC refuses larger dense input (pass ``scipy.sparse``: every co-clustering
+#: algorithm works on CSR); diffprivlib's KMeans only takes dense input and makes about 4 copies
+#: at the peak (~1 GB): CLUTO classic3 (16.7 M), k1b (24.4 M) and hitech (23.2 M) fit, reviews
+#: (75.2 M) does not.
+MAX_DENSE_CELLS = 30_000_000
 CLUTO_NAMES = ("classic3", "cstr", "tr11", "tr41", "k1b", "hitech", "reviews")
 
 #: small specs (``load_dataset(**spec)``) of the papers' settings, shared by pages, presets and tests
@@ -348,6 +356,29 @@ DATASET_KINDS = {
     "yaleb": load_yaleb,
     "cluto": load_cluto,
 }
+
+
+def register_dataset_kind(kind, loader):
+    """Make ``load_dataset(kind=kind, **params)`` call ``loader(**params)``.
+
+    Importing a module never changes :data:`DATASET_KINDS`; a kind is added by this explicit
+    call (e.g. :mod:`dpcore.upload` registers ``"upload"`` when an upload is loaded or
+    registered). Registering the same loader twice is a no-op; a different loader for a
+    kind already taken raises ``ValueError``.
+
+    Parameters
+    ----------
+    kind : str
+    loader : callable
+        Called with the dataset parameters; returns a :class:`Dataset`.
+    """
+    if not isinstance(kind, str) or not kind:
+        raise ValueError(f"kind must be a non-empty string; got {kind!r}")
+    if not callable(loader):
+        raise ValueError(f"loader must be callable; got {type(loader).__name__}")
+    if DATASET_KINDS.get(kind, loader) is not loader:
+        raise ValueError(f"dataset kind {kind!r} is already registered")
+    DATASET_KINDS[kind] = loader
 
 
 def load_dataset(kind, **params):

@@ -10,6 +10,7 @@ from scipy.optimize import linear_sum_assignment
 from sklearn import metrics as _skm
 
 from ._validation import check_array, check_subspaces
+from .kmeans.common import check_points, nearest_centres
 
 __all__ = [
     "principal_angles", "subspace_distance", "pairwise_subspace_distances", "wasserstein_distance",
@@ -110,17 +111,36 @@ def ari(labels_true, labels_pred):
     return float(_skm.adjusted_rand_score(labels_true, labels_pred))
 
 
-def _sq_dists_to_centres(X, C):
-    X = np.asarray(X, dtype=np.float64)
-    C = np.atleast_2d(np.asarray(C, dtype=np.float64))
-    return np.maximum(np.sum(X ** 2, 1)[:, None] - 2 * X @ C.T + np.sum(C ** 2, 1)[None], 0.0)
+def _nearest_sq_dists(X, centres):
+    return nearest_centres(check_points(X), centres)[1]
 
 
 def kmeans_objective(X, centres):
-    """Σᵢ min_j ‖xᵢ − c_j‖² (the k-means objective, a sum as in the high-dimensional paper)."""
-    return float(_sq_dists_to_centres(X, centres).min(axis=1).sum())
+    """The k-means objective Σᵢ min_j ‖xᵢ − c_j‖² (a sum, as in the high-dimensional paper).
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix of shape (n, d)
+        The points (rows); sparse input is never densified.
+    centres : array_like of shape (k, d)
+
+    Returns
+    -------
+    float
+    """
+    return float(_nearest_sq_dists(X, centres).sum())
 
 
 def kmedian_objective(X, centres):
-    """Σᵢ min_j ‖xᵢ − c_j‖ (the k-median objective)."""
-    return float(np.sqrt(_sq_dists_to_centres(X, centres).min(axis=1)).sum())
+    """The k-median objective Σᵢ min_j ‖xᵢ − c_j‖.
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix of shape (n, d)
+    centres : array_like of shape (k, d)
+
+    Returns
+    -------
+    float
+    """
+    return float(np.sqrt(_nearest_sq_dists(X, centres)).sum())

@@ -40,7 +40,9 @@ the Dataset's description and ``privacy_note`` say so. Two per-record / public o
 In-process registry. An uploaded dataset cannot be rebuilt from small parameters, so
 ``load_dataset(kind="upload", ...)`` works only while the dataset is registered in this
 process with :func:`registered` (a context manager, reference-counted, so nothing outlives
-the block). Importing this module adds ``"upload"`` to :data:`dpcore.data.DATASET_KINDS`.
+the block). :func:`load_upload` and :func:`registered` add ``"upload"`` to
+:data:`dpcore.data.DATASET_KINDS` (:func:`dpcore.data.register_dataset_kind`); importing this
+module changes nothing.
 Worker processes of a sweep cannot see the registry: run sweeps on uploads in process.
 """
 from __future__ import annotations
@@ -57,10 +59,10 @@ from pathlib import PurePosixPath
 import numpy as np
 import scipy.sparse as sp
 
-from .data import DATASET_KINDS, Dataset
+from .data import Dataset, register_dataset_kind
 from .preprocessing import clip_rows, normalize_rows
 
-__all__ = ["load_upload", "registered", "load_registered_upload", "upload_key", "reload_code", "MAX_BYTES", "MAX_CELLS",
+__all__ = ["register_upload_kind", "load_upload", "registered", "load_registered_upload", "upload_key", "reload_code", "MAX_BYTES", "MAX_CELLS",
            "MAX_SIDE", "WIDE_RATIO", "EXTENSIONS", "DATA_KINDS", "LABEL_MODES", "NORMS", "LIMITS_TEXT"]
 
 MAX_BYTES = 50 * 1024 * 1024   #: largest accepted file (50 MB)
@@ -97,6 +99,7 @@ def load_upload(name, data, kind="points", labels="none", transpose=False, norm=
     Returns a :class:`Dataset` whose ``params`` are ``{"kind": "upload", "sha256": …, …}``.
     Raises ``ValueError`` naming the problem.
     """
+    register_upload_kind()
     if not isinstance(name, str) or not name.strip():
         raise ValueError("name must be the uploaded file's name (a non-empty string)")
     if isinstance(data, (bytearray, memoryview)):
@@ -237,6 +240,7 @@ def registered(ds: Dataset):
     (for code that rebuilds datasets from their parameters, e.g. an in-process sweep)."""
     if ds.params.get("kind") != "upload":
         raise ValueError("registered() takes an uploaded dataset (params kind 'upload')")
+    register_upload_kind()
     key = upload_key(ds.params)
     with _LOCK:
         entry = _REGISTRY.setdefault(key, [ds, 0])
@@ -262,7 +266,9 @@ def load_registered_upload(**params) -> Dataset:
     return entry[0]
 
 
-DATASET_KINDS.setdefault("upload", load_registered_upload)
+def register_upload_kind():
+    """Register ``load_dataset(kind="upload", ...)`` (:func:`load_registered_upload`); idempotent."""
+    register_dataset_kind("upload", load_registered_upload)
 
 
 # ----------------------------------------------------------------------------- readers

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dpcore.cocluster.taucc import (MAX_DENSE_CELLS, FastTauCC, aggregate_columns, aggregate_rows,
+from dpcore.data import MAX_DENSE_CELLS
+from dpcore.cocluster.taucc import (FastTauCC, aggregate_columns, aggregate_rows,
                                     association_weights, best_cocluster_bruteforce, check_count_matrix,
                                     compact_labels, contingency_table, figure1_matrices, range_sensitivity,
                                     tau_scores)

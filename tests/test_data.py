@@ -143,3 +143,17 @@ def test_row_maps_dense_and_sparse_agree():
         map_rows_to_ball(X, 1.0, "scale")
     Xs, n = truncate_rows_to_sparsity(X, 2)
     assert n == 49 and np.all(np.count_nonzero(Xs, axis=1) <= 2)
+
+
+def test_dataset_kinds_change_only_by_explicit_registration():
+    import subprocess
+    import sys
+    code = ("import dpcore.data as d, dpcore.upload\n"
+            "assert 'upload' not in d.DATASET_KINDS, 'importing dpcore.upload changed DATASET_KINDS'\n"
+            "dpcore.upload.register_upload_kind(); dpcore.upload.register_upload_kind()\n"
+            "assert d.DATASET_KINDS['upload'] is dpcore.upload.load_registered_upload\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    from dpcore.data import DATASET_KINDS, register_dataset_kind
+    with pytest.raises(ValueError, match="already registered"):
+        register_dataset_kind("gaussians", lambda **p: None)
+    assert "gaussians" in DATASET_KINDS

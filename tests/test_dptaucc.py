@@ -18,7 +18,7 @@ from dpcore.cocluster.dptaucc import DPTauCC, dp_update_part, release_table
 from dpcore.cocluster.taucc import _block_pattern, random_matrix_init
 from dpcore.cocluster.taucc import (FastTauCC, aggregate_columns, association_weights, contingency_table,
                                     figure1_matrices, range_sensitivity)
-from dpcore.data import load_cluto, make_block_matrix
+from dpcore.data import MAX_DENSE_CELLS, load_cluto, make_block_matrix
 from dpcore.metrics import nmi
 from dpcore.privacy import exponential_mechanism_probabilities
 
@@ -243,7 +243,7 @@ def test_same_seed_same_release_and_sparse_only():
     (np.ones((4, 4)), dict(epsilon=0.0), "epsilon must be > 0"),
     (np.ones((4, 4)), dict(epsilon=-1.0), "epsilon must be > 0"),
     (np.ones((4, 4)), dict(assignment_share=1.0), "assignment_share must be in"),
-    (np.broadcast_to(np.float64(1.0), (5000, 4001)), {}, "pass a scipy.sparse matrix"),
+    (np.broadcast_to(np.float64(1.0), (5000, MAX_DENSE_CELLS // 5000 + 1)), {}, "pass a scipy.sparse matrix"),
 ])
 def test_bad_input_raises_value_error(X, kw, message):
     with pytest.raises(ValueError, match=message):

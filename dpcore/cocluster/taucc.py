@@ -26,15 +26,12 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from .._validation import check_array, check_int, check_random_state, check_real
+from ..data import MAX_DENSE_CELLS
 
-__all__ = ["MAX_DENSE_CELLS", "check_count_matrix", "indicator_matrix", "compact_labels",
+__all__ = ["check_count_matrix", "indicator_matrix", "compact_labels",
            "aggregate_columns", "aggregate_rows", "contingency_table", "association_weights",
            "range_sensitivity", "assignment_utilities", "tau_scores", "random_matrix_init", "FastTauCC",
            "figure1_matrices", "best_cocluster_bruteforce"]
-
-#: Largest dense (numpy) input accepted: 20 million cells = 160 MB of float64. Larger
-#: matrices must be passed as ``scipy.sparse`` (every algorithm here works on CSR).
-MAX_DENSE_CELLS = 20_000_000
 
 
 # ----------------------------------------------------------------------------- validation
@@ -42,7 +39,7 @@ def check_count_matrix(A, name: str = "A") -> sp.csr_matrix:
     """A non-empty, finite, non-negative matrix as a CSR float64 copy.
 
     Raises ``ValueError`` naming the problem: not 2-D, no rows or columns, a dense array
-    with more than :data:`MAX_DENSE_CELLS` cells, NaN/inf, negative entries, or no positive
+    with more than :data:`dpcore.data.MAX_DENSE_CELLS` cells, NaN/inf, negative entries, or no positive
     entry at all (an all-zero matrix has no co-clustering).
     """
     if sp.issparse(A):

@@ -37,15 +37,12 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_array, check_epsilon, check_int, check_random_state, check_real
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
+from ..data import MAX_DENSE_CELLS
 from ..preprocessing import ROW_MAPS, clip_rows, map_rows_to_ball, normalize_rows, row_sq_norms
 from .common import RADIUS_LEAK_REASON, resolve_radius
 
-__all__ = ["MAX_DENSE_CELLS", "DPLloydKMeans", "KMeansPlusPlus"]
+__all__ = ["DPLloydKMeans", "KMeansPlusPlus"]
 
-#: diffprivlib's KMeans only takes dense input; it then builds n×d temporaries (about 4
-#: copies at the peak). 30 million cells = 240 MB per copy, ~1 GB at the peak. CLUTO:
-#: classic3 (16.7 M), k1b (24.4 M), hitech (23.2 M) fit; reviews (75.2 M) does not.
-MAX_DENSE_CELLS = 30_000_000
 
 _DPL = None
 
@@ -117,7 +114,7 @@ class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     row_map : ``"normalize"`` (default) or ``"clip"`` - see :func:`dpcore.preprocessing.map_rows_to_ball`.
     max_dense_cells : int
         diffprivlib needs a dense n×d array: inputs with more cells are refused with a
-        ``ValueError`` (default :data:`MAX_DENSE_CELLS`).
+        ``ValueError`` (default :data:`dpcore.data.MAX_DENSE_CELLS`).
     random_state : None, int or Generator
         diffprivlib draws its own randomness (initial centres and noise) from a
         ``numpy.random.RandomState``; we pass it an integer seed drawn from our Generator

@@ -14,14 +14,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_epsilon, check_int
+from ..metrics import kmeans_objective, kmedian_objective
 from ..preprocessing import clip_rows
-from .common import check_points, data_radius, nearest_centres, resolve_radius
-from .baselines import MAX_DENSE_CELLS, DPLloydKMeans, KMeansPlusPlus
+from .common import check_points, data_radius, resolve_radius
+from ..data import MAX_DENSE_CELLS
+from .baselines import DPLloydKMeans, KMeansPlusPlus
 from .candidate import CandidateKMeans, CandidateKMedian
 from .sample_aggregate import SampleAggregateKMeans
 from .sulq import SuLQKMeans
 
-__all__ = ["METHODS", "MethodResult", "Comparison", "kmeans_cost", "kmedian_cost", "compare_methods"]
+__all__ = ["METHODS", "MethodResult", "Comparison", "compare_methods"]
 
 #: key -> (label, short description)
 METHODS = {
@@ -37,16 +39,6 @@ METHODS = {
                                                  "solution released with smooth-sensitivity noise"),
     "dplloyd": ("DP-Lloyd (diffprivlib)", "diffprivlib's DP k-means (Su et al. 2016) with public bounds [−Λ, Λ]"),
 }
-
-
-def kmeans_cost(X, C):
-    """Σᵢ min_j ‖xᵢ − c_j‖² for dense or sparse X."""
-    return float(nearest_centres(X, C)[1].sum())
-
-
-def kmedian_cost(X, C):
-    """Σᵢ min_j ‖xᵢ − c_j‖ for dense or sparse X."""
-    return float(np.sqrt(nearest_centres(X, C)[1]).sum())
 
 
 @dataclass
@@ -124,8 +116,8 @@ def compare_methods(X, n_clusters, epsilon, radius, methods=("candidate", "sulq"
     report(0.0, "k-means++ (non-private reference)")
     t0 = time.perf_counter()
     km = KMeansPlusPlus(n_clusters=k, n_init=reference_n_init, random_state=np.random.default_rng(seeds[0])).fit(Xc)
-    ref = MethodResult("kmeans++", "k-means++ (non-private)", km, km.cluster_centers_, kmeans_cost(Xc, km.cluster_centers_),
-                       kmedian_cost(Xc, km.cluster_centers_), 1.0, 1.0, time.perf_counter() - t0, private=False)
+    ref = MethodResult("kmeans++", "k-means++ (non-private)", km, km.cluster_centers_, kmeans_objective(Xc, km.cluster_centers_),
+                       kmedian_objective(Xc, km.cluster_centers_), 1.0, 1.0, time.perf_counter() - t0, private=False)
     out = Comparison(ref, [], lam, derived, n_clipped)
     for i, key in enumerate(methods):
         report((i + 1) / (len(methods) + 1), METHODS[key][0])
@@ -134,7 +126,7 @@ def compare_methods(X, n_clusters, epsilon, radius, methods=("candidate", "sulq"
         est.fit(X)
         secs = time.perf_counter() - t0
         C = est.cluster_centers_
-        obj, med = kmeans_cost(Xc, C), kmedian_cost(Xc, C)
+        obj, med = kmeans_objective(Xc, C), kmedian_objective(Xc, C)
         out.results.append(MethodResult(key, METHODS[key][0], est, C, obj, med, obj / ref.objective,
                                         med / ref.kmedian_objective, secs, private=not derived))
     report(1.0, "done")
