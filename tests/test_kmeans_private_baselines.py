@@ -13,7 +13,7 @@ from dpcore.kmeans.baselines import KMeansPlusPlus
 from dpcore.kmeans.candidate import CandidateKMeans
 from dpcore.kmeans.recovery import noisy_means
 from dpcore.privacy import GaussianBudget
-from dpcore.kmeans.sample_aggregate import SampleAggregateKMeans, matching_distances_lowmem
+from dpcore.kmeans.sample_aggregate import SampleAggregateKMeans
 from dpcore.kmeans.sulq import SuLQKMeans
 from dpcore.metrics import kmeans_objective
 from dpcore.privacy import gaussian_sigma
@@ -109,9 +109,10 @@ def test_sample_aggregate_kmeans_uses_the_aggregator(mixture):
     assert "aggregate_" in m.nonprivate_outputs_
 
 
-def test_lowmem_matching_distance_equals_the_aggregators():
-    B = np.random.default_rng(0).standard_normal((9, 7 * 3))
-    np.testing.assert_allclose(matching_distances_lowmem(B, 7), matching_distances(B, 7), atol=1e-10)
+@pytest.mark.parametrize("k", [3, 7])
+def test_lowmem_matching_distance_equals_the_dense_one(k):
+    B = np.random.default_rng(0).standard_normal((9, k * 3))
+    np.testing.assert_allclose(matching_distances(B, k, max_cells=0), matching_distances(B, k), atol=1e-10)
 
 
 def test_sample_aggregate_bad_inputs_and_leak_warning(mixture):

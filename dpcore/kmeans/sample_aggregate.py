@@ -8,8 +8,8 @@ distance between two outputs is the permutation-invariant matching distance
 
     d_M(v, w) = √( min over permutations π of Σ_j ‖v_j − w_π(j)‖² ),
 
-(:func:`dpcore.privacy.sample_aggregate.matching_distances` with ``n_blocks = k``; for large m·k a
-memory-light pairwise evaluation of the same distance, :func:`matching_distances_lowmem`).
+(:func:`dpcore.privacy.sample_aggregate.matching_distances` with ``n_blocks = k``, which
+evaluates it one output at a time for large m·k).
 Centres lie in B(0, Λ), so d_M ≤ 2Λ√k: the public diameter. The aggregator then releases
 the centre of attention plus Gaussian noise scaled to its smooth sensitivity, (ε, δ)-DP;
 the released blocks are moved into B(0, Λ) (post-processing). The (ε, δ) guarantee holds
@@ -26,39 +26,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 from sklearn.cluster import KMeans as _SkKMeans
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_delta, check_epsilon, check_int, check_random_state
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
-from ..privacy.sample_aggregate import matching_distances, sample_aggregate
+from ..privacy.sample_aggregate import sample_aggregate
 from ..preprocessing import clip_rows
 from .common import RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius
 
-__all__ = ["SampleAggregateKMeans", "matching_distances_lowmem", "default_n_subsets"]
-
-_DENSE_MATCHING_LIMIT = 4_000_000  # m²k² cells of the all-pairs cost array built by matching_distances
-
-
-def matching_distances_lowmem(B, n_blocks):
-    """The matching distance of :func:`dpcore.privacy.sample_aggregate.matching_distances` evaluated
-    one output at a time (memory m·k² instead of m²·k²; Hungarian algorithm per pair)."""
-    B = np.asarray(B, dtype=np.float64)
-    m, D = B.shape
-    k = n_blocks
-    V = B.reshape(m, k, D // k)
-    sq = np.sum(V ** 2, axis=2)
-    D2 = np.zeros((m, m))
-    for i in range(m - 1):
-        C = sq[i][None, :, None] + sq[i + 1:, None, :] - 2.0 * np.einsum("ab,jcb->jac", V[i], V[i + 1:])
-        C = np.maximum(C, 0.0)
-        for off, Cj in enumerate(C):
-            r, c = linear_sum_assignment(Cj)
-            D2[i, i + 1 + off] = D2[i + 1 + off, i] = Cj[r, c].sum()
-    return np.sqrt(D2)
-
+__all__ = ["SampleAggregateKMeans", "default_n_subsets"]
 
 def default_n_subsets(n, k):
     """m = min(100, ⌊n/(2k)⌋): Alg. 1's subsampling rule (no point in more than √m subsets)
@@ -123,12 +101,8 @@ class SampleAggregateKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
             km = _SkKMeans(n_clusters=k, init="k-means++", n_init=1, random_state=int(seeds[next(counter)]))
             return km.fit(Xs).cluster_centers_.ravel()
 
-        if m * m * k * k <= _DENSE_MATCHING_LIMIT:
-            dist = (lambda B: matching_distances(B, k)) if k > 1 else None
-        else:
-            dist = lambda B: matching_distances_lowmem(B, k)  # noqa: E731
         ledger = PrivacyLedger(budget_epsilon=eps, budget_delta=delta)
-        res = sample_aggregate(dense, f, m, eps, delta, diameter=2.0 * lam * math.sqrt(k), distances=dist,
+        res = sample_aggregate(dense, f, m, eps, delta, diameter=2.0 * lam * math.sqrt(k),
                                n_blocks=k, random_state=rng, ledger=ledger,
                                what=f"{k} centres (vector of R^{k * d}) by sample and aggregate")
         self.radius_ = lam

@@ -9,37 +9,51 @@ from plotly.colors import qualitative
 
 from .._validation import check_random_state
 
-__all__ = ["projection_basis", "projection_scatter", "face_grid", "sparse_overview"]
+__all__ = ["display_basis", "projection_scatter", "face_grid", "sparse_overview"]
 
 PALETTE = qualitative.Plotly + qualitative.D3
 SUBSPACE_STYLES = [dict(color="black", dash="solid"), dict(color="crimson", dash="dash"),
                    dict(color="darkorange", dash="dot"), dict(color="seagreen", dash="dashdot")]
+#: Largest min(rows, d) for which :func:`display_basis` uses the exact SVD.
+_EXACT_SVD_MAX = 500
 
 
-def projection_basis(X, dims):
-    """An orthonormal d×dims basis for the display.
+def display_basis(X, dims=2, max_rows=None, random_state=0):
+    """An orthonormal d×dims basis for the display: the one display basis of every figure.
 
-    The identity when d ≤ 3 (the data are shown as they are), otherwise the top principal
-    directions of X (a display choice that looks at the data; it is not a release and spends
-    no privacy).
+    The identity's first columns when d ≤ dims (the data are shown as they are), otherwise
+    the top principal directions of X, or of a random subset of at most ``max_rows`` rows.
+    A display choice that looks at the data; it is not a release and spends no privacy.
 
     Parameters
     ----------
-    X : array_like, shape (n, d)
+    X : array_like or scipy.sparse matrix, shape (n, d)
         The points as rows.
-    dims : int
+    dims : int, default=2
         Number of display dimensions (2 or 3).
+    max_rows : int or None, default=None
+        Most rows used (None: all of them).
+    random_state : None, int or numpy.random.Generator, default=0
+        Seed of the row subset (and of the randomized SVD used for large inputs).
 
     Returns
     -------
     ndarray of float64, shape (d, min(d, dims))
-        Orthonormal columns (fewer than dims when d < dims).
+        Orthonormal columns.
     """
-    X = np.asarray(X, dtype=np.float64)
-    d = X.shape[1]
+    n, d = X.shape
     if d <= dims:
         return np.eye(d)[:, :dims]
-    _, _, Vt = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)
+    rng = check_random_state(random_state)
+    idx = np.arange(n) if max_rows is None or n <= max_rows else np.sort(rng.choice(n, max_rows, replace=False))
+    S = X[idx]
+    S = S.toarray() if sp.issparse(S) else np.asarray(S, dtype=np.float64)
+    S = S - S.mean(axis=0)
+    if min(S.shape) <= _EXACT_SVD_MAX:
+        _, _, Vt = np.linalg.svd(S, full_matrices=False)
+    else:
+        from sklearn.utils.extmath import randomized_svd
+        _, _, Vt = randomized_svd(S, dims, random_state=int(rng.integers(2 ** 31 - 1)))
     return Vt[:dims].T
 
 
@@ -106,7 +120,7 @@ def projection_scatter(X, labels=None, subspace_sets=None, center_sets=None, dim
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
     dims = dims or (2 if d <= 2 else 3)
-    P = projection_basis(X, dims)
+    P = display_basis(X, dims)
     if P.shape[1] < dims:  # d == 1
         P = np.hstack([P, np.zeros((d, dims - P.shape[1]))])
     idx = np.arange(n)

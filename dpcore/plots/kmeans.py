@@ -5,53 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-import scipy.sparse as sp
 from plotly.colors import qualitative
-from sklearn.utils.extmath import randomized_svd
 
 from .._validation import check_random_state
-from .data import projection_scatter
+from .data import display_basis, projection_scatter
 
-__all__ = ["display_basis", "centres_scatter", "objective_bars", "budget_bars", "candidate_view"]
+__all__ = ["centres_scatter", "objective_bars", "budget_bars", "candidate_view"]
 
 CENTRE_STYLES = {"released": dict(symbol="x", color="black", size=14),
                  "non-private": dict(symbol="diamond-open", color="crimson", size=14),
                  "true": dict(symbol="circle-open", color="seagreen", size=12)}
-
-
-def display_basis(X, dims=2, max_rows=1000, random_state=0):
-    """An orthonormal d×dims display basis.
-
-    The top principal directions of a random subset of at most ``max_rows`` rows (dense or
-    sparse). A display choice that looks at the data; it is not a release and spends no
-    privacy.
-
-    Parameters
-    ----------
-    X : array_like or scipy.sparse matrix, shape (n, d)
-        The points as rows.
-    dims : int, default=2
-        Number of display dimensions.
-    max_rows : int, default=1000
-        Most rows used.
-    random_state : None, int or numpy.random.Generator, default=0
-        Seed of the row subset.
-
-    Returns
-    -------
-    ndarray of float64, shape (d, min(d, dims))
-        Orthonormal columns (the identity's first columns when d ≤ dims).
-    """
-    rng = check_random_state(random_state)
-    n, d = X.shape
-    if d <= dims:
-        return np.eye(d)[:, :dims]
-    idx = np.arange(n) if n <= max_rows else np.sort(rng.choice(n, max_rows, replace=False))
-    S = X[idx]
-    S = S.toarray() if sp.issparse(S) else np.asarray(S, dtype=np.float64)
-    S = S - S.mean(axis=0)
-    _, _, Vt = randomized_svd(S, dims, random_state=0)
-    return Vt[:dims].T
 
 
 def centres_scatter(X, labels=None, center_sets=None, dims=2, title="", max_points=3000, random_state=0):
@@ -88,7 +51,7 @@ def centres_scatter(X, labels=None, center_sets=None, dims=2, title="", max_poin
     rng = check_random_state(random_state)
     n = X.shape[0]
     idx = np.arange(n) if n <= max_points else np.sort(rng.choice(n, max_points, replace=False))
-    P = display_basis(X, dims, random_state=random_state)
+    P = display_basis(X, dims, max_rows=1000, random_state=random_state)
     Xs = X[idx]
     Y = np.asarray(Xs @ P)
     if Y.shape[1] < dims:

@@ -145,7 +145,7 @@ from .mechanisms import analytic_gaussian_delta, gaussian_noise
 __all__ = [
     "Alg1Constants", "alg1_constants", "paper_constants", "gaussian_hockey_stick", "gaussian_step_delta",
     "GaussianStepCalibration", "calibrate_gaussian_step", "draw_subsets", "subset_redraw_probability",
-    "euclidean_distances", "matching_distances", "nearest_neighbour_radii", "radii_at", "rho_at",
+    "euclidean_distances", "matching_distances", "MATCHING_DENSE_CELLS", "nearest_neighbour_radii", "radii_at", "rho_at",
     "center_of_attention", "smooth_sensitivity", "AggregateResult", "private_aggregate", "sample_aggregate",
     "theorem31_conditions", "privacy_note",
 ]
@@ -478,7 +478,26 @@ def euclidean_distances(B):
     return np.sqrt(D2)
 
 
-def matching_distances(B, n_blocks):
+#: Largest all-pairs cost array (m²·k² cells) :func:`matching_distances` builds at once; above
+#: it the distances are computed one output at a time (memory m·k²).
+MATCHING_DENSE_CELLS = 4_000_000
+
+
+def _min_matching_cost(C, perms):
+    """Minimum over matchings of the k×k cost matrices stacked in ``C`` (shape (..., k, k)):
+    all k! matchings when ``perms`` is given, the Hungarian algorithm per matrix otherwise."""
+    if perms is not None:
+        k = C.shape[-1]
+        return C[..., np.arange(k)[None, :], perms].sum(axis=-1).min(axis=-1)
+    flat = C.reshape(-1, *C.shape[-2:])
+    out = np.empty(flat.shape[0])
+    for p, Cp in enumerate(flat):
+        r, c = linear_sum_assignment(Cp)
+        out[p] = Cp[r, c].sum()
+    return out.reshape(C.shape[:-2])
+
+
+def matching_distances(B, n_blocks, max_cells=MATCHING_DENSE_CELLS):
     """m×m matrix of the matching (Wasserstein) distance between rows of B seen as sets of
     ``n_blocks`` equal blocks:
 
@@ -487,6 +506,21 @@ def matching_distances(B, n_blocks):
     the d_W of eq. (2) when each block is an isometric encoding of one subspace, and the
     distance Nissim et al. use between lists of k-means centres. Exact: all k! matchings
     for k ≤ 5, the Hungarian algorithm per pair otherwise.
+
+    Parameters
+    ----------
+    B : array_like of shape (m, D)
+        One output per row.
+    n_blocks : int
+        Number k of blocks of each row (k divides D); k = 1 is the Euclidean distance.
+    max_cells : int, default :data:`MATCHING_DENSE_CELLS`
+        Above m²·k² cells the pairwise costs are built one output at a time (memory m·k²);
+        the result is the same.
+
+    Returns
+    -------
+    ndarray of shape (m, m)
+        Symmetric, zero diagonal.
     """
     B = np.asarray(B, dtype=np.float64)
     m, D = B.shape
@@ -497,18 +531,23 @@ def matching_distances(B, n_blocks):
         return euclidean_distances(B)
     V = B.reshape(m, k, D // k)
     sq = np.sum(V ** 2, axis=2)                                     # (m, k)
-    C = sq[:, None, :, None] + sq[None, :, None, :] - 2.0 * np.einsum("iab,jcb->ijac", V, V)
-    C = np.maximum(C, 0.0)                                          # C[i, j, a, c] = ‖v_ia − v_jc‖²
-    if k <= 5:
-        perms = np.array(list(itertools.permutations(range(k))))   # (k!, k)
-        tot = C[:, :, np.arange(k)[None, :], perms].sum(axis=3)     # (m, m, k!)
-        D2 = tot.min(axis=2)
+    perms = np.array(list(itertools.permutations(range(k)))) if k <= 5 else None   # (k!, k)
+    if m * m * k * k <= max_cells:
+        C = sq[:, None, :, None] + sq[None, :, None, :] - 2.0 * np.einsum("iab,jcb->ijac", V, V)
+        C = np.maximum(C, 0.0)                                      # C[i, j, a, c] = ‖v_ia − v_jc‖²
+        if perms is not None:
+            D2 = _min_matching_cost(C, perms)
+        else:
+            D2 = np.zeros((m, m))
+            iu = np.triu_indices(m, 1)
+            D2[iu] = _min_matching_cost(C[iu], None)
+            D2 = D2 + D2.T
     else:
         D2 = np.zeros((m, m))
-        for i in range(m):
-            for j in range(i + 1, m):
-                r, c = linear_sum_assignment(C[i, j])
-                D2[i, j] = D2[j, i] = C[i, j][r, c].sum()
+        for i in range(m - 1):                                      # output i against outputs i+1, …
+            C = sq[i][None, :, None] + sq[i + 1:, None, :] - 2.0 * np.einsum("ab,jcb->jac", V[i], V[i + 1:])
+            D2[i, i + 1:] = _min_matching_cost(np.maximum(C, 0.0), perms)
+        D2 = D2 + D2.T
     D2 = 0.5 * (D2 + D2.T)
     np.fill_diagonal(D2, 0.0)
     return np.sqrt(D2)
