@@ -151,7 +151,7 @@ def presets_for(kind):
     return [lab for lab, p in PRESETS.items() if kind in FAMILY_KINDS[ALGORITHMS[p["name"]].family]]
 
 
-def _metric_subspace_dw(ds, est, ctx):
+def _metric_subspace_dw(ds, est):
     return M.wasserstein_distance(ds.subspaces, est.subspaces_) if ds.subspaces is not None else math.nan
 
 
@@ -167,7 +167,7 @@ def _class_subspaces(X, labels, q):
     return fit_subspaces(X, lab, counts.size, q)
 
 
-def _metric_subspace_dw_class(ds, est, ctx):
+def _metric_subspace_dw_class(ds, est):
     """d_W to the classes' top-q subspaces (see :func:`_class_subspaces`); NaN without labels."""
     if ds.labels is None:
         return math.nan
@@ -175,12 +175,12 @@ def _metric_subspace_dw_class(ds, est, ctx):
     return M.wasserstein_distance(_class_subspaces(np.asarray(ds.X), ds.labels, U.shape[2]), U)
 
 
-def _metric_tau_rc(ds, est, ctx):
+def _metric_tau_rc(ds, est):
     """τ̂_{R|C} of the released contingency table ``T_`` (DP-τCC: post-processing, private)."""
     return est.tau_rc_
 
 
-def _metric_subspace_cost(ds, est, ctx):
+def _metric_subspace_cost(ds, est):
     return M.subspace_cost(ds.X, est.subspaces_)
 
 
@@ -192,19 +192,19 @@ def _labels(est):
     raise ValueError("the estimator has no labels_ to evaluate")
 
 
-def _metric_nmi(ds, est, ctx):
+def _metric_nmi(ds, est):
     return M.nmi(ds.labels, _labels(est)) if ds.labels is not None else math.nan
 
 
-def _metric_accuracy(ds, est, ctx):
+def _metric_accuracy(ds, est):
     return M.clustering_accuracy(ds.labels, _labels(est)) if ds.labels is not None else math.nan
 
 
-def _metric_kmeans_objective(ds, est, ctx):
+def _metric_kmeans_objective(ds, est):
     return M.kmeans_objective(ds.X, est.cluster_centers_)
 
 
-def _metric_objective_ratio(ds, est, ctx):
+def _metric_objective_ratio(ds, est):
     """k-means objective of the released centres / that of the true centres (mixtures only)."""
     if ds.centers is None:
         return math.nan
@@ -329,7 +329,7 @@ def run_task(task) -> dict:
            "warnings": " | ".join(dict.fromkeys(str(w.message) for w in caught))}
     for m in task["metrics"]:
         fn, families = METRICS[m]
-        row[m] = float(fn(ds, est, None)) if entry.family in families else math.nan
+        row[m] = float(fn(ds, est)) if entry.family in families else math.nan
     return row
 
 

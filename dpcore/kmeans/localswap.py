@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from .._validation import check_array, check_epsilon, check_int, check_random_state, check_real
 from ..privacy import exponential_mechanism
 
-__all__ = ["loss_sensitivity", "point_losses", "swap_losses", "LocalSwapResult", "localswap", "default_swap_iterations",
+__all__ = ["loss_sensitivity", "swap_losses", "LocalSwapResult", "localswap", "default_swap_iterations",
            "seed_from_candidates"]
 
 _CHUNK_ELEMS = 2_000_000
@@ -50,11 +50,6 @@ def _dists(Y, C, objective):
     D += np.einsum("ij,ij->i", C, C)[None]
     np.maximum(D, 0.0, out=D)
     return D if objective == "kmeans" else np.sqrt(D, out=D)
-
-
-def point_losses(Y, C, objective="kmeans"):
-    """n×m matrix of per-point losses ‖y − c‖² (or ‖y − c‖) for points Y and candidates C."""
-    return _dists(np.asarray(Y, float), np.asarray(C, float), objective)
 
 
 def swap_losses(Y, C, Z, objective="kmeans"):

@@ -15,7 +15,7 @@ from plotly.subplots import make_subplots
 
 from .._validation import check_random_state
 
-__all__ = ["reordered_matrix", "contingency_heatmaps", "figure1_leak", "tau_history", "nmi_vs_epsilon"]
+__all__ = ["reordered_matrix", "contingency_heatmaps", "figure1_leak", "tau_history"]
 
 
 def _sample_sorted(labels, size, max_size, rng):
@@ -230,37 +230,4 @@ def tau_history(history, title="τ̂ of each released table"):
     fig.add_trace(go.Scatter(x=steps, y=[h["tau_cr"] for h in history], mode="lines+markers", name="τ̂_{C|R}"))
     fig.update_layout(title=title, xaxis_title="iteration · half-step", yaxis_title="τ̂", height=320,
                       margin=dict(l=0, r=0, t=50, b=0))
-    return fig
-
-
-def nmi_vs_epsilon(epsilons, curves, reference=None, title="Row NMI against ε"):
-    """Line plot of NMI against ε (log axis).
-
-    ``curves``: dict name -> list of NMI values (one per ε); ``reference``: dict name -> a
-    constant (a non-private method), drawn dashed.
-
-    Parameters
-    ----------
-    epsilons : sequence of float
-        The ε values (x axis, log scale).
-    curves : dict of str to sequence of float
-        NMI per ε for every method.
-    reference : dict of str to float, optional
-        Constant NMI of non-private methods, drawn dashed.
-    title : str, default="Row NMI against ε"
-        Figure title.
-
-    Returns
-    -------
-    plotly.graph_objects.Figure
-        The line plot.
-    """
-    fig = go.Figure()
-    for name, ys in curves.items():
-        fig.add_trace(go.Scatter(x=list(epsilons), y=list(ys), mode="lines+markers", name=name))
-    for name, y in (reference or {}).items():
-        fig.add_trace(go.Scatter(x=[min(epsilons), max(epsilons)], y=[y, y], mode="lines", name=name,
-                                 line=dict(dash="dash")))
-    fig.update_layout(title=title, xaxis=dict(title="ε", type="log"), yaxis=dict(title="NMI", range=[0, 1.02]),
-                      height=340, margin=dict(l=0, r=0, t=50, b=0))
     return fig

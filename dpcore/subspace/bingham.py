@@ -64,7 +64,7 @@ from scipy import special
 from .._validation import check_int, check_random_state
 
 __all__ = [
-    "sample_bingham_1d", "bingham_1d_logpdf", "acg_b", "sample_vector_bingham",
+    "sample_bingham_1d", "acg_b", "sample_vector_bingham",
     "vector_bingham_gibbs_step", "vector_bingham_gibbs", "matrix_bingham_gibbs_sweep",
     "sample_matrix_bingham", "random_stiefel", "SAMPLERS_1D",
 ]
@@ -99,27 +99,6 @@ _add = np.add.reduce  # ndarray.sum without its Python wrapper (hot loops)
 
 
 # =============================================================================== 1-D conditional
-def bingham_1d_logpdf(x, a, k):
-    """Unnormalised log density of eq. (25): −½ log x + k log(1 − x) + a x on (0, 1).
-
-    Parameters
-    ----------
-    x : float or array_like
-        Points in (0, 1) (not checked; outside it the result is nan or ±inf).
-    a : float or array_like
-        Linear coefficient (any real), broadcast against ``x``.
-    k : float or array_like
-        Exponent of (1 − x), broadcast against ``x``.
-
-    Returns
-    -------
-    ndarray of float64
-        The unnormalised log density at every ``x`` (broadcast shape of x, a, k).
-    """
-    x = np.asarray(x, dtype=np.float64)
-    return -0.5 * np.log(x) + k * np.log1p(-x) + a * x
-
-
 def _case2_log_weights(a, k):
     """log masses of the two envelope pieces of :func:`_draw_case2` (relative to e^a) and
     Γ(k+1, ·)'s regularised CDF at the truncation point, for a > ln 2."""
