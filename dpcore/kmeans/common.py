@@ -34,12 +34,32 @@ class DataDerivedRadiusWarning(UserWarning):
 
 
 def check_points(X, name="X"):
-    """Finite float points as rows, dense ndarray or CSR (for the CLUTO document sets)."""
+    """Finite float points as rows, dense ndarray or CSR (for the CLUTO document sets).
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix of shape (n, d)
+    name : str, default "X"
+        Name used in error messages.
+
+    Returns
+    -------
+    ndarray of float64 or CSR matrix
+    """
     return check_array(X, name, allow_sparse=True)
 
 
 def data_radius(X):
-    """max ‖xᵢ‖ — NOT public: using it as Λ leaks the largest norm."""
+    """max ‖xᵢ‖ — NOT public: using it as Λ leaks the largest norm.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n, d)
+
+    Returns
+    -------
+    float
+    """
     return float(np.sqrt(row_sq_norms(X).max()))
 
 
@@ -50,6 +70,17 @@ def resolve_radius(radius, X):
     ``"data"``, which uses max ‖xᵢ‖ and issues a :class:`DataDerivedRadiusWarning` (the
     caller must then record that nothing it releases is private). ``None`` is refused:
     every private k-means method needs a public Λ.
+
+    Parameters
+    ----------
+    radius : float > 0 or "data"
+    X : ndarray or scipy.sparse matrix of shape (n, d)
+        Read only when ``radius == "data"``.
+
+    Returns
+    -------
+    (float, bool)
+        Λ and whether it was derived from the data.
     """
     if radius is None:
         raise ValueError("radius is required: a public bound Λ > 0 on the norm of the points "
@@ -70,7 +101,24 @@ def resolve_radius(radius, X):
 def nearest_centres(X, C, chunk=None, sq_norms=None):
     """For each row: index of the nearest centre and the squared distance to it.
 
-    Chunked over rows so that the n×k distance block stays below ~32 MB."""
+    Chunked over rows so that the n×k distance block stays below ~32 MB.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n, d)
+    C : array_like of shape (k, d)
+        The centres.
+    chunk : int, optional
+        Rows per block (default: about 4 million distances per block).
+    sq_norms : ndarray of shape (n,), optional
+        Precomputed squared row norms of X.
+
+    Returns
+    -------
+    labels : ndarray of int64, shape (n,)
+    sq_dists : ndarray of float64, shape (n,)
+        Squared distance of every row to its nearest centre.
+    """
     C = np.atleast_2d(np.asarray(C, dtype=np.float64))
     n = X.shape[0]
     k = C.shape[0]
@@ -89,7 +137,21 @@ def nearest_centres(X, C, chunk=None, sq_norms=None):
 
 
 def cluster_sums(X, labels, k):
-    """Per-cluster sums (k×d dense) and counts (k,) of the rows of X."""
+    """Per-cluster sums and counts of the rows of X.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n, d)
+    labels : array_like of int, shape (n,)
+        Cluster of every row, in [0, k).
+    k : int
+        Number of clusters.
+
+    Returns
+    -------
+    sums : ndarray of shape (k, d)
+    counts : ndarray of float64, shape (k,)
+    """
     labels = np.asarray(labels, dtype=np.int64)
     n = X.shape[0]
     ind = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))

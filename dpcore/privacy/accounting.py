@@ -23,7 +23,20 @@ __all__ = [
 def basic_composition(epsilons, deltas=None):
     """Sequential composition: (Σ εᵢ, Σ δᵢ), each sum correctly rounded (``math.fsum``),
     so a total does not depend on the order of the releases and a split that ends with
-    "the rest of ε" adds up to exactly ε."""
+    "the rest of ε" adds up to exactly ε.
+
+    Parameters
+    ----------
+    epsilons : float or array_like of float
+        The ε of every release.
+    deltas : float or array_like of float, optional
+        The δ of every release (0 when omitted).
+
+    Returns
+    -------
+    (float, float)
+        Total (ε, δ).
+    """
     eps = math.fsum(float(e) for e in np.ravel(epsilons))
     dlt = 0.0 if deltas is None else math.fsum(float(d) for d in np.ravel(deltas))
     return eps, dlt
@@ -36,6 +49,22 @@ def advanced_composition(epsilon, delta, k, delta_slack=None):
 
     With the default ``delta_slack=None`` the slack δ̃ equals δ, which is exactly Prop. E.2
     of the subspace clustering paper: δ' = (k + 1)·δ.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        ε of each mechanism.
+    delta : float in (0, 1)
+        δ of each mechanism.
+    k : int >= 1
+        Number of mechanisms composed.
+    delta_slack : float in (0, 1), optional
+        The slack δ̃ (default: ``delta``).
+
+    Returns
+    -------
+    (float, float)
+        Total (ε', δ').
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -50,7 +79,20 @@ def advanced_composition_inverse(total_epsilon, total_delta, k):
     (total_epsilon, total_delta): δ = δ'/(k+1) and ε solves the monotone equation by Brent's
     method. The root is bracketed by hi = min(ε′, ln(1 + ε′) + 1): composing k ≥ 1 queries of
     ε costs more than ε, and at ε = ln(1 + ε′) + 1 ≥ 1 the term k·ε(e^ε − 1) alone is at
-    least e(1 + ε′) − 1 > ε′ — so e^ε never overflows, even for ε′ = 1e6."""
+    least e(1 + ε′) − 1 > ε′ — so e^ε never overflows, even for ε′ = 1e6.
+
+    Parameters
+    ----------
+    total_epsilon : float > 0
+    total_delta : float in (0, 1)
+    k : int >= 1
+        Number of queries.
+
+    Returns
+    -------
+    (float, float)
+        Per-query (ε, δ).
+    """
     from scipy import optimize
     total_epsilon = check_epsilon(total_epsilon, "total_epsilon")
     total_delta = check_delta(total_delta, "total_delta")
