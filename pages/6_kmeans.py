@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.data import CLUTO_NAMES
-from dpcore.kmeans._utils import l2_normalize_rows
+from dpcore.preprocessing import normalize_rows
 from dpcore.kmeans.candidate import DEFAULT_SPLIT, stage_explanations
 from dpcore.kmeans.compare import METHODS, compare_methods
 from dpcore.kmeans.partition import default_projection_dim
@@ -74,7 +74,7 @@ data_spec = dataset_picker("km_data", "points", spec, prefix="km", help=(
 ds = run_guarded(dataset_from_spec, data_spec)
 if ds is None:
     stop_page()
-X = l2_normalize_rows(ds.X) if ds.kind == "counts" else ds.X
+X = normalize_rows(ds.X) if ds.kind == "counts" else ds.X
 default_radius = float(ds.extras.get("public_radius", 1.0)) if ds.kind == "points" else 1.0
 follow_dataset("kmeans", json.dumps(data_spec, sort_keys=True), {"km_k": int(ds.n_classes or 8), "km_radius": default_radius})
 st.caption(f"{ds.description} · n = {ds.n:,}, d = {ds.d:,}"
@@ -138,9 +138,9 @@ def run_all():
         data_spec, compare_methods,
         dict(n_clusters=int(k), epsilon=float(epsilon), radius="data" if leak else float(radius), methods=list(methods),
              delta=float(delta), options=options, random_state=seed),
-        X_expr="l2_normalize_rows(ds.X)" if ds.kind == "counts" else "ds.X",
+        X_expr="normalize_rows(ds.X)" if ds.kind == "counts" else "ds.X",
         prints=[("objective / k-means++:", "result.ratios()")], result="result",
-        imports=["from dpcore.kmeans._utils import l2_normalize_rows"] if ds.kind == "counts" else [])
+        imports=["from dpcore.preprocessing import normalize_rows"] if ds.kind == "counts" else [])
     return dict(spec=data_spec, params=dict(k=int(k), epsilon=float(epsilon), delta=float(delta), leak=leak,
                                             seed=seed), cmp=cmp, seconds=t.seconds, code=code)
 
@@ -163,7 +163,7 @@ if res is not None:
     if rds is None:                   # e.g. an uploaded file that is no longer held by the session
         st.info("The last result's dataset is no longer available; press Run again.")
         stop_page()
-    RX = l2_normalize_rows(rds.X) if rds.kind == "counts" else rds.X
+    RX = normalize_rows(rds.X) if rds.kind == "counts" else rds.X
     cmp, prm = res["cmp"], res["params"]
     st.subheader(f"Results on {rds.name} (k = {prm['k']}, ε = {prm['epsilon']:g}, δ = {prm['delta']:.1e}, "
                  f"Λ = {cmp.radius:.4g}, seed: {seed_label(prm['seed'])})")

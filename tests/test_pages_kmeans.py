@@ -2,7 +2,7 @@
 import pytest
 
 from apptest_helpers import open_page
-from dpcore.kmeans._utils import DataDerivedRadiusWarning
+from dpcore.kmeans.common import DataDerivedRadiusWarning
 
 
 def page():
