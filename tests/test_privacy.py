@@ -177,3 +177,19 @@ def test_ledger_rest_of_makes_the_total_exactly_the_budget():
         assert led.epsilon >= np.nextafter(eps, 0.0)             # at most one unit in the last place below
         exact += led.epsilon == eps
     assert exact >= 290                                          # ≈ 0.5 % ties: 300 × 0.005 ≈ 1.5 expected
+
+
+def test_bernoulli_and_binomial_draws():
+    import math as _math
+    from dpcore.privacy import bernoulli_draws, binomial_draws
+    rng = np.random.default_rng(0)
+    b = bernoulli_draws(np.full(20000, 0.3), rng)
+    assert b.dtype == bool and abs(b.mean() - 0.3) < 0.02
+    assert not bernoulli_draws(np.zeros(5), rng).any() and bernoulli_draws(np.ones(5), rng).all()
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        bernoulli_draws([1.5], rng)
+    small = binomial_draws(np.full(2000, 100.0), _math.log(0.2), rng)
+    assert abs(small.mean() - 20.0) < 0.5
+    huge = binomial_draws(np.array([2.0 ** 70]), -75 * _math.log(2.0), rng)   # expects 2^-5 successes
+    assert huge.shape == (1,) and huge[0] >= 0
+    assert not binomial_draws(np.array([1e6, 2.0 ** 80]), -1000.0, rng).any()

@@ -32,6 +32,7 @@ import scipy.sparse as sp
 
 from .._validation import check_array, check_epsilon, check_int, check_random_state, check_real
 from ..preprocessing import clip_rows
+from ..privacy import bernoulli_draws, binomial_draws
 
 __all__ = ["default_projection_dim", "max_projection_dim", "jl_matrix", "jl_project", "subdivision_probability",
            "default_gamma", "default_max_depth", "PartitionResult", "private_partition", "CandidateSetResult",
@@ -126,31 +127,6 @@ def _log_f0(epsilon_prime, gamma):
     return math.log(0.5) - epsilon_prime * gamma
 
 
-def _binomial(n_trials, log_prob, rng):
-    """Exact Binomial(n_trials, e^{log_prob}) draws for float n_trials (possibly > 2^62)."""
-    out = np.zeros(len(n_trials), dtype=np.int64)
-    prob = math.exp(log_prob)
-    if prob == 0.0:  # < 1e-308 per trial: with n_trials < 2^1000 the chance of any success is < 1e-7
-        return out
-    small = n_trials < 2.0 ** 62
-    if small.any():
-        out[small] = rng.binomial(n_trials[small].astype(np.int64), prob)
-    big = ~small
-    if np.any(n_trials[big] * prob > 10 * MAX_ACTIVE_CUBES):
-        raise ValueError(f"gamma is too small for this epsilon and p: far more than {MAX_ACTIVE_CUBES} empty cubes "
-                         "would be activated (raise gamma or lower p)")
-    for i in np.flatnonzero(big):  # geometric skips between successes
-        pos, cnt = 0.0, 0
-        log1m = math.log1p(-prob)
-        while True:
-            pos += math.floor(math.log(1.0 - rng.random()) / log1m) + 1.0
-            if pos > n_trials[i]:
-                break
-            cnt += 1
-        out[i] = cnt
-    return out
-
-
 def private_partition(Y, epsilon, lower, edge, max_depth=None, gamma=None, random_state=None, n_clusters=None):
     """Algorithm 1: ε-DP recursive partition of the cube ``[lower, lower + edge]`` ⊂ R^p.
 
@@ -205,10 +181,14 @@ def private_partition(Y, epsilon, lower, edge, max_depth=None, gamma=None, rando
         inv = inv.ravel()
         parent_of_occ = np.empty(occ.shape[0], dtype=np.int64)
         parent_of_occ[inv] = alive_cube
-        keep = rng.random(occ.shape[0]) < subdivision_probability(counts, eps_prime, gamma)
+        keep = bernoulli_draws(subdivision_probability(counts, eps_prime, gamma), rng)
         # --- empty children: Binomial(2^p − occupied, f(0)) activations per active cube
         occ_per_parent = np.bincount(parent_of_occ, minlength=active.shape[0]).astype(np.float64)
-        n_act = _binomial(n_children - occ_per_parent, log_f0, rng)
+        n_empty = n_children - occ_per_parent
+        if np.any(n_empty * math.exp(log_f0) > 10 * MAX_ACTIVE_CUBES):
+            raise ValueError(f"gamma is too small for this epsilon and p: far more than {MAX_ACTIVE_CUBES} empty "
+                             "cubes would be activated (raise gamma or lower p)")
+        n_act = binomial_draws(n_empty, log_f0, rng)
         spurious = []
         if n_act.any():
             occ_set = {tuple(r) for r in occ}

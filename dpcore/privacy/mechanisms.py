@@ -52,7 +52,7 @@ from .._validation import check_delta, check_epsilon, check_int, check_random_st
 
 __all__ = [
     "laplace_mechanism", "discrete_laplace_mechanism", "discrete_laplace_scale", "discrete_laplace_noise",
-    "bernoulli_exp", "gaussian_noise", "gaussian_mechanism", "gaussian_sigma", "gaussian_sigma_classic",
+    "bernoulli_exp", "bernoulli_draws", "binomial_draws", "gaussian_noise", "gaussian_mechanism", "gaussian_sigma", "gaussian_sigma_classic",
     "gaussian_sigma_analytic", "analytic_gaussian_delta", "exponential_mechanism",
     "exponential_mechanism_probabilities",
 ]
@@ -356,6 +356,69 @@ def discrete_laplace_mechanism(value, sensitivity, epsilon, random_state=None):
         raise ValueError("value must be integers of magnitude <= 2^53")
     s, t = discrete_laplace_scale(sensitivity, epsilon)
     return v + discrete_laplace_noise(s, t, v.shape, rng)
+
+
+# --------------------------------------------------------------------------- Bernoulli / binomial
+def bernoulli_draws(probabilities, random_state=None):
+    """Independent Bernoulli(p) draws, one per entry: the private coin flips of a mechanism
+    whose output is a random subset (e.g. the candidate partition's noisy subdivision, whose
+    probabilities f(count) carry the privacy).
+
+    Parameters
+    ----------
+    probabilities : array_like of float in [0, 1]
+    random_state : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of bool, the shape of ``probabilities``
+        ``rng.random(shape) < p`` (a 53-bit uniform: the floating-point caveat of the module
+        docstring applies).
+    """
+    p = np.asarray(probabilities, dtype=np.float64)
+    if p.size and not (np.all(p >= 0.0) and np.all(p <= 1.0)):
+        raise ValueError("probabilities must be in [0, 1]")
+    rng = check_random_state(random_state)
+    return rng.random(p.shape) < p
+
+
+def binomial_draws(n_trials, log_prob, random_state=None):
+    """Exact Binomial(n, e^log_prob) draws for float trial counts n (possibly above 2^62).
+
+    Counts below 2^62 use ``Generator.binomial``; larger ones count successes by geometric
+    skips between them (so the caller should make sure few successes are expected there).
+
+    Parameters
+    ----------
+    n_trials : array_like of float >= 0
+        Number of trials of every draw (integral values).
+    log_prob : float <= 0
+        Log of the success probability, shared by all draws.
+    random_state : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of int64, shape (len(n_trials),)
+    """
+    n_trials = np.asarray(n_trials, dtype=np.float64)
+    rng = check_random_state(random_state)
+    out = np.zeros(len(n_trials), dtype=np.int64)
+    prob = math.exp(log_prob)
+    if prob == 0.0:  # < 1e-308 per trial: with n_trials < 2^1000 the chance of any success is < 1e-7
+        return out
+    small = n_trials < 2.0 ** 62
+    if small.any():
+        out[small] = rng.binomial(n_trials[small].astype(np.int64), prob)
+    log1m = math.log1p(-prob)
+    for i in np.flatnonzero(~small):  # geometric skips between successes
+        pos, cnt = 0.0, 0
+        while True:
+            pos += math.floor(math.log(1.0 - rng.random()) / log1m) + 1.0
+            if pos > n_trials[i]:
+                break
+            cnt += 1
+        out[i] = cnt
+    return out
 
 
 def gaussian_sigma_classic(sensitivity, epsilon, delta):
