@@ -18,7 +18,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import check_array, check_int, check_random_state, check_real
+from .validation import check_array, check_int, check_random_state, check_real
 from .preprocessing import clip_rows
 
 __all__ = ["Dataset", "SAMPLE_DATA", "CLUTO_NAMES", "make_union_of_subspaces", "make_gaussian_mixture",

@@ -8,14 +8,17 @@ audits and the estimators alike.
 - :func:`default_n_subsets`: m of subspace sample-aggregate — ⌈(ln n)²⌉ (the smallest m with
   m ≥ (ln n)², the finite-n reading of Thm 3.1's m = ω(log² n)), at least 2 and at most
   ⌊n / (k(q + 1))⌋ so that every subset has enough points for k subspaces of dimension q.
+- :func:`default_kmeans_n_subsets`: m of sample-and-aggregate k-means — min(100, ⌊n/(2k)⌋), a
+  different rule (see its docstring).
 """
 from __future__ import annotations
 
 import math
 
-from ._validation import check_int
+from .validation import check_int
 
-__all__ = ["default_n_clusters", "default_subspace_dim", "default_n_subsets", "YALEB_SUBSPACE_DIM",
+__all__ = ["default_n_clusters", "default_subspace_dim", "default_n_subsets", "default_kmeans_n_subsets",
+           "YALEB_SUBSPACE_DIM",
            "FALLBACK_SUBSPACE_DIM"]
 
 #: the paper's per-subject PCA dimension on Extended Yale B (§5)
@@ -76,3 +79,22 @@ def default_n_subsets(n, k, q) -> int:
         raise ValueError(f"n = {n} points cannot be split into 2 subsets of at least k·(q+1) = {min_size} points "
                          "(n_subsets must be at least 2)")
     return min(max(math.ceil(math.log(n) ** 2), 2), m_max)
+
+
+def default_kmeans_n_subsets(n, k) -> int:
+    """m of sample-and-aggregate k-means: min(100, ⌊n/(2k)⌋), at least 2.
+
+    Alg. 1's subsampling rule (no point in more than √m subsets) is practically never met
+    below m ≈ 50 for n in the thousands, and every subset needs at least k points (here ≥ 2k)
+    for k-means to run.
+
+    Parameters
+    ----------
+    n : int, number of points.
+    k : int ≥ 1, number of centres.
+
+    Returns
+    -------
+    int
+    """
+    return max(2, min(100, n // (2 * k)))

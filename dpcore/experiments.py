@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics as M
-from ._validation import check_epsilon, check_int
+from .validation import check_epsilon, check_int
 from .data import load_dataset
 from .defaults import default_n_clusters, default_subspace_dim
 from .subspace.common import single_threaded

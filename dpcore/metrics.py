@@ -9,7 +9,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn import metrics as _skm
 
-from ._validation import check_array, check_subspaces
+from .validation import check_array, check_subspaces
 from .kmeans.common import check_points, nearest_centres
 
 __all__ = [

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import check_array, check_int, check_real
+from .validation import check_array, check_int, check_real
 
 __all__ = ["ROW_MAPS", "row_sq_norms", "clip_rows", "normalize_rows", "map_rows_to_ball",
            "truncate_rows_to_sparsity"]

@@ -106,7 +106,7 @@ import pandas as pd
 from scipy import stats
 
 from .data import load_dataset
-from ._validation import check_int
+from .validation import check_int
 from .experiments import ALGORITHMS, Sweep, preset, run_seed, run_sweep
 from .subspace.common import single_threaded
 

@@ -7,7 +7,8 @@ import streamlit as st
 from dpcore.cocluster.dptaucc import DPTauCC, dptaucc_budget
 from dpcore.cocluster.taucc import FastTauCC
 from dpcore.data import CLUTO_NAMES
-from dpcore.kmeans.baselines import MAX_DENSE_CELLS, DPLloydKMeans
+from dpcore.data import MAX_DENSE_CELLS
+from dpcore.kmeans.baselines import DPLloydKMeans
 from dpcore.metrics import nmi
 from dpcore.plots.cocluster import contingency_heatmaps, reordered_matrix, tau_history
 from dpcore.export import estimator_snippet

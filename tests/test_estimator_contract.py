@@ -131,11 +131,11 @@ def test_private_estimators_put_the_mixin_first(cls):
 
 # ----------------------------------------------------------------------------- scikit-learn's checks
 # Every reason below names why the check cannot pass as written. The first three are about
-# dpcore's one input validation (dpcore._validation.check_array), shared by all estimators.
+# dpcore's one input validation (dpcore.validation.check_array), shared by all estimators.
 ALL = {
     "check_dtype_object": "dpcore refuses non-numeric input with ValueError('X must be numeric: ...') from "
-                          "its one validation (dpcore._validation), where the check expects a TypeError",
-    "check_complex_data": "dpcore._validation casts complex input to float64 (numpy ComplexWarning) instead of "
+                          "its one validation (dpcore.validation), where the check expects a TypeError",
+    "check_complex_data": "dpcore.validation casts complex input to float64 (numpy ComplexWarning) instead of "
                           "refusing it with 'Complex data not supported' - a gap of the shared validation, not of "
                           "the estimator",
     "check_estimators_empty_data_messages": "an empty X is refused with dpcore's own wording (e.g. 'X must have at "

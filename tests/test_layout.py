@@ -89,7 +89,7 @@ def test_cycle_finder_finds_a_cycle():
 def test_no_underscore_module_imported_outside_its_package():
     mods = _modules()
     bad = []
-    for folder in ("dpcore", "tests", "benchmarks"):
+    for folder in ("dpcore", "tests", "benchmarks", "pages", "ui"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             name = _module_name(path) if folder == "dpcore" else f"{folder}.{path.stem}"
             for m in _imports(path, name, mods):
@@ -100,3 +100,33 @@ def test_no_underscore_module_imported_outside_its_package():
                         if not name.startswith(owner + ".") and name != owner:
                             bad.append(f"{path.relative_to(ROOT)} imports {m}")
     assert bad == []
+
+
+def test_readme_layout_matches_the_tree():
+    """The README's layout section lists every top-level folder, every ui/ module and every
+    dpcore module and subpackage, and every path it names exists."""
+    text = (ROOT / "README.md").read_text()
+    block = text.split("## Layout", 1)[1].split("```", 2)[1]
+    named, parent = set(), None
+    for line in block.splitlines():
+        if not line.strip():
+            continue
+        token = line.split()[0]
+        if line.startswith("    ") and parent is not None and token.endswith(".py"):
+            named.add(f"{parent}{token}")                    # a module of a subpackage, e.g. privacy/mechanisms.py
+        elif line.startswith("  ") and not line.startswith("    "):
+            named.add(f"dpcore/{token}")
+            parent = f"dpcore/{token}" if token.endswith("/") else None
+        elif not line.startswith(" "):
+            named.add(token)
+    missing = sorted(p for p in named if not (ROOT / p.rstrip("/")).exists())
+    assert missing == [], f"the README's layout names paths that do not exist: {missing}"
+    expected = {p.name + ("/" if p.is_dir() else "") for p in (ROOT / "dpcore").iterdir()
+                if not p.name.startswith("__") and (p.is_dir() or p.suffix == ".py")}
+    listed = {p.split("/", 1)[1] for p in named if p.startswith("dpcore/") and p.count("/") <= 2 and p != "dpcore/"}
+    listed = {p if p.endswith("/") or "/" not in p else p.split("/")[0] + "/" for p in listed}
+    assert expected - listed == set(), f"dpcore entries missing from the README's layout: {sorted(expected - listed)}"
+    ui = {f"ui/{p.name}" for p in (ROOT / "ui").glob("*.py") if not p.name.startswith("__")}
+    assert ui - named == set(), f"ui modules missing from the README's layout: {sorted(ui - named)}"
+    for top in ("app.py", "pages/", "dpcore/", "sample_data/", "scripts/", "benchmarks/", "tests/", "pyproject.toml"):
+        assert top in named, top

@@ -2,7 +2,7 @@
 app), one fit per ε with a progress bar, and the tables and verdicts kept in the session."""
 from __future__ import annotations
 
-from dpcore._validation import check_epsilon, check_int
+from dpcore.validation import check_epsilon, check_int
 from dpcore.metrics import clustering_accuracy, wasserstein_distance
 from dpcore.subspace.diagnostics import diagnostics_table, mixing_verdict
 from dpcore.subspace.gibbs import MAX_CHAINS, GibbsSubspaceClustering

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._validation import check_epsilon, check_int, check_random_state, check_real
+from ..validation import check_epsilon, check_int, check_random_state, check_real
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin, discrete_laplace_mechanism, exponential_mechanism
 from .taucc import (aggregate_columns, aggregate_rows, association_weights, check_count_matrix,
                     compact_labels, contingency_table, random_matrix_init, range_sensitivity, tau_scores)

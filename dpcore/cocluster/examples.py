@@ -6,7 +6,7 @@ from collections import Counter
 
 import numpy as np
 
-from .._validation import check_int, check_random_state
+from ..validation import check_int, check_random_state
 from .dptaucc import DPTauCC
 from .taucc import best_cocluster_bruteforce, figure1_matrices
 

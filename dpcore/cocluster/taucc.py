@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from .._validation import check_array, check_int, check_random_state, check_real
+from ..validation import check_array, check_int, check_random_state, check_real
 from ..data import MAX_DENSE_CELLS
 
 __all__ = ["check_count_matrix", "indicator_matrix", "compact_labels",

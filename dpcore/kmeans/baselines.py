@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans as _SkKMeans
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_array, check_epsilon, check_int, check_random_state, check_real
+from ..validation import check_array, check_epsilon, check_int, check_random_state, check_real
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
 from ..data import MAX_DENSE_CELLS
 from ..preprocessing import ROW_MAPS, clip_rows, map_rows_to_ball, normalize_rows, row_sq_norms

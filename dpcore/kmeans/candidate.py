@@ -48,7 +48,7 @@ import math
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_delta, check_epsilon, check_int, check_random_state, check_real
+from ..validation import check_delta, check_epsilon, check_int, check_random_state, check_real
 from ..privacy import GaussianBudget, PrivacyLedger, PrivateEstimatorMixin
 from ..preprocessing import clip_rows, row_sq_norms, truncate_rows_to_sparsity
 from .common import RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius

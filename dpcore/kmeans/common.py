@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_array, check_real
+from ..validation import check_array, check_real
 from ..preprocessing import row_sq_norms
 
 __all__ = ["DataDerivedRadiusWarning", "resolve_radius", "check_points", "nearest_centres", "cluster_sums",

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_epsilon, check_int
+from ..validation import check_epsilon, check_int
 from ..metrics import kmeans_objective, kmedian_objective
 from ..preprocessing import clip_rows
 from .common import check_points, data_radius, resolve_radius

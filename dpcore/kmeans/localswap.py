@@ -24,7 +24,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_array, check_epsilon, check_int, check_random_state, check_real
+from ..validation import check_array, check_epsilon, check_int, check_random_state, check_real
 from ..privacy import exponential_mechanism
 
 __all__ = ["loss_sensitivity", "swap_losses", "LocalSwapResult", "localswap", "default_swap_iterations",

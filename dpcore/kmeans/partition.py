@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_array, check_epsilon, check_int, check_random_state, check_real
+from ..validation import check_array, check_epsilon, check_int, check_random_state, check_real
 from ..preprocessing import clip_rows
 from ..privacy import bernoulli_draws, binomial_draws
 

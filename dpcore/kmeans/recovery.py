@@ -24,7 +24,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_epsilon, check_delta, check_int, check_random_state, check_real
+from ..validation import check_epsilon, check_delta, check_int, check_random_state, check_real
 from ..privacy import exponential_mechanism, laplace_mechanism
 from ..preprocessing import clip_rows, row_sq_norms
 from .common import cluster_sums, nearest_centres

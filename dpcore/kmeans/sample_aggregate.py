@@ -30,19 +30,14 @@ from sklearn.cluster import KMeans as _SkKMeans
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_delta, check_epsilon, check_int, check_random_state
+from ..defaults import default_kmeans_n_subsets
+from ..validation import check_delta, check_epsilon, check_int, check_random_state
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
 from ..privacy.sample_aggregate import sample_aggregate
 from ..preprocessing import clip_rows
 from .common import RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius
 
-__all__ = ["SampleAggregateKMeans", "default_n_subsets"]
-
-def default_n_subsets(n, k):
-    """m = min(100, ⌊n/(2k)⌋): Alg. 1's subsampling rule (no point in more than √m subsets)
-    is practically never met below m ≈ 50 for n in the thousands, and every subset needs at
-    least k points (here ≥ 2k) for k-means to run."""
-    return max(2, min(100, n // (2 * k)))
+__all__ = ["SampleAggregateKMeans"]
 
 
 class SampleAggregateKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
@@ -52,7 +47,7 @@ class SampleAggregateKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     ----------
     n_clusters : k.   epsilon, delta : privacy parameters (ε > 0, δ ∈ (0, 1)).
     radius : public radius Λ (required; ``"data"`` leaks, with a warning).
-    n_subsets : m (default :func:`default_n_subsets`); subsets have ⌊n/m⌋ ≥ k points.
+    n_subsets : m (default :func:`dpcore.defaults.default_kmeans_n_subsets`); subsets have ⌊n/m⌋ ≥ k points.
     random_state : None, int or Generator.
 
     Attributes: ``cluster_centers_`` (private), ``aggregate_`` (the
@@ -89,7 +84,7 @@ class SampleAggregateKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         if n < 4 * k:
             raise ValueError(f"sample and aggregate needs n >= 4·n_clusters (at least 2 subsets of 2k points); "
                              f"got n={n}, n_clusters={k}")
-        m = default_n_subsets(n, k) if self.n_subsets is None else check_int(self.n_subsets, "n_subsets", 2, n // k)
+        m = default_kmeans_n_subsets(n, k) if self.n_subsets is None else check_int(self.n_subsets, "n_subsets", 2, n // k)
         lam, derived = resolve_radius(self.radius, X)
         rng = check_random_state(self.random_state)
         X, self.n_clipped_ = clip_rows(X, lam)

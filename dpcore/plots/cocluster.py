@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from .._validation import check_random_state
+from ..validation import check_random_state
 
 __all__ = ["reordered_matrix", "contingency_heatmaps", "figure1_leak", "tau_history"]
 

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from plotly.subplots import make_subplots
 from plotly.colors import qualitative
 
-from .._validation import check_random_state
+from ..validation import check_random_state
 
 __all__ = ["display_basis", "projection_scatter", "face_grid", "sparse_overview"]
 

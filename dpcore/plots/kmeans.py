@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from .._validation import check_random_state
+from ..validation import check_random_state
 from .data import display_basis, projection_scatter
 
 __all__ = ["centres_scatter", "objective_bars", "budget_bars", "candidate_view"]

@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 import scipy.sparse as sp
 
-from .._validation import check_random_state
+from ..validation import check_random_state
 
 __all__ = ["affinity_heatmap", "runs_comparison"]
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, asdict
 
 import numpy as np
 
-from .._validation import check_delta, check_epsilon, check_int, check_real
+from ..validation import check_delta, check_epsilon, check_int, check_real
 from .mechanisms import gaussian_mechanism, gaussian_sigma
 
 __all__ = [

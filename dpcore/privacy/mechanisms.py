@@ -48,7 +48,7 @@ import numpy as np
 
 # scipy.optimize and scipy.special are imported inside the few functions that need them: at
 # module level they cost ~0.3 s of the app's first page (the sidebar only needs the ledger).
-from .._validation import check_delta, check_epsilon, check_int, check_random_state, check_real
+from ..validation import check_delta, check_epsilon, check_int, check_random_state, check_real
 
 __all__ = [
     "laplace_mechanism", "discrete_laplace_mechanism", "discrete_laplace_scale", "discrete_laplace_noise",

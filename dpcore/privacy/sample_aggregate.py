@@ -138,7 +138,7 @@ import numpy as np
 from scipy import stats
 from scipy.optimize import linear_sum_assignment
 
-from .._validation import check_array, check_delta, check_epsilon, check_int, check_random_state, check_real
+from ..validation import check_array, check_delta, check_epsilon, check_int, check_random_state, check_real
 from .accounting import PrivacyLedger
 from .mechanisms import analytic_gaussian_delta, gaussian_noise
 

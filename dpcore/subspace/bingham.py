@@ -61,7 +61,7 @@ import math
 import numpy as np
 from scipy import special
 
-from .._validation import check_int, check_random_state
+from ..validation import check_int, check_random_state
 
 __all__ = [
     "sample_bingham_1d", "acg_b", "sample_vector_bingham",

@@ -22,7 +22,7 @@ import scipy.sparse.linalg
 from sklearn.cluster import KMeans
 from threadpoolctl import ThreadpoolController
 
-from .._validation import check_array, check_int, check_random_state, check_subspaces
+from ..validation import check_array, check_int, check_random_state, check_subspaces
 from ..metrics import squared_distances_to_subspaces
 
 __all__ = ["fit_subspaces", "assign_to_subspaces", "spectral_clustering", "check_solver_input",

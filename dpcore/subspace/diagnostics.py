@@ -28,7 +28,7 @@ import math
 import numpy as np
 from scipy import special, stats
 
-from .._validation import check_int, check_real
+from ..validation import check_int, check_real
 
 __all__ = ["split_rhat", "effective_sample_size", "section5_statistic_trace", "diagnostics_table",
            "mixing_verdict", "RHAT_THRESHOLD", "MIN_ESS", "MONITORED"]

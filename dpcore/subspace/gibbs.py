@@ -65,7 +65,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_array, check_epsilon, check_int, check_random_state, check_subspaces
+from ..validation import check_array, check_epsilon, check_int, check_random_state, check_subspaces
 from ..preprocessing import clip_rows
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin, exponential_mechanism
 from .bingham import _complement, matrix_bingham_gibbs_sweep, random_stiefel

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_array, check_int, check_random_state, check_real, check_subspaces
+from ..validation import check_array, check_int, check_random_state, check_real, check_subspaces
 from ..data import random_subspaces
 from ..metrics import squared_distances_to_subspaces
 from .common import check_solver_input, complete_basis, fit_subspaces, single_threaded

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_int, check_random_state, check_real
+from ..validation import check_int, check_random_state, check_real
 from ..metrics import subspace_cost
 from .common import affinity_from_coefficients, check_solver_input, fit_subspaces, spectral_clustering, single_threaded
 

@@ -53,7 +53,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_delta, check_epsilon, check_int, check_random_state
+from ..validation import check_delta, check_epsilon, check_int, check_random_state
 from ..metrics import subspace_cost
 from ..defaults import default_n_subsets
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin

@@ -61,7 +61,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_delta, check_epsilon, check_int, check_random_state
+from ..validation import check_delta, check_epsilon, check_int, check_random_state
 from ..data import random_subspaces
 from ..metrics import squared_distances_to_subspaces
 from ..preprocessing import clip_rows

@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_int, check_random_state
+from ..validation import check_int, check_random_state
 from ..metrics import subspace_cost
 from .common import check_solver_input, complete_basis, fit_subspaces, spectral_clustering, single_threaded
 
