@@ -40,7 +40,23 @@ __all__ = ["clopper_pearson", "FrequencyCheck", "frequency_check", "bucket_count
 
 
 def clopper_pearson(successes, trials, alpha):
-    """Two-sided (1 − alpha) Clopper–Pearson interval for a binomial proportion (arrays ok)."""
+    """Two-sided (1 − alpha) Clopper–Pearson interval for a binomial proportion (arrays ok).
+
+    Parameters
+    ----------
+    successes : int or array_like of int
+        Number of successes (broadcast against ``trials``).
+    trials : int or array_like of int
+        Number of trials.
+    alpha : float
+        Total miss probability of the interval (alpha/2 on each side).
+
+    Returns
+    -------
+    lo, hi : ndarray of float
+        Lower and upper bounds (0 when ``successes == 0``, 1 when ``successes == trials``);
+        0-d arrays for scalar input.
+    """
     x = np.asarray(successes, dtype=float)
     n = np.asarray(trials, dtype=float)
     lo = np.where(x > 0, stats.beta.ppf(alpha / 2, x, n - x + 1), 0.0)
@@ -53,6 +69,19 @@ def bucket_counts(outputs_a, outputs_b, edges=None):
 
     Discrete outputs (integers) are bucketed by value when ``edges`` is None; otherwise
     ``edges`` are histogram edges and values outside go into the first/last bucket.
+
+    Parameters
+    ----------
+    outputs_a, outputs_b : array_like
+        Scalar outputs of the runs on D and on D′ (flattened).
+    edges : array_like of float, optional
+        Increasing histogram edges (at least 2). None buckets by the distinct values of both
+        samples.
+
+    Returns
+    -------
+    counts_a, counts_b : ndarray of int
+        Counts per bucket, the same length for both samples.
     """
     a = np.asarray(outputs_a).ravel()
     b = np.asarray(outputs_b).ravel()
@@ -69,6 +98,26 @@ def bucket_counts(outputs_a, outputs_b, edges=None):
 
 @dataclass
 class FrequencyCheck:
+    """Result of :func:`frequency_check`.
+
+    Attributes
+    ----------
+    passed : bool
+        True when no bucket shows a violation (``worst_margin <= 0``).
+    epsilon : float
+        The ε tested.
+    delta : float
+        The δ tested.
+    confidence : float
+        Family-wise confidence of the check.
+    worst_margin : float
+        Max over buckets/directions of LCB(p) − (e^ε UCB(p') + δ); > 0 is a violation.
+    worst_bucket : int
+        Index of the bucket with ``worst_margin``.
+    empirical_epsilon : float
+        Max over buckets of log(p̂/p̂′) with both counts > 0 (a point estimate); NaN when no
+        bucket has both counts > 0.
+    """
     passed: bool
     epsilon: float
     delta: float
@@ -84,6 +133,27 @@ def frequency_check(counts_a, counts_b, epsilon, delta=0.0, confidence=0.99):
     ``counts_a``/``counts_b``: counts of outputs per bucket from runs on D and on D′.
     The family-wise error is 1 − confidence (Bonferroni over 2 × buckets intervals of each
     side), so a correct mechanism fails this check with probability at most 1 − confidence.
+
+    Parameters
+    ----------
+    counts_a, counts_b : array_like of int
+        Counts of outputs per bucket (same length) from the runs on D and on D′, e.g. from
+        :func:`bucket_counts`.
+    epsilon : float ≥ 0
+        The claimed ε.
+    delta : float in [0, 1], default 0.0
+        The claimed δ.
+    confidence : float in (0, 1), default 0.99
+        Family-wise confidence.
+
+    Returns
+    -------
+    FrequencyCheck
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon``, ``delta`` or ``confidence`` is out of its range.
     """
     epsilon = check_real(epsilon, "epsilon", 0.0, None)
     delta = check_real(delta, "delta", 0.0, 1.0)
@@ -137,7 +207,28 @@ def epsilon_lower_bound(tp, n_a, fp, n_b, confidence=0.95, delta=0.0):
     """Lower bound on ε from a test that said "D" ``tp`` times out of ``n_a`` runs on D and
     ``fp`` times out of ``n_b`` runs on D′ (one-sided Clopper–Pearson bounds, Bonferroni over
     four). Never negative. For fixed rates tp/n_a and fp/n_b it is non-decreasing in the
-    number of runs, since the intervals only narrow."""
+    number of runs, since the intervals only narrow.
+
+    Parameters
+    ----------
+    tp : int
+        Runs on D where the test said "D" (true positives).
+    n_a : int
+        Runs on D.
+    fp : int
+        Runs on D′ where the test said "D" (false positives).
+    n_b : int
+        Runs on D′.
+    confidence : float in (0, 1), default 0.95
+        Confidence of the bound.
+    delta : float, default 0.0
+        The mechanism's δ, subtracted from the lower rate bounds.
+
+    Returns
+    -------
+    float
+        ε̂ ≥ 0.
+    """
     return float(_epsilon_lower_bounds(tp, n_a, fp, n_b, confidence, delta))
 
 
@@ -163,7 +254,47 @@ class AuditResult:
     score and the threshold and the second half gave the bound, without it the threshold
     was fixed before the runs and every run is held out. ``relation`` is the neighbouring
     relation of the audited pair (D, D′) and ``claimed_relation`` the one the method's ε is
-    stated for (:data:`CLAIMED_RELATION`; None when unknown or not private)."""
+    stated for (:data:`CLAIMED_RELATION`; None when unknown or not private).
+
+    Attributes
+    ----------
+    epsilon_lower : float
+        Clopper–Pearson lower bound on ε at ``confidence`` (held-out runs).
+    epsilon_point : float
+        Plug-in ε of the held-out rates, counts + ½ (a point estimate, not a bound).
+    threshold : float
+        Threshold of the test.
+    orientation : str
+        "D if statistic >= threshold" or "D if statistic <= threshold".
+    tpr, fpr : float
+        True- and false-positive rates of the test on the held-out runs.
+    tpr_ci, fpr_ci : tuple of float
+        Two-sided (1 − confidence) Clopper–Pearson intervals of ``tpr`` and ``fpr``.
+    n_runs : int
+        Runs on both sides.
+    n_heldout : int
+        Held-out runs on both sides (those that gave the bound).
+    confidence : float
+        Confidence of the bound.
+    delta : float
+        δ subtracted by the bound.
+    nominal_epsilon : float or None
+        The claimed ε; None for a non-private algorithm.
+    stats_a, stats_b : ndarray of shape (runs,)
+        Every run's scalar statistic (or fitted score) on D and on D′.
+    split : bool, default True
+        Whether the first half of each side selected the score and threshold.
+    score : str, default "statistic"
+        What ``stats_a``/``stats_b`` are: the statistic itself or a fitted score.
+    features_a, features_b : ndarray of shape (runs, features) or None
+        The runs' feature vectors, when they released some.
+    statistic : str or None
+        Label of the test statistic.
+    relation : str or None
+        Neighbouring relation of the audited pair (a key of :data:`RELATIONS`).
+    claimed_relation : str or None
+        Relation the method's ε is stated for.
+    """
     epsilon_lower: float
     epsilon_point: float
     threshold: float
@@ -257,7 +388,27 @@ def _choose_threshold(sa, sb, confidence, delta, max_candidates=256):
 
 def gaussian_llr(x, mean_a, mean_b, sigma):
     """log p_D(x)/p_D′(x) for x ~ N(mean, σ² I) around ``mean_a`` on D and ``mean_b`` on D′
-    (summed over the last axis)."""
+    (summed over the last axis).
+
+    Parameters
+    ----------
+    x : array_like of shape (..., d)
+        Releases.
+    mean_a, mean_b : array_like of shape (d,)
+        Means on D and on D′.
+    sigma : float > 0
+        Noise standard deviation.
+
+    Returns
+    -------
+    ndarray of shape (...) or float
+        The log-likelihood ratio of each release.
+
+    Raises
+    ------
+    ValueError
+        If ``sigma`` is not a finite positive number.
+    """
     x = np.asarray(x, dtype=float)
     sigma = check_real(sigma, "sigma", 0.0, None, low_inclusive=False)
     d = np.sum((x - np.asarray(mean_b)) ** 2 - (x - np.asarray(mean_a)) ** 2, axis=-1, keepdims=x.ndim > 0)
@@ -265,7 +416,27 @@ def gaussian_llr(x, mean_a, mean_b, sigma):
 
 
 def laplace_llr(x, mean_a, mean_b, scale):
-    """log p_D(x)/p_D′(x) for x = mean + Lap(scale) i.i.d. per coordinate (summed over the last axis)."""
+    """log p_D(x)/p_D′(x) for x = mean + Lap(scale) i.i.d. per coordinate (summed over the last axis).
+
+    Parameters
+    ----------
+    x : array_like of shape (..., d)
+        Releases.
+    mean_a, mean_b : array_like of shape (d,)
+        Means on D and on D′.
+    scale : float > 0
+        Laplace scale b.
+
+    Returns
+    -------
+    ndarray of shape (...) or float
+        The log-likelihood ratio of each release.
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` is not a finite positive number.
+    """
     x = np.asarray(x, dtype=float)
     scale = check_real(scale, "scale", 0.0, None, low_inclusive=False)
     d = np.abs(x - np.asarray(mean_b)) - np.abs(x - np.asarray(mean_a))
@@ -274,7 +445,25 @@ def laplace_llr(x, mean_a, mean_b, scale):
 
 def exponential_llr(index, probs_a, probs_b):
     """log p_D(i)/p_D′(i) for a release i drawn from the finite laws ``probs_a`` (on D) and
-    ``probs_b`` (on D′), e.g. :func:`dpcore.privacy.exponential_mechanism_probabilities`."""
+    ``probs_b`` (on D′), e.g. :func:`dpcore.privacy.exponential_mechanism_probabilities`.
+
+    Parameters
+    ----------
+    index : int or array_like of int
+        Released indices.
+    probs_a, probs_b : array_like of shape (m,)
+        The release's law on D and on D′.
+
+    Returns
+    -------
+    float or ndarray
+        log probs_a[i] − log probs_b[i] (±inf where a probability is 0).
+
+    Raises
+    ------
+    ValueError
+        If ``probs_a`` and ``probs_b`` are not 1-D of the same length.
+    """
     pa, pb = np.asarray(probs_a, dtype=float), np.asarray(probs_b, dtype=float)
     if pa.shape != pb.shape or pa.ndim != 1:
         raise ValueError("probs_a and probs_b must be 1-D laws of the same length")
@@ -289,7 +478,24 @@ class LRScore:
     features): ``kind`` is "feature j" (one standardised feature), "linear" (shrunk Fisher
     discriminant: the log-likelihood ratio of two Gaussians with a common covariance, i.e.
     the projection on the difference of the two sides' means, whitened) or "quadratic" (the
-    log-likelihood ratio of two Gaussians with their own, shrunk covariances)."""
+    log-likelihood ratio of two Gaussians with their own, shrunk covariances).
+
+    Attributes
+    ----------
+    kind : str
+        "feature j", "linear" or "quadratic".
+    mean : ndarray of shape (features,)
+        Mean used to standardise the features.
+    scale : ndarray of shape (features,)
+        Scale used to standardise the features (1 where a feature is constant).
+    w : ndarray of shape (features,) or None
+        Weights of the "linear" score.
+    gauss : tuple or None
+        ``((mean_a, precision_a, logdet_a), (mean_b, precision_b, logdet_b))`` of the
+        "quadratic" score.
+    feature : int or None
+        Index of the feature of a "feature j" score.
+    """
     kind: str
     mean: np.ndarray
     scale: np.ndarray
@@ -337,7 +543,26 @@ def fit_lr_score(features_a, features_b, confidence=0.95, delta=0.0):
     cross-fitting *within the given runs* (fit on one fold, best threshold bound on the
     other), and the best is refitted on all the given runs. Call it on the selection half
     only: the held-out half must not be seen by the fit (:func:`audit_from_statistics` does
-    so), otherwise the bound is biased upwards."""
+    so), otherwise the bound is biased upwards.
+
+    Parameters
+    ----------
+    features_a, features_b : array_like of shape (runs, features)
+        Feature vectors of the runs on D and on D′ (same number of features).
+    confidence : float in (0, 1), default 0.95
+        Confidence of the bound used to rank the candidates.
+    delta : float, default 0.0
+        δ of the bound used to rank the candidates.
+
+    Returns
+    -------
+    LRScore
+
+    Raises
+    ------
+    ValueError
+        If the inputs are not 2-D with the same number of features.
+    """
     Fa, Fb = np.asarray(features_a, dtype=float), np.asarray(features_b, dtype=float)
     if Fa.ndim != 2 or Fb.ndim != 2 or Fa.shape[1] != Fb.shape[1]:
         raise ValueError("features_a and features_b must be 2-D (runs × features) with the same number of features")
@@ -376,6 +601,34 @@ def audit_from_statistics(stats_a, stats_b, confidence=0.95, delta=0.0, nominal_
     e.g. from the claimed law, never from these runs — skips the selection and holds out
     every run (scalar statistics only). ``statistic``, ``relation`` and
     ``claimed_relation`` are labels kept in the result.
+
+    Parameters
+    ----------
+    stats_a, stats_b : array_like of shape (runs,) or (runs, features)
+        Statistics of the runs on D and on D′; at least 4 runs on each side.
+    confidence : float in (0, 1), default 0.95
+        Confidence of the bound.
+    delta : float in [0, 1], default 0.0
+        The mechanism's δ.
+    nominal_epsilon : float, optional
+        The claimed ε (None for a non-private algorithm).
+    threshold : float, optional
+        A threshold fixed before the runs (scalar statistics only).
+    orientation : {">=", "<="}, default ">="
+        Direction of a fixed ``threshold``: "D if statistic >= threshold" or "<=".
+    statistic, relation, claimed_relation : str, optional
+        Labels kept in the result.
+
+    Returns
+    -------
+    AuditResult
+
+    Raises
+    ------
+    ValueError
+        If the statistics are not both 1-D or both 2-D with the same features, a side has
+        fewer than 4 runs, ``orientation`` is not ">=" or "<=", ``confidence`` or ``delta``
+        is out of range, or a ``threshold`` is given for feature vectors.
     """
     sa = np.asarray(stats_a, dtype=float)
     sb = np.asarray(stats_b, dtype=float)
@@ -433,7 +686,26 @@ def audit_from_statistics(stats_a, stats_b, confidence=0.95, delta=0.0, nominal_
 def gdp_mu_lower_bound(tp, n_a, fp, n_b, confidence=0.95):
     """Lower bound on the GDP parameter μ from a test with ``tp``/``n_a`` "D" answers on D
     and ``fp``/``n_b`` on D′ (one-sided Clopper–Pearson upper bounds on FPR and FNR,
-    Bonferroni over two). Never negative. Valid under the Gaussian-tradeoff assumption."""
+    Bonferroni over two). Never negative. Valid under the Gaussian-tradeoff assumption.
+
+    Parameters
+    ----------
+    tp : int or array_like of int
+        Runs on D where the test said "D".
+    n_a : int
+        Runs on D.
+    fp : int or array_like of int
+        Runs on D′ where the test said "D".
+    n_b : int
+        Runs on D′.
+    confidence : float in (0, 1), default 0.95
+        Confidence of the bound.
+
+    Returns
+    -------
+    float or ndarray of float
+        μ̂ ≥ 0 (an array for array input).
+    """
     from scipy.special import ndtri
     alpha = (1.0 - confidence) / 2.0
     tp, fp = np.asarray(tp, dtype=float), np.asarray(fp, dtype=float)
@@ -446,7 +718,19 @@ def gdp_mu_lower_bound(tp, n_a, fp, n_b, confidence=0.95):
 
 
 def gdp_delta(epsilon, mu):
-    """δ(ε) of μ-GDP: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong, Roth & Su 2022, Cor. 2.13)."""
+    """δ(ε) of μ-GDP: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Dong, Roth & Su 2022, Cor. 2.13).
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε at which δ is evaluated.
+    mu : float
+        The GDP parameter; δ = 0 when μ ≤ 0.
+
+    Returns
+    -------
+    float
+    """
     from scipy.special import log_ndtr, ndtr
     if mu <= 0:
         return 0.0
@@ -454,7 +738,24 @@ def gdp_delta(epsilon, mu):
 
 
 def gdp_epsilon(mu, delta):
-    """The smallest ε ≥ 0 with δ(ε) ≤ ``delta`` for μ-GDP (0 when μ = 0)."""
+    """The smallest ε ≥ 0 with δ(ε) ≤ ``delta`` for μ-GDP (0 when μ = 0).
+
+    Parameters
+    ----------
+    mu : float ≥ 0
+        The GDP parameter.
+    delta : float in (0, 1)
+        Target δ.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` or ``delta`` is out of its range.
+    """
     from scipy import optimize
     mu = check_real(mu, "mu", 0.0, None)
     delta = check_real(delta, "delta", 0.0, 1.0, low_inclusive=False, high_inclusive=False)
@@ -469,7 +770,27 @@ def gdp_epsilon(mu, delta):
 @dataclass
 class GDPAudit:
     """A GDP (f-DP) audit: ``mu_lower`` bounds μ and ``epsilon_lower`` = the ε of μ_lower-GDP at
-    ``delta``; both valid only if the mechanism's tradeoff curve is Gaussian."""
+    ``delta``; both valid only if the mechanism's tradeoff curve is Gaussian.
+
+    Attributes
+    ----------
+    mu_lower : float
+        Lower bound on μ at ``confidence``.
+    epsilon_lower : float
+        ε of μ_lower-GDP at ``delta`` (0 when ``mu_lower`` is 0).
+    threshold : float
+        Threshold of the test.
+    orientation : str
+        "D if statistic >= threshold" or "D if statistic <= threshold".
+    fpr, fnr : float
+        False-positive and false-negative rates on the held-out runs.
+    n_heldout : int
+        Held-out runs on both sides.
+    confidence : float
+        Confidence of the bound.
+    delta : float
+        δ at which ``epsilon_lower`` is stated.
+    """
     mu_lower: float
     epsilon_lower: float
     threshold: float
@@ -486,7 +807,30 @@ def gdp_audit_from_statistics(stats_a, stats_b, delta, confidence=0.95, threshol
 
     As in :func:`audit_from_statistics`, the threshold maximising the μ bound is chosen on
     the first half of each side and the bound is computed on the held-out second half —
-    unless ``threshold`` is fixed before the runs (then every run is held out)."""
+    unless ``threshold`` is fixed before the runs (then every run is held out).
+
+    Parameters
+    ----------
+    stats_a, stats_b : array_like
+        Scalar statistics of the runs on D and on D′ (flattened); at least 4 on each side.
+    delta : float in (0, 1)
+        δ at which the ε bound is stated.
+    confidence : float in (0, 1), default 0.95
+        Confidence of the bound.
+    threshold : float, optional
+        A threshold fixed before the runs.
+    orientation : {">=", "<="}, default ">="
+        Direction of a fixed ``threshold``.
+
+    Returns
+    -------
+    GDPAudit
+
+    Raises
+    ------
+    ValueError
+        If a side has fewer than 4 runs, or (when μ̂ > 0) ``delta`` is out of range.
+    """
     sa, sb = np.asarray(stats_a, dtype=float).ravel(), np.asarray(stats_b, dtype=float).ravel()
     if sa.size < 4 or sb.size < 4:
         raise ValueError("trials must give at least 4 runs on each side (2 to choose the threshold, 2 to test)")
@@ -524,6 +868,40 @@ def run_audit(statistic, data_a, data_b, trials, confidence=0.95, delta=0.0, nom
     (default 8 with an executor, 25 in process, so that ``progress(done, total)`` moves
     often); with ``executor`` (any ``concurrent.futures.Executor``, e.g. a process pool or a
     Dask client's) ``statistic`` must be picklable.
+
+    Parameters
+    ----------
+    statistic : callable
+        ``statistic(data, rng) -> float or 1-D ndarray``.
+    data_a, data_b : object
+        D and D′, passed to ``statistic`` unchanged.
+    trials : int ≥ 4
+        Runs per side.
+    confidence : float in (0, 1), default 0.95
+        Confidence of the bound.
+    delta : float in [0, 1], default 0.0
+        The mechanism's δ.
+    nominal_epsilon : float, optional
+        The claimed ε (None for a non-private algorithm).
+    seed : int, default 0
+        Root of every run's ``SeedSequence``.
+    executor : concurrent.futures.Executor, optional
+        Runs the pieces; None runs them in this process.
+    chunks : int ≥ 1, optional
+        Pieces per side (default 8 with an executor, 25 without).
+    progress : callable, optional
+        ``progress(done, total)`` called after each piece.
+    labels : dict, optional
+        ``statistic``, ``relation`` and ``claimed_relation`` for :func:`audit_from_statistics`.
+
+    Returns
+    -------
+    AuditResult
+
+    Raises
+    ------
+    ValueError
+        If ``trials`` < 4, ``chunks`` < 1, or :func:`audit_from_statistics` refuses the runs.
     """
     trials = check_int(trials, "trials", 4)
     chunks = check_int(chunks if chunks is not None else (8 if executor is not None else 25), "chunks", 1)
@@ -558,13 +936,39 @@ def _run_range(statistic, data, side, seed, lo, hi):
 
 # ----------------------------------------------------------------------------- neighbours
 def add_point(X, point):
-    """D′ = D plus one row (add/remove-one neighbours, points as rows)."""
+    """D′ = D plus one row (add/remove-one neighbours, points as rows).
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    point : array_like of shape (d,)
+
+    Returns
+    -------
+    ndarray of shape (n + 1, d)
+        X with ``point`` appended as the last row.
+    """
     X = np.asarray(X, dtype=float)
     return np.vstack([X, np.asarray(point, dtype=float)[None, :]])
 
 
 def remove_point(X, index):
-    """D′ = D without row ``index``."""
+    """D′ = D without row ``index``.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    index : int in [0, n − 1]
+
+    Returns
+    -------
+    ndarray of shape (n − 1, d)
+
+    Raises
+    ------
+    ValueError
+        If ``index`` is out of range.
+    """
     X = np.asarray(X)
     if not 0 <= index < X.shape[0]:
         raise ValueError(f"index must be in [0, {X.shape[0] - 1}]; got {index}")
@@ -572,7 +976,24 @@ def remove_point(X, index):
 
 
 def replace_point(X, index, point):
-    """D′ = D with row ``index`` replaced by ``point`` (replace-one neighbours: n is the same)."""
+    """D′ = D with row ``index`` replaced by ``point`` (replace-one neighbours: n is the same).
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+        Not modified (a copy is returned).
+    index : int in [0, n − 1]
+    point : array_like of shape (d,)
+
+    Returns
+    -------
+    ndarray of float of shape (n, d)
+
+    Raises
+    ------
+    ValueError
+        If ``index`` is out of range.
+    """
     X = np.array(X, dtype=float)
     if not 0 <= index < X.shape[0]:
         raise ValueError(f"index must be in [0, {X.shape[0] - 1}]; got {index}")
@@ -582,7 +1003,27 @@ def replace_point(X, index, point):
 
 def change_cell(A, i, j, by=1):
     """D′ = A with cell (i, j) changed by ``by`` (the co-clustering paper's neighbouring
-    relation for count matrices is |by| = 1). Works on dense and scipy.sparse input."""
+    relation for count matrices is |by| = 1). Works on dense and scipy.sparse input.
+
+    Parameters
+    ----------
+    A : array_like or scipy.sparse matrix of shape (m, n)
+        Count matrix; not modified.
+    i, j : int
+        Row and column of the cell.
+    by : float, default 1
+        Change of the cell.
+
+    Returns
+    -------
+    ndarray of float or scipy.sparse CSR matrix
+        The changed copy (CSR when ``A`` is sparse).
+
+    Raises
+    ------
+    ValueError
+        If the change would make the count negative.
+    """
     import scipy.sparse as sp
     B = sp.lil_matrix(A, dtype=float) if sp.issparse(A) else np.array(A, dtype=float)
     if B[i, j] + by < 0:
@@ -594,7 +1035,20 @@ def change_cell(A, i, j, by=1):
 def far_outlier(X, subspaces=None, radius=1.0):
     """A point of norm ``radius`` as far as possible from the data's subspaces (Fig. 1 of the
     subspace paper): the direction least explained by ``subspaces`` (or, without them, the
-    smallest right singular vector of X). This builds the audit's neighbour; it is not a release."""
+    smallest right singular vector of X). This builds the audit's neighbour; it is not a release.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    subspaces : array_like of shape (k, d, q), optional
+        Orthonormal bases of the data's subspaces.
+    radius : float, default 1.0
+        Norm of the returned point.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
     X = np.asarray(X, dtype=float)
     d = X.shape[1]
     if subspaces is not None:
@@ -644,7 +1098,22 @@ MIN_TRIALS = 50
 def claimed_relation(name):
     """The neighbouring relation the registered algorithm ``name`` claims its ε for (a key of
     :data:`RELATIONS`), or None for a non-private algorithm. A private algorithm without a
-    stated relation raises ValueError (add it to :data:`CLAIMED_RELATION`)."""
+    stated relation raises ValueError (add it to :data:`CLAIMED_RELATION`).
+
+    Parameters
+    ----------
+    name : str
+        A key of ``dpcore.experiments.ALGORITHMS``.
+
+    Returns
+    -------
+    str or None
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a registered algorithm, or a private one states no known relation.
+    """
     from .experiments import ALGORITHMS
     if name not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {name!r}")
@@ -666,7 +1135,25 @@ def claimed_relation(name):
 def default_neighbour(name, kind):
     """The construction an audit of ``name`` on data of ``kind`` uses by default: the first one
     of :data:`NEIGHBOURS` for that kind whose relation is the one ``name`` claims (the first
-    construction of the kind for a non-private algorithm), or None if there is none."""
+    construction of the kind for a non-private algorithm), or None if there is none.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``dpcore.experiments.ALGORITHMS``.
+    kind : str
+        Data kind ("points" or "counts").
+
+    Returns
+    -------
+    str or None
+        A key of ``NEIGHBOURS[kind]``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`claimed_relation`.
+    """
     rel = claimed_relation(name)
     options = list(NEIGHBOURS.get(kind, {}))
     if rel is None:
@@ -703,6 +1190,23 @@ def release_features(family, est, target):
     subspace, and the upper triangle of Σᵢ UᵢUᵢᵀ (order-free summary of the release).
     kmeans: distance from the point (and from the replaced row) to the nearest released
     centre, the sum of the centres and the upper triangle of Σ c cᵀ (order-free).
+
+    Parameters
+    ----------
+    family : {"subspace", "kmeans"}
+    est : estimator
+        A fitted estimator with ``subspaces_`` (subspace) or ``cluster_centers_`` (kmeans).
+    target : dict
+        "point" and "replaced" as above.
+
+    Returns
+    -------
+    ndarray of float of shape (features,)
+
+    Raises
+    ------
+    ValueError
+        If ``family`` is neither "subspace" nor "kmeans".
     """
     p, r = np.asarray(target["point"], dtype=float), target.get("replaced")
     pts = [p] + ([np.asarray(r, dtype=float)] if r is not None else [])
@@ -737,6 +1241,25 @@ class EstimatorStatistic:
     ``target`` is the audited point (an array, or a dict with "point" and "replaced": the
     row a replace-one neighbour overwrote) for ``outlier_distance``, ``nearest_centre`` and
     ``likelihood_ratio``, or the (row, column) of the changed cell (``table_cell``).
+
+    Attributes
+    ----------
+    name : str
+        A key of ``dpcore.experiments.ALGORITHMS``.
+    params : dict
+        Parameters of the estimator (ε is added from ``epsilon``).
+    epsilon : float or None
+        ε of a private algorithm; must be None for a non-private one.
+    statistic : str
+        A key of :data:`STATISTIC_HELP` allowed for the algorithm's family.
+    target : dict or tuple
+        As above (an array is turned into ``{"point": array, "replaced": None}``).
+
+    Raises
+    ------
+    ValueError
+        On construction, if ``name`` is not registered, ``epsilon`` is missing for a private
+        algorithm or given for a non-private one, or ``statistic`` does not fit the family.
     """
     name: str
     params: dict
@@ -766,7 +1289,30 @@ class EstimatorStatistic:
     @classmethod
     def for_dataset(cls, name, dataset, epsilon, target, params=None, statistic=None):
         """The statistic of algorithm ``name`` with the dataset's defaults (k, q from its
-        classes and subspaces, as in the experiments) and the family's default statistic."""
+        classes and subspaces, as in the experiments) and the family's default statistic.
+
+        Parameters
+        ----------
+        name : str
+            A key of ``dpcore.experiments.ALGORITHMS``.
+        dataset : dpcore.data.Dataset
+        epsilon : float or None
+        target : array, dict or tuple
+            The audited point, or the changed cell (i, j) (D's count there is appended).
+        params : dict, optional
+            Parameters overriding the family defaults.
+        statistic : str, optional
+            Defaults to the family's entry of :data:`STATISTICS`.
+
+        Returns
+        -------
+        EstimatorStatistic
+
+        Raises
+        ------
+        ValueError
+            If ``name`` is not registered, or as the constructor.
+        """
         from .experiments import ALGORITHMS, FAMILY_DEFAULTS
         if name not in ALGORITHMS:                      # before the lookup below; __init__ checks the rest
             raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {name!r}")
@@ -830,6 +1376,24 @@ def make_neighbour(dataset, neighbour):
     (:func:`far_outlier`); ``replace_outlier`` puts it in place of the first row, so that
     D and D′ have the same n. The changed cell is the first non-zero cell of the first row,
     so that the change stays inside the data's support.
+
+    Parameters
+    ----------
+    dataset : dpcore.data.Dataset
+    neighbour : str
+        A key of ``NEIGHBOURS[dataset.kind]``.
+
+    Returns
+    -------
+    D_b : ndarray or scipy.sparse matrix
+        The neighbour D′.
+    target : dict or tuple
+        As above.
+
+    Raises
+    ------
+    ValueError
+        If the dataset's kind has no neighbour construction, or ``neighbour`` is not one for it.
     """
     kind = dataset.kind
     if kind not in NEIGHBOURS:
@@ -859,7 +1423,21 @@ def audit_delta(name, dataset, params=None):
     ``params["delta"]`` if given, else the estimator's own default computed on D (e.g.
     1/(n ln n) for the subspace methods, 10⁻⁶ for the k-means ones). It is passed to the
     estimator explicitly so that D and D′ (which may differ in n) use the same public δ.
-    0 for pure ε-DP algorithms."""
+    0 for pure ε-DP algorithms.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``dpcore.experiments.ALGORITHMS``.
+    dataset : dpcore.data.Dataset
+        D.
+    params : dict, optional
+        The audit's parameters.
+
+    Returns
+    -------
+    float
+    """
     import inspect
 
     from .experiments import ALGORITHMS
@@ -891,6 +1469,37 @@ def audit_estimator(name, dataset, neighbour, trials, epsilon=None, params=None,
     runs per side. Raises ValueError naming the parameter for: too few trials, an ε for a
     non-private algorithm (or none for a private one), an algorithm that does not run on
     this kind of data, a neighbour construction that does not exist for it.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``dpcore.experiments.ALGORITHMS``.
+    dataset : dpcore.data.Dataset
+        D.
+    neighbour : str or None
+        A key of ``NEIGHBOURS[dataset.kind]``; None for the default.
+    trials : int ≥ MIN_TRIALS (50)
+        Runs per side.
+    epsilon : float > 0, optional
+        ε of a private algorithm; None for a non-private one.
+    params : dict, optional
+        Estimator parameters (over the family defaults).
+    confidence : float in (0, 1), default 0.95
+    seed : int, default 0
+    executor : concurrent.futures.Executor, optional
+    progress : callable, optional
+        As in :func:`run_audit`.
+    statistic : str, optional
+        A key of :data:`STATISTIC_HELP`; defaults to the family's entry of :data:`STATISTICS`.
+
+    Returns
+    -------
+    AuditResult
+
+    Raises
+    ------
+    ValueError
+        As listed above, or if ``epsilon`` or ``confidence`` is out of range.
     """
     from .experiments import ALGORITHMS, FAMILY_KINDS
     trials = check_int(trials, "trials", MIN_TRIALS)
@@ -929,7 +1538,23 @@ def three_axes(n_per_axis=400, d=3):
     out costs ½ less than leaving out another axis), and the far outlier e₃ (the direction
     least explained by the data) makes {e₃, e₁ or e₂} the best pair on D′ — a non-private
     k-plane start flips deterministically with one record. Rows lie in the unit ball;
-    ``extras["public_radius"] = 1``."""
+    ``extras["public_radius"] = 1``.
+
+    Parameters
+    ----------
+    n_per_axis : int ≥ 2, default 400
+    d : int ≥ 3, default 3
+
+    Returns
+    -------
+    dpcore.data.Dataset
+        3 · ``n_per_axis`` points, labelled by axis.
+
+    Raises
+    ------
+    ValueError
+        If ``n_per_axis`` < 2 or ``d`` < 3.
+    """
     from .data import Dataset
     n_per_axis = check_int(n_per_axis, "n_per_axis", 2)
     d = check_int(d, "d", 3)
@@ -951,7 +1576,19 @@ def three_axes(n_per_axis=400, d=3):
 @dataclass(frozen=True)
 class AuditSet:
     """A small dataset for audits (hundreds of runs must fit in seconds) and the algorithm
-    parameters that go with it, per family (merged over the family defaults)."""
+    parameters that go with it, per family (merged over the family defaults).
+
+    Attributes
+    ----------
+    label : str
+        Human-readable name.
+    build : callable
+        ``() -> Dataset``.
+    params : dict
+        family -> dict of parameters.
+    note : str, default ""
+        What the set shows.
+    """
     label: str
     build: object          # () -> Dataset
     params: dict           # family -> dict of parameters
@@ -987,7 +1624,24 @@ AUDIT_SETS = {
 
 
 def audit_dataset(key):
-    """(Dataset, params per family) of the audit set ``key`` of :data:`AUDIT_SETS`."""
+    """(Dataset, params per family) of the audit set ``key`` of :data:`AUDIT_SETS`.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`AUDIT_SETS`.
+
+    Returns
+    -------
+    dataset : dpcore.data.Dataset
+    params : dict
+        family -> dict of parameters (a copy).
+
+    Raises
+    ------
+    ValueError
+        If ``key`` is unknown.
+    """
     if key not in AUDIT_SETS:
         raise ValueError(f"audit set must be one of {', '.join(AUDIT_SETS)}; got {key!r}")
     a = AUDIT_SETS[key]
@@ -1006,6 +1660,19 @@ class ReachabilityAudit:
     ``epsilon_lower``: Clopper–Pearson lower bound on ε at ``confidence`` (the larger of
     the two tests', each at the Bonferroni-corrected confidence 1 − (1 − confidence)/2);
     ``epsilon_lower_a`` / ``epsilon_lower_b``: each test's own bound at that level.
+
+    Attributes
+    ----------
+    mechanism : str
+        The noise model (see :func:`dpcore.reachability.reachable`).
+    n_a, n_b : int
+        Runs on D and on D′.
+    fired_a_on_a, fired_a_on_b, fired_b_on_b, fired_b_on_a : int
+        As above.
+    epsilon_lower_a, epsilon_lower_b, epsilon_lower : float
+        As above.
+    confidence : float
+        Overall confidence.
     """
     mechanism: str
     n_a: int
