@@ -112,6 +112,23 @@ def per_sweep_epsilon(epsilon, subspace_dim):
     ``column_sampler="acg"`` (exact column draws); the ``"hoff"`` coordinate sweep draws a
     column in the eigenbasis of its data-dependent conditional and is not an exact draw, so
     no such bound is claimed for it (``release="mean"`` refuses it).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        The sampler's ε (the utility scale of eq. (10)).
+    subspace_dim : int ≥ 1
+        q, the dimension of each subspace.
+
+    Returns
+    -------
+    float
+        (q + 3)·ε/2.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` ≤ 0 or ``subspace_dim`` < 1.
     """
     q = check_int(subspace_dim, "subspace_dim", 1)
     return 0.5 * (q + 3) * check_epsilon(epsilon)
@@ -123,7 +140,26 @@ def mean_release_epsilon(epsilon, subspace_dim, n_samples):
 
     The first sample is an exact draw of eq. (10) at stationarity (ε, Prop. 4.1); each of the
     m − 1 further sweeps multiplies the path density ratio by at most e^((q+3)ε/2)
-    (:func:`per_sweep_epsilon`); the average is post-processing of the path."""
+    (:func:`per_sweep_epsilon`); the average is post-processing of the path.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        The sampler's ε.
+    subspace_dim : int ≥ 1
+        q.
+    n_samples : int ≥ 1
+        m, the number of consecutive samples released.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
+    """
     m = check_int(n_samples, "n_samples", 1)
     return check_epsilon(epsilon) + (m - 1) * per_sweep_epsilon(epsilon, subspace_dim)
 
@@ -273,7 +309,27 @@ def assignment_probabilities(X, subspaces, epsilon):
 
     For display and tests: as float64 numbers, probabilities below ~1e-308 (ε above ≈ 1400
     with ‖x‖ ≤ 1) print as 0. The sampler (:func:`sample_assignments`) does not use this
-    function and never gives an assignment probability exactly 0."""
+    function and never gives an assignment probability exactly 0.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+        The points as rows.
+    subspaces : array_like of shape (k, d, q)
+        Orthonormal bases of the current subspaces.
+    epsilon : float > 0
+
+    Returns
+    -------
+    ndarray of shape (n, k)
+        Rows sum to 1.
+
+    Raises
+    ------
+    ValueError
+        If X is not a finite 2-D array, ``subspaces`` are not orthonormal bases in R^d, or
+        ``epsilon`` ≤ 0.
+    """
     X = check_array(X)
     U = check_subspaces(subspaces, d=X.shape[1])
     epsilon = check_epsilon(epsilon)
@@ -284,7 +340,27 @@ def assignment_probabilities(X, subspaces, epsilon):
 
 def sample_assignments(X, subspaces, epsilon, random_state=None):
     """One z-step (eq. (11)) for all points at once; ``subspaces`` (k, d, q) or a stack of
-    chains (C, k, d, q) (then the result is (C, n))."""
+    chains (C, k, d, q) (then the result is (C, n)).
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+        The points as rows.
+    subspaces : array_like of shape (k, d, q) or (C, k, d, q)
+        Orthonormal bases (not checked).
+    epsilon : float > 0
+    random_state : None, int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    ndarray of int of shape (n,) or (C, n)
+        Cluster indices in [0, k).
+
+    Raises
+    ------
+    ValueError
+        If X is not a finite 2-D array or ``epsilon`` ≤ 0.
+    """
     rng = check_random_state(random_state)
     X = check_array(X)
     epsilon = check_epsilon(epsilon)
@@ -320,7 +396,28 @@ def gibbs_sweep(X, U, epsilon, random_state=None, column_sampler="acg"):
     """One full Gibbs sweep (z-step then U-step) for a stack of chains U (C, k, d, q).
 
     Returns ``(z, U)`` with z (C, n). Mostly for tests and teaching; the estimator runs the
-    same steps with cached intermediate results."""
+    same steps with cached intermediate results.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+        The points as rows (not checked; the estimator clips them to the unit ball).
+    U : array_like of shape (C, k, d, q)
+        Current orthonormal bases of every chain.
+    epsilon : float
+        The sampler's ε (not checked here).
+    random_state : None, int or numpy.random.Generator, optional
+    column_sampler : {"acg", "hoff"}, default "acg"
+        How each column of the U-step is drawn (see
+        :func:`dpcore.subspace.bingham.matrix_bingham_gibbs_sweep`).
+
+    Returns
+    -------
+    z : ndarray of int of shape (C, n)
+        The new assignments.
+    U : ndarray of shape (C, k, d, q)
+        The new bases.
+    """
     rng = check_random_state(random_state)
     X = np.asarray(X, dtype=np.float64)
     U = np.asarray(U, dtype=np.float64)
@@ -731,5 +828,22 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         return self
 
     def fit_predict(self, X, y=None, true_subspaces=None, *, callback=None):
-        """Fit, then return ``labels_`` (the released sample's assignment)."""
+        """Fit, then return ``labels_`` (the released sample's assignment).
+
+        Parameters
+        ----------
+        X : array_like, shape (n, d)
+            The points as rows (see :meth:`fit`).
+        y : array_like of shape (n,), optional
+            True labels; only feed the ``"accuracy"`` trace.
+        true_subspaces : array_like of shape (k, d, q), optional
+            Only feed the ``"dw"`` trace.
+        callback : callable, optional
+            ``callback(iteration, n_iter)``, as in :meth:`fit`.
+
+        Returns
+        -------
+        ndarray of int, shape (n,)
+            ``labels_``, cluster indices in [0, k).
+        """
         return self.fit(X, y, true_subspaces, callback=callback).labels_
