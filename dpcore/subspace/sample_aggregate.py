@@ -66,7 +66,19 @@ __all__ = ["SampleAggregateSubspace", "encode_subspaces", "decode_subspaces", "e
 
 
 def encoding_dim(n_clusters, d):
-    """D = k·d(d+1)/2, the length of :func:`encode_subspaces`' vectors."""
+    """D = k·d(d+1)/2, the length of :func:`encode_subspaces`' vectors.
+
+    Parameters
+    ----------
+    n_clusters : int
+        k.
+    d : int
+        Ambient dimension.
+
+    Returns
+    -------
+    int
+    """
     return n_clusters * d * (d + 1) // 2
 
 
@@ -78,7 +90,17 @@ def _svec_index(d):
 
 def encode_subspaces(U):
     """(k, d, q) bases -> vector of R^{k·d(d+1)/2}: svec(U_ℓU_ℓᵀ) stacked in order ℓ = 1..k.
-    A (m, k, d, q) stack gives an (m, D) array."""
+    A (m, k, d, q) stack gives an (m, D) array.
+
+    Parameters
+    ----------
+    U : array_like of shape (k, d, q) or (m, k, d, q)
+        Orthonormal bases (not checked).
+
+    Returns
+    -------
+    ndarray of shape (D,) or (m, D)
+    """
     U = np.asarray(U, dtype=np.float64)
     single = U.ndim == 3
     if single:
@@ -92,7 +114,29 @@ def encode_subspaces(U):
 
 def decode_subspaces(v, n_clusters, d, q):
     """Vector of R^D -> (k, d, q): every block back to a symmetric matrix, then its top-q
-    eigenvectors (post-processing). Inverse of :func:`encode_subspaces` on exact encodings."""
+    eigenvectors (post-processing). Inverse of :func:`encode_subspaces` on exact encodings.
+
+    Parameters
+    ----------
+    v : array_like of length D = k·d(d+1)/2
+        An (exact or noisy) encoding; flattened.
+    n_clusters : int
+        k.
+    d : int
+        Ambient dimension.
+    q : int
+        Subspace dimension.
+
+    Returns
+    -------
+    ndarray of shape (k, d, q)
+        Orthonormal bases.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` does not have length k·d(d+1)/2.
+    """
     v = np.asarray(v, dtype=np.float64).ravel()
     k = n_clusters
     if v.size != encoding_dim(k, d):
@@ -107,12 +151,36 @@ def decode_subspaces(v, n_clusters, d, q):
 
 
 def subspace_set_diameter(n_clusters, d, q):
-    """Λ = √(2k·min(q, d − q)): the largest d_W between two sets of k q-dim subspaces of R^d."""
+    """Λ = √(2k·min(q, d − q)): the largest d_W between two sets of k q-dim subspaces of R^d.
+
+    Parameters
+    ----------
+    n_clusters : int
+        k.
+    d : int
+        Ambient dimension.
+    q : int
+        Subspace dimension.
+
+    Returns
+    -------
+    float
+    """
     return math.sqrt(2.0 * n_clusters * min(q, d - q))
 
 
 def default_delta(n):
-    """δ = 1/(n ln n), the choice of §5 of the paper."""
+    """δ = 1/(n ln n), the choice of §5 of the paper.
+
+    Parameters
+    ----------
+    n : int > 1
+        Number of points.
+
+    Returns
+    -------
+    float
+    """
     return 1.0 / (n * math.log(n))
 
 
@@ -279,5 +347,18 @@ class SampleAggregateSubspace(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         return self
 
     def fit_predict(self, X, y=None):
-        """Fit, then return ``labels_`` (NOT private: raw points assigned to the released subspaces)."""
+        """Fit, then return ``labels_`` (NOT private: raw points assigned to the released subspaces).
+
+        Parameters
+        ----------
+        X : array_like, shape (n, d)
+            The points as rows (see :meth:`fit`).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        ndarray of int, shape (n,)
+            ``labels_``, cluster indices in [0, k).
+        """
         return self.fit(X).labels_

@@ -83,6 +83,28 @@ def sulq_per_query_budget(epsilon, delta, n_queries, composition="advanced"):
 
     Returns ``(per_query_epsilon, per_query_delta, theorem)`` with theorem ``"advanced"``
     or ``"basic"``.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        Total ε.
+    delta : float in (0, 1)
+        Total δ.
+    n_queries : int ≥ 1
+        Number of queries (kT for SuLQ k-plane).
+    composition : {"advanced", "basic", "best"}, default "advanced"
+
+    Returns
+    -------
+    per_query_epsilon : float
+    per_query_delta : float
+    theorem : str
+        "advanced" or "basic".
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range or ``composition`` is unknown.
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -102,7 +124,38 @@ def sulq_noise(epsilon, delta, n_queries, composition="advanced", gaussian="auto
     """The noise a SuLQ k-plane run will add, from public quantities only: returns
     ``(sigma, per_query_epsilon, per_query_delta, composition_used, mechanism)`` — σ of the
     Gaussian noise on every entry of each A_l A_l^T (L2 sensitivity 2, Prop. E.1). The app
-    shows it as the user moves ε."""
+    shows it as the user moves ε.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        Total ε.
+    delta : float in (0, 1)
+        Total δ.
+    n_queries : int ≥ 1
+        Number of queries (kT).
+    composition : {"advanced", "basic", "best"}, default "advanced"
+        As in :func:`sulq_per_query_budget`.
+    gaussian : {"auto", "classic", "analytic"}, default "auto"
+        Calibration of σ; "auto" takes the classic one when the per-query ε < 1, else the
+        analytic one.
+
+    Returns
+    -------
+    sigma : float
+    per_query_epsilon : float
+    per_query_delta : float
+    composition_used : str
+        "advanced" or "basic".
+    mechanism : str
+        "classic" or "analytic".
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range, ``composition`` or ``gaussian`` is unknown, or
+        ``gaussian="classic"`` with a per-query ε ≥ 1.
+    """
     eps_q, delta_q, used = sulq_per_query_budget(epsilon, delta, n_queries, composition)
     if gaussian not in ("auto", "classic", "analytic"):
         raise ValueError(f"gaussian must be 'auto', 'classic' or 'analytic'; got {gaussian!r}")
@@ -115,7 +168,24 @@ def sulq_noise(epsilon, delta, n_queries, composition="advanced", gaussian="auto
 
 
 def noisy_scatter(X, labels, ell, sigma, rng):
-    """Steps 2–3 of Alg. 5: B̃ = Σ_{zᵢ=ℓ} xᵢxᵢᵀ + σW, W a d×d matrix of i.i.d. N(0, 1)."""
+    """Steps 2–3 of Alg. 5: B̃ = Σ_{zᵢ=ℓ} xᵢxᵢᵀ + σW, W a d×d matrix of i.i.d. N(0, 1).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The points as rows (clipped to the unit ball by the estimator).
+    labels : ndarray of int of shape (n,)
+        Current assignments.
+    ell : int
+        The cluster ℓ.
+    sigma : float ≥ 0
+        Noise standard deviation.
+    rng : numpy.random.Generator or None
+
+    Returns
+    -------
+    ndarray of shape (d, d)
+    """
     A = X[labels == ell]
     d = X.shape[1]
     return A.T @ A + gaussian_noise((d, d), sigma, rng)
@@ -123,7 +193,24 @@ def noisy_scatter(X, labels, ell, sigma, rng):
 
 def sulq_query(X, labels, ell, subspace_dim, sigma, rng):
     """Alg. 5 for cluster ``ell``: the top-q left singular vectors of :func:`noisy_scatter`
-    (step 4; post-processing of the noisy matrix)."""
+    (step 4; post-processing of the noisy matrix).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    labels : ndarray of int of shape (n,)
+    ell : int
+    subspace_dim : int
+        q.
+    sigma : float ≥ 0
+    rng : numpy.random.Generator or None
+        As in :func:`noisy_scatter`.
+
+    Returns
+    -------
+    ndarray of shape (d, q)
+        Orthonormal basis of the released subspace.
+    """
     U, _, _ = np.linalg.svd(noisy_scatter(X, labels, ell, sigma, rng))
     return U[:, :subspace_dim]
 
@@ -263,5 +350,18 @@ class SuLQKPlane(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         return self
 
     def fit_predict(self, X, y=None):
-        """Fit, then return ``labels_`` (NOT private: raw points assigned to the released subspaces)."""
+        """Fit, then return ``labels_`` (NOT private: raw points assigned to the released subspaces).
+
+        Parameters
+        ----------
+        X : array_like, shape (n, d)
+            The points as rows (see :meth:`fit`).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        ndarray of int, shape (n,)
+            ``labels_``, cluster indices in [0, k).
+        """
         return self.fit(X).labels_
