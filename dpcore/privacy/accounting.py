@@ -132,14 +132,49 @@ class GaussianBudget:
         self.used = 0
 
     def sigma(self, sensitivity):
-        """Noise standard deviation of one release of L2 sensitivity ``sensitivity``."""
+        """Noise standard deviation of one release of L2 sensitivity ``sensitivity``.
+
+        Parameters
+        ----------
+        sensitivity : float > 0
+            L2 sensitivity Δ of one release.
+
+        Returns
+        -------
+        float
+            The analytic Gaussian σ for sensitivity Δ·√n_releases at the budget's (ε, δ).
+
+        Raises
+        ------
+        ValueError
+            If ``sensitivity`` is not a finite positive number.
+        """
         return gaussian_sigma(sensitivity * math.sqrt(self.n_releases), self.epsilon, self.delta)
 
     def release(self, value, sensitivity, rng):
         """One release: ``value`` plus Gaussian noise through
         :func:`~dpcore.privacy.mechanisms.gaussian_mechanism` (sensitivity Δ·√n_releases).
 
-        Raises ``ValueError`` once all ``n_releases`` releases are used."""
+        Raises ``ValueError`` once all ``n_releases`` releases are used.
+
+        Parameters
+        ----------
+        value : array_like
+            The exact answer.
+        sensitivity : float > 0
+            L2 sensitivity Δ of this release.
+        rng : None, int or numpy.random.Generator
+
+        Returns
+        -------
+        ndarray of float64
+            ``value`` plus the noise.
+
+        Raises
+        ------
+        ValueError
+            If the budget's releases are all used or ``sensitivity`` is not positive.
+        """
         if self.used >= self.n_releases:
             raise ValueError(f"this Gaussian budget covers {self.n_releases} release(s); all are used")
         self.used += 1
@@ -149,7 +184,19 @@ class GaussianBudget:
 # --------------------------------------------------------------------------- ledger
 @dataclass
 class Release:
-    """One private release: what was released, by which mechanism, at what price."""
+    """One private release: what was released, by which mechanism, at what price.
+
+    Attributes
+    ----------
+    what : str
+        What was released.
+    mechanism : str
+        The mechanism (or composition) used.
+    epsilon : float
+    delta : float, default 0.0
+    note : str, default ""
+        E.g. which theorem gives the (ε, δ) of a composed release.
+    """
     what: str
     mechanism: str
     epsilon: float
@@ -157,6 +204,12 @@ class Release:
     note: str = ""
 
     def as_dict(self):
+        """The release as a dict of its fields.
+
+        Returns
+        -------
+        dict
+        """
         return asdict(self)
 
 
@@ -168,12 +221,43 @@ class PrivacyLedger:
     or disjoint rows answered in parallel) is recorded as one entry whose ``note`` says which
     theorem gives its (ε, δ). With a ``budget_epsilon``/``budget_delta`` a release that would
     exceed the budget raises ``ValueError`` and is not recorded.
+
+    Attributes
+    ----------
+    budget_epsilon : float or None, default None
+        ε budget (None: no limit).
+    budget_delta : float or None, default None
+        δ budget (None: no limit).
+    entries : list of Release
+        The recorded releases, in order.
     """
     budget_epsilon: float | None = None
     budget_delta: float | None = None
     entries: list = field(default_factory=list)
 
     def record(self, what, mechanism, epsilon, delta=0.0, note=""):
+        """Record one release, after checking it fits the budget.
+
+        Parameters
+        ----------
+        what : str
+        mechanism : str
+        epsilon : float ≥ 0
+        delta : float in [0, 1], default 0.0
+        note : str, default ""
+            See :class:`Release`.
+
+        Returns
+        -------
+        Release
+            The recorded entry.
+
+        Raises
+        ------
+        ValueError
+            If ``epsilon`` or ``delta`` is out of range, or the release would exceed the
+            budget (by more than a relative 1e-9); nothing is recorded then.
+        """
         epsilon = check_real(epsilon, "epsilon", 0.0, None)
         delta = check_real(delta, "delta", 0.0, 1.0)
         eps_total, delta_total = self.total()
@@ -190,7 +274,17 @@ class PrivacyLedger:
         """The ε a last release may take so that the total is ``epsilon``: ε minus what was
         spent, moved by units in the last place so that the (correctly rounded) total is
         exactly ``epsilon``, or, in the rare case where rounding makes that impossible (a
-        tie), the largest value whose total stays below it: never more than the budget."""
+        tie), the largest value whose total stays below it: never more than the budget.
+
+        Parameters
+        ----------
+        epsilon : float
+            The total ε to reach.
+
+        Returns
+        -------
+        float
+        """
         spent = [e.epsilon for e in self.entries]
         total = lambda r: math.fsum(spent + [r])
         rest = epsilon - math.fsum(spent)
@@ -206,23 +300,48 @@ class PrivacyLedger:
         return rest
 
     def extend(self, other: "PrivacyLedger", prefix: str = ""):
+        """Record every entry of ``other``, in order, each checked against this ledger's budget.
+
+        Parameters
+        ----------
+        other : PrivacyLedger
+        prefix : str, default ""
+            Prepended to each entry's ``what``.
+
+        Raises
+        ------
+        ValueError
+            If an entry would exceed the budget (the entries before it stay recorded).
+        """
         for e in other.entries:
             self.record(prefix + e.what, e.mechanism, e.epsilon, e.delta, e.note)
 
     def total(self):
-        """(ε, δ) spent so far by sequential composition of the entries."""
+        """(ε, δ) spent so far by sequential composition of the entries.
+
+        Returns
+        -------
+        epsilon, delta : float
+        """
         return basic_composition([e.epsilon for e in self.entries], [e.delta for e in self.entries])
 
     @property
     def epsilon(self):
+        """ε spent so far (``total()[0]``)."""
         return self.total()[0]
 
     @property
     def delta(self):
+        """δ spent so far (``total()[1]``)."""
         return self.total()[1]
 
     def as_records(self):
-        """A list of dicts (one per release), e.g. for ``pandas.DataFrame``."""
+        """A list of dicts (one per release), e.g. for ``pandas.DataFrame``.
+
+        Returns
+        -------
+        list of dict
+        """
         return [e.as_dict() for e in self.entries]
 
     def __len__(self):
@@ -250,13 +369,24 @@ class PrivateEstimatorMixin:
 
     @property
     def epsilon_spent_(self):
+        """Total ε spent by the fit (from ``ledger_``)."""
         return self.ledger_.epsilon
 
     @property
     def delta_spent_(self):
+        """Total δ spent by the fit (from ``ledger_``)."""
         return self.ledger_.delta
 
     def privacy_report(self):
+        """What the fit released and at what price.
+
+        Returns
+        -------
+        dict
+            "epsilon" and "delta" (the ledger's totals), "private" (names of the private
+            fitted attributes), "not_private" (name -> why it is not private) and "releases"
+            (:meth:`PrivacyLedger.as_records`).
+        """
         eps, dlt = self.ledger_.total()
         return {
             "epsilon": eps,

@@ -67,6 +67,25 @@ def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
     caveat of the module docstring applies (Mironov 2012; :mod:`dpcore.reachability` decides
     exactly which releases rule out a neighbouring value). For integer-valued queries use
     :func:`discrete_laplace_mechanism`, which has no such holes.
+
+    Parameters
+    ----------
+    value : array_like
+        The exact answer of the query.
+    sensitivity : float > 0
+        L1 sensitivity of ``value``.
+    epsilon : float > 0
+    random_state : None, int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    ndarray of float64
+        ``value`` plus the noise, of the shape of ``value``.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` or ``sensitivity`` is not a finite positive number.
     """
     epsilon = check_epsilon(epsilon)
     sensitivity = check_real(sensitivity, "sensitivity", 0.0, None, low_inclusive=False)
@@ -222,6 +241,21 @@ def discrete_laplace_scale(sensitivity, epsilon):
     would overflow the sampler's int64 arithmetic.
 
     Returns ``(s, t)`` as Python ints.
+
+    Parameters
+    ----------
+    sensitivity : int ≥ 1
+        Integer L1 sensitivity Δ (an integral float is accepted).
+    epsilon : float > 0
+
+    Returns
+    -------
+    s, t : int
+
+    Raises
+    ------
+    ValueError
+        If ``sensitivity`` is not a positive integer, ``epsilon`` ≤ 0, or Δ/ε > 2^40.
     """
     return _discrete_laplace_scale(_check_integer_sensitivity(sensitivity), check_epsilon(epsilon))
 
@@ -270,6 +304,23 @@ def discrete_laplace_noise(s, t, size=None, random_state=None):
 
     ``s``, ``t``: positive Python ints with t ≤ 2^40 and s ≤ 2^62 (see
     :func:`discrete_laplace_scale`). Returns an int64 array of shape ``size``.
+
+    Parameters
+    ----------
+    s : int in [1, 2^62]
+    t : int in [1, 2^40]
+    size : int or tuple of int, optional
+        Output shape; None gives a 0-d array.
+    random_state : None, int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    ndarray of int64
+
+    Raises
+    ------
+    ValueError
+        If ``s`` or ``t`` is out of its range.
     """
     rng = check_random_state(random_state)
     s, t = int(s), int(t)
@@ -426,6 +477,22 @@ def gaussian_sigma_classic(sensitivity, epsilon, delta):
 
     The theorem only holds for ε < 1, so larger ε raises ``ValueError``; use the analytic
     calibration there.
+
+    Parameters
+    ----------
+    sensitivity : float > 0
+        L2 sensitivity Δ₂.
+    epsilon : float in (0, 1)
+    delta : float in (0, 1)
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range (in particular ε ≥ 1).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -443,6 +510,19 @@ def analytic_gaussian_delta(sigma, sensitivity, epsilon):
         δ = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ).
 
     The second term is computed in log space (``log_ndtr``) so huge ε do not overflow.
+
+    Parameters
+    ----------
+    sigma : float > 0
+        Noise standard deviation (not checked).
+    sensitivity : float > 0
+        L2 sensitivity Δ (not checked).
+    epsilon : float
+        (not checked).
+
+    Returns
+    -------
+    float
     """
     from scipy import special
     a = sensitivity / (2.0 * sigma)
@@ -463,6 +543,22 @@ def gaussian_sigma_analytic(sensitivity, epsilon, delta):
     stays above the analytic σ only up to a crossover ε* that depends on δ (≈ 3.8 to 12.4
     for δ from 0.9 down to 1e-30; 8.4 at δ = 1e-5) and falls below it beyond - so the
     analytic σ is not "always at most" that formula.
+
+    Parameters
+    ----------
+    sensitivity : float > 0
+        L2 sensitivity Δ.
+    epsilon : float > 0
+    delta : float in (0, 1)
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
     """
     from scipy import optimize
     epsilon = check_epsilon(epsilon)
@@ -482,7 +578,27 @@ def gaussian_sigma_analytic(sensitivity, epsilon, delta):
 
 
 def gaussian_sigma(sensitivity, epsilon, delta, method="analytic"):
-    """σ of the Gaussian mechanism: ``method`` is ``"analytic"`` (default) or ``"classic"``."""
+    """σ of the Gaussian mechanism: ``method`` is ``"analytic"`` (default) or ``"classic"``.
+
+    Parameters
+    ----------
+    sensitivity : float > 0
+        L2 sensitivity.
+    epsilon : float > 0
+        (< 1 for ``"classic"``).
+    delta : float in (0, 1)
+    method : {"analytic", "classic"}, default "analytic"
+        :func:`gaussian_sigma_analytic` or :func:`gaussian_sigma_classic`.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown or a parameter is out of its range.
+    """
     if method == "analytic":
         return gaussian_sigma_analytic(sensitivity, epsilon, delta)
     if method == "classic":
@@ -552,7 +668,27 @@ def _exponential_scale(epsilon, sensitivity, range_sensitivity):
 
 def exponential_mechanism_probabilities(utility, epsilon, sensitivity, range_sensitivity=False):
     """Output probabilities of :func:`exponential_mechanism` (softmax along the last axis,
-    computed with log-sum-exp)."""
+    computed with log-sum-exp).
+
+    Parameters
+    ----------
+    utility : array_like
+        Utilities of the candidates along the last axis.
+    epsilon : float > 0
+    sensitivity : float > 0
+    range_sensitivity : bool, default False
+        As in :func:`exponential_mechanism`.
+
+    Returns
+    -------
+    ndarray of float64
+        The shape of ``utility``; sums to 1 along the last axis.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` or ``sensitivity`` is not a finite positive number.
+    """
     from scipy import special
     scale = _exponential_scale(epsilon, sensitivity, range_sensitivity)
     logits = scale * np.asarray(utility, dtype=np.float64)
@@ -567,6 +703,28 @@ def exponential_mechanism(utility, epsilon, sensitivity, random_state=None, rang
     Def. 4). Sampling is by the Gumbel-max trick, so no exponential is ever summed and
     utilities of any magnitude are safe. A 2-D ``utility`` gives one independent draw per row
     (each row is a separate use of the mechanism; the caller accounts for them).
+
+    Parameters
+    ----------
+    utility : array_like
+        Utilities of the candidates along the last axis.
+    epsilon : float > 0
+    sensitivity : float > 0
+        Δ (usual or range sensitivity, see above).
+    random_state : None, int or numpy.random.Generator, optional
+    range_sensitivity : bool, default False
+        Whether ``sensitivity`` is the range sensitivity (scale ε/Δ instead of ε/(2Δ)).
+
+    Returns
+    -------
+    int or ndarray of int
+        The chosen index; one per row (the leading shape of ``utility``) for N-D input.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` or ``sensitivity`` is not a finite positive number, or a scaled
+        utility is not finite.
     """
     scale = _exponential_scale(epsilon, sensitivity, range_sensitivity)
     rng = check_random_state(random_state)
