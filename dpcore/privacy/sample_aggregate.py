@@ -201,6 +201,26 @@ def gaussian_hockey_stick(mu, b, epsilon, D):
     b = 0: the analytic Gaussian formula (Balle & Wang 2018). b ≠ 0: the 1-D integral of the
     module docstring, E_P[(1 − e^{ε − L})_+] over the noncentral χ² law of ‖x − x₀‖²
     (adaptive quadrature, relative tolerance 1e-10), clipped to [0, 1].
+
+    Parameters
+    ----------
+    mu : float
+        Shift of Q (its absolute value is used).
+    b : float in [−BETA_MAX, BETA_MAX]
+        Log of Q's standard deviation relative to P's.
+    epsilon : float
+    D : int
+        Dimension.
+
+    Returns
+    -------
+    float in [0, 1]
+
+    Raises
+    ------
+    ValueError
+        If |b| > BETA_MAX (50), or b ≠ 0 is so close to 0 for this μ that the noncentrality
+        exceeds 1e28.
     """
     from scipy import integrate
     mu = abs(float(mu))
@@ -251,7 +271,27 @@ def gaussian_hockey_stick(mu, b, epsilon, D):
 def gaussian_step_delta(alpha, beta, epsilon, D, n_grid=B_GRID):
     """δ(α, β; ε, D): the worst H_ε of the Gaussian step over the admissible neighbours,
     sup over b on an ``n_grid``-point grid of [−β, β] (endpoints and 0 included) with the
-    shift at its maximum α·min(1, e^b). Returns ``(delta, b_worst)``."""
+    shift at its maximum α·min(1, e^b). Returns ``(delta, b_worst)``.
+
+    Parameters
+    ----------
+    alpha : float > 0
+        Noise divisor α.
+    beta : float in [0, BETA_MAX]
+        Smoothness β.
+    epsilon : float > 0
+    D : int ≥ 1
+        Output dimension.
+    n_grid : int, default B_GRID (11)
+        Number of values of b; odd, so that 0 is on the grid.
+
+    Returns
+    -------
+    delta : float
+        The worst H_ε on the grid.
+    b_worst : float
+        The b at which it is reached.
+    """
     best, b_best = -1.0, 0.0
     for b in np.linspace(-beta, beta, n_grid):
         b = float(b)
@@ -264,14 +304,40 @@ def gaussian_step_delta(alpha, beta, epsilon, D, n_grid=B_GRID):
 
 
 def paper_constants(epsilon, delta, D):
-    """The paper's step-2 constants α = ε/(5√(2 ln(2/δ))), β = ε/(4(D + ln(2/δ)))."""
+    """The paper's step-2 constants α = ε/(5√(2 ln(2/δ))), β = ε/(4(D + ln(2/δ))).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+    delta : float in (0, 1)
+    D : int
+        Output dimension.
+
+    Returns
+    -------
+    alpha, beta : float
+    """
     log_term = math.log(2.0 / delta)
     return epsilon / (5.0 * math.sqrt(2.0 * log_term)), epsilon / (4.0 * (D + log_term))
 
 
 @dataclass(frozen=True)
 class GaussianStepCalibration:
-    """The constants the Gaussian step uses for (ε, δ, D) and how they were chosen."""
+    """The constants the Gaussian step uses for (ε, δ, D) and how they were chosen.
+
+    Attributes
+    ----------
+    alpha, beta : float
+        The constants used.
+    exact_delta : float
+        δ(α, β; ε, D) at the constants used (≤ the target δ).
+    alpha_paper, beta_paper : float
+        The paper's constants (:func:`paper_constants`).
+    paper_delta : float
+        δ(α_paper, β_paper; ε, D) (nan when β_paper > BETA_MAX: not computed).
+    rule : str
+        "paper", "beta reduced" or "alpha and beta reduced".
+    """
     alpha: float
     beta: float
     exact_delta: float          # δ(α, β; ε, D) at the constants used (≤ the target δ)
@@ -282,6 +348,7 @@ class GaussianStepCalibration:
 
     @property
     def paper_constants_kept(self):
+        """True when the paper's (α, β) are (ε, δ)-DP by the exact computation and used."""
         return self.rule == "paper"
 
 
@@ -333,7 +400,24 @@ def _calibrate(epsilon, delta, D):
 
 
 def calibrate_gaussian_step(epsilon, delta, D):
-    """(α, β) of the Gaussian step for (ε, δ, D) by the rule of the module docstring (cached)."""
+    """(α, β) of the Gaussian step for (ε, δ, D) by the rule of the module docstring (cached).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+    delta : float in (0, 1)
+    D : int ≥ 1
+        Output dimension.
+
+    Returns
+    -------
+    GaussianStepCalibration
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
+    """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     D = check_int(D, "D", 1)
@@ -343,7 +427,33 @@ def calibrate_gaussian_step(epsilon, delta, D):
 # --------------------------------------------------------------------------- step 2
 @dataclass(frozen=True)
 class Alg1Constants:
-    """The data-independent constants of Alg. 1 (all public)."""
+    """The data-independent constants of Alg. 1 (all public).
+
+    Attributes
+    ----------
+    m : int
+        Number of subsets.
+    D : int
+        Output dimension.
+    epsilon : float
+    delta : float
+    s : int
+        ⌊√m⌋: the most subsets one record may be in.
+    alpha : float
+        Noise divisor used (the paper's ε/(5√(2 ln(2/δ))) unless recalibrated).
+    beta : float
+        Smoothness used (the paper's ε/(4(D + ln(2/δ))) unless recalibrated).
+    t0 : int
+        ⌈(m + s)/2⌉ + 1.
+    alpha_paper, beta_paper : float
+        The paper's constants.
+    exact_delta : float
+        Exact worst δ of the Gaussian step at (alpha, beta), ≤ delta.
+    paper_delta : float
+        Exact worst δ at the paper's constants (nan when not computed).
+    calibration : str
+        "paper", "beta reduced" or "alpha and beta reduced".
+    """
     m: int          # number of subsets
     D: int          # output dimension
     epsilon: float
@@ -365,7 +475,26 @@ class Alg1Constants:
 
 
 def alg1_constants(m, epsilon, delta, D):
-    """Step 2 of Alg. 1 plus t₀, with (α, β) from :func:`calibrate_gaussian_step`."""
+    """Step 2 of Alg. 1 plus t₀, with (α, β) from :func:`calibrate_gaussian_step`.
+
+    Parameters
+    ----------
+    m : int ≥ 2
+        Number of subsets (named ``n_subsets`` in error messages).
+    epsilon : float > 0
+    delta : float in (0, 1)
+    D : int ≥ 1
+        Output dimension.
+
+    Returns
+    -------
+    Alg1Constants
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
+    """
     m = check_int(m, "n_subsets", 2)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -385,6 +514,21 @@ def theorem31_conditions(epsilon, D, m, n):
     Returns a dict with ``eps_ok`` (ε > 2D/√m), ``eps_threshold`` (2D/√m), ``m_ok``
     (m ≥ (ln n)², the finite-n reading of m = ω(log² n)), ``m_threshold`` ((ln n)²) and
     ``messages`` (one sentence per broken condition, empty when both hold).
+
+    Parameters
+    ----------
+    epsilon : float
+    D : int
+        Output dimension.
+    m : int
+        Number of subsets.
+    n : int
+        Number of records.
+
+    Returns
+    -------
+    dict
+        The keys above.
     """
     eps_thr = 2.0 * D / math.sqrt(m)
     m_thr = math.log(n) ** 2 if n > 1 else 0.0
@@ -404,7 +548,18 @@ def theorem31_conditions(epsilon, D, m, n):
 def privacy_note(constants, n=None):
     """The ledger note of a release with these constants: the privacy claim (exact privacy
     profile of the Gaussian step, which constants) and, separately, Thm 3.1's utility
-    conditions (when ``n`` is given)."""
+    conditions (when ``n`` is given).
+
+    Parameters
+    ----------
+    constants : Alg1Constants
+    n : int, optional
+        Number of records; without it the utility conditions are left out.
+
+    Returns
+    -------
+    str
+    """
     c = constants
     if c.paper_constants_kept:
         how = f"paper's constants kept (alpha={c.alpha:.4g}, beta={c.beta:.4g})"
@@ -430,6 +585,19 @@ def subset_redraw_probability(n, m, subset_size=None):
     A record is in each subset independently with probability p = size/n, so its count is
     Binomial(m, p); treating the n records as independent (their counts are negatively
     correlated, so this slightly underestimates) P(accept) ≈ (1 − P[Bin(m, p) > ⌊√m⌋])ⁿ.
+
+    Parameters
+    ----------
+    n : int
+        Number of records.
+    m : int
+        Number of subsets.
+    subset_size : int, optional
+        Records per subset; default ⌊n/m⌋.
+
+    Returns
+    -------
+    float in [0, 1]
     """
     size = n // m if subset_size is None else subset_size
     tail = stats.binom.sf(math.isqrt(m), m, size / n)
@@ -445,6 +613,27 @@ def draw_subsets(n, m, random_state=None, subset_size=None, max_redraws=1000):
     of draws made. Raises ``ValueError`` naming ``n_subsets`` when m > n, and when m is so
     small that the rule is practically never met (estimated acceptance probability below
     1/``max_redraws``, or ``max_redraws`` draws all rejected).
+
+    Parameters
+    ----------
+    n : int ≥ 2
+        Number of records.
+    m : int in [2, n]
+        Number of subsets.
+    random_state : None, int or numpy.random.Generator, optional
+    subset_size : int in [1, n], optional
+        Records per subset; default ⌊n/m⌋.
+    max_redraws : int ≥ 1, default 1000
+
+    Returns
+    -------
+    subsets : ndarray of int of shape (m, size)
+    n_draws : int
+
+    Raises
+    ------
+    ValueError
+        As above, or if a parameter is out of its range.
     """
     n = check_int(n, "n", 2)
     m = check_int(m, "n_subsets", 2, n)
@@ -470,7 +659,17 @@ def draw_subsets(n, m, random_state=None, subset_size=None, max_redraws=1000):
 
 # --------------------------------------------------------------------------- d_M
 def euclidean_distances(B):
-    """m×m matrix of ℓ2 distances between the rows of B."""
+    """m×m matrix of ℓ2 distances between the rows of B.
+
+    Parameters
+    ----------
+    B : array_like of shape (m, D)
+
+    Returns
+    -------
+    ndarray of shape (m, m)
+        Symmetric, zero diagonal.
+    """
     B = np.asarray(B, dtype=np.float64)
     sq = np.sum(B ** 2, axis=1)
     D2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * B @ B.T, 0.0)
@@ -556,7 +755,22 @@ def matching_distances(B, n_blocks, max_cells=MATCHING_DENSE_CELLS):
 # --------------------------------------------------------------------------- steps 5-6
 def nearest_neighbour_radii(dist):
     """(m, m−1) array R with R[i, t−1] = r_i(t): the sorted distances from output i to the
-    other m − 1 outputs (its own zero distance excluded)."""
+    other m − 1 outputs (its own zero distance excluded).
+
+    Parameters
+    ----------
+    dist : array_like of shape (m, m)
+        The d_M matrix of B.
+
+    Returns
+    -------
+    ndarray of shape (m, m − 1)
+
+    Raises
+    ------
+    ValueError
+        If ``dist`` is not square.
+    """
     dist = np.asarray(dist, dtype=np.float64)
     m = dist.shape[0]
     if dist.shape != (m, m):
@@ -566,7 +780,25 @@ def nearest_neighbour_radii(dist):
 
 
 def radii_at(R, t, diameter):
-    """(m,) vector r_i(t); r_i(t) = Λ = ``diameter`` when t ≥ m (no t-th other output)."""
+    """(m,) vector r_i(t); r_i(t) = Λ = ``diameter`` when t ≥ m (no t-th other output).
+
+    Parameters
+    ----------
+    R : ndarray of shape (m, m − 1)
+        From :func:`nearest_neighbour_radii`.
+    t : int ≥ 1
+    diameter : float
+        Λ.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+
+    Raises
+    ------
+    ValueError
+        If t < 1.
+    """
     m = R.shape[0]
     if t < 1:
         raise ValueError(f"t must be >= 1; got {t}")
@@ -576,7 +808,26 @@ def radii_at(R, t, diameter):
 
 
 def rho_at(R, j, t, diameter):
-    """ρ_j(t): the j-th smallest of r_1(t), …, r_m(t); Λ = ``diameter`` when j > m."""
+    """ρ_j(t): the j-th smallest of r_1(t), …, r_m(t); Λ = ``diameter`` when j > m.
+
+    Parameters
+    ----------
+    R : ndarray of shape (m, m − 1)
+        From :func:`nearest_neighbour_radii`.
+    j : int ≥ 1
+    t : int ≥ 1
+    diameter : float
+        Λ.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If j < 1 or t < 1.
+    """
     m = R.shape[0]
     if j < 1:
         raise ValueError(f"j must be >= 1; got {j}")
@@ -587,7 +838,21 @@ def rho_at(R, j, t, diameter):
 
 
 def center_of_attention(R, t0, diameter):
-    """Step 5: i* = argmin_i r_i(t₀) (ties → lowest index). Returns ``(i*, r(t₀))``."""
+    """Step 5: i* = argmin_i r_i(t₀) (ties → lowest index). Returns ``(i*, r(t₀))``.
+
+    Parameters
+    ----------
+    R : ndarray of shape (m, m − 1)
+        From :func:`nearest_neighbour_radii`.
+    t0 : int ≥ 1
+    diameter : float
+        Λ.
+
+    Returns
+    -------
+    i_star : int
+    r_t0 : ndarray of shape (m,)
+    """
     r = radii_at(R, t0, diameter)
     return int(np.argmin(r)), r
 
@@ -599,6 +864,22 @@ def smooth_sensitivity(R, t0, s, beta, diameter):
     Returns ``(S, terms)`` where ``terms`` is a list of (k, t, ρ_j(t), ρ_j(t)e^{−βk}) with
     t = t₀ + (k+1)s and j = (k+1)s + 1, for every k examined: k runs until t ≥ m, where every
     radius is Λ and larger k can only give smaller terms. S(B) is twice the largest last entry.
+
+    Parameters
+    ----------
+    R : ndarray of shape (m, m − 1)
+        From :func:`nearest_neighbour_radii`.
+    t0 : int
+    s : int ≥ 1
+        ⌊√m⌋.
+    beta : float
+    diameter : float
+        Λ.
+
+    Returns
+    -------
+    S : float
+    terms : list of tuple
     """
     m = R.shape[0]
     terms = []
@@ -617,7 +898,42 @@ def smooth_sensitivity(R, t0, s, beta, diameter):
 @dataclass
 class AggregateResult:
     """Everything one sample-aggregate run computed. Only ``released`` is differentially
-    private; the rest is data-dependent diagnostics (see ``nonprivate``)."""
+    private; the rest is data-dependent diagnostics (see ``nonprivate``).
+
+    Attributes
+    ----------
+    released : ndarray of shape (D,)
+        g(B) + S(B)/α·u (PRIVATE).
+    center : ndarray of shape (D,)
+        g(B) = s_{i*}, blocks in released order (not private).
+    chosen_index : int
+        i*.
+    constants : Alg1Constants
+    smooth_sensitivity : float
+        S(B).
+    noise_scale : float
+        S(B)/α, the per-coordinate noise standard deviation.
+    radii_t0 : ndarray of shape (m,)
+        r_i(t₀) for every i.
+    sensitivity_terms : list of tuple
+        (k, t, ρ_j(t), ρ_j(t)e^{−βk}), j = (k+1)s+1, of step 6.
+    distances : ndarray of shape (m, m)
+        d_M matrix of B.
+    outputs : ndarray of shape (m, D)
+        B.
+    block_permutation : ndarray of int
+        Order in which g(B)'s blocks were released.
+    diameter : float
+        Λ.
+    subsets : ndarray of int of shape (m, size) or None
+        Set by :func:`sample_aggregate`.
+    n_draws : int or None
+        Set by :func:`sample_aggregate`.
+    ledger : PrivacyLedger or None
+        Set by :func:`sample_aggregate`.
+    nonprivate : dict
+        Field name -> why it is not private.
+    """
     released: np.ndarray            # g(B) + S(B)/α·u  (PRIVATE)
     center: np.ndarray              # g(B) = s_{i*}, blocks in released order (not private)
     chosen_index: int               # i*
@@ -670,6 +986,19 @@ def private_aggregate(B, epsilon, delta, *, diameter, distances=None, n_blocks=1
         subsampling rule, which is the default. Must equal the s of Alg. 1 (a smaller value
         would under-state the sensitivity), so only ⌊√m⌋ is accepted.
     random_state : None, int or Generator (the block order and the Gaussian noise).
+
+    Returns
+    -------
+    AggregateResult
+        Without ``subsets``, ``n_draws`` and ``ledger`` (set by :func:`sample_aggregate`).
+
+    Raises
+    ------
+    ValueError
+        If B has fewer than 2 rows or is not finite, ε, δ, Λ or ``n_blocks`` is out of
+        range, ``n_blocks`` does not divide D, ``max_multiplicity`` is not ⌊√m⌋,
+        ``distances`` does not return a finite m×m matrix, or two outputs are farther apart
+        than Λ.
     """
     B = check_array(B, "B")
     m, D = B.shape
@@ -717,6 +1046,44 @@ def sample_aggregate(X, f, n_subsets, epsilon, delta, *, diameter, distances=Non
     any randomness f needs should come from a Generator the caller controls. Returns an
     :class:`AggregateResult` with ``subsets``, ``n_draws`` and ``ledger`` filled in. The
     ledger gets ONE entry (ε, δ): the release g(B) + S(B)/α·u.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, ...)
+        The records as rows.
+    f : callable
+        ``f(X[S_i]) -> array_like`` of D values.
+    n_subsets : int in [2, n]
+        m.
+    epsilon : float > 0
+    delta : float in (0, 1)
+    diameter : float > 0
+        Λ, as in :func:`private_aggregate`.
+    distances : callable, optional
+        As in :func:`private_aggregate`.
+    n_blocks : int, default 1
+        As in :func:`private_aggregate`.
+    random_state : None, int or numpy.random.Generator, optional
+        Subsets, block order and noise.
+    ledger : PrivacyLedger, optional
+        Ledger to record in (a new one by default).
+    what : str, default "sample-aggregate release of f"
+        The ledger entry's description.
+    max_redraws : int ≥ 1, default 1000
+        As in :func:`draw_subsets`.
+    subset_size : int, optional
+        As in :func:`draw_subsets`.
+
+    Returns
+    -------
+    AggregateResult
+
+    Raises
+    ------
+    ValueError
+        If X is not finite, ε or δ is out of range, the subsets cannot be drawn
+        (:func:`draw_subsets`), f's outputs differ in length, :func:`private_aggregate`
+        refuses B, or the release exceeds the ledger's budget.
     """
     X = check_array(X, "X", ensure_2d=False)
     n = X.shape[0]
