@@ -28,7 +28,16 @@ FALLBACK_SUBSPACE_DIM = 3
 
 
 def default_n_clusters(dataset) -> int:
-    """Number of classes of ``dataset`` (a :class:`dpcore.data.Dataset`), else 3."""
+    """Number of classes of ``dataset`` (a :class:`dpcore.data.Dataset`), else 3.
+
+    Parameters
+    ----------
+    dataset : dpcore.data.Dataset
+
+    Returns
+    -------
+    int
+    """
     return int(dataset.n_classes or 3)
 
 

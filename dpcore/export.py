@@ -30,7 +30,20 @@ def _literal(value):
 
 
 def estimator_params(estimator) -> dict:
-    """The constructor parameters of ``estimator`` that differ from their defaults."""
+    """The constructor parameters of ``estimator`` that differ from their defaults.
+
+    Callable values (progress callbacks) are left out: they are not part of the result.
+
+    Parameters
+    ----------
+    estimator : object
+        An estimator whose ``__init__`` parameters are stored as attributes of the same name.
+
+    Returns
+    -------
+    dict
+        name -> value.
+    """
     sig = inspect.signature(type(estimator).__init__)
     out = {}
     for name, p in sig.parameters.items():
@@ -74,7 +87,32 @@ def _prints(prints):
 
 def estimator_snippet(dataset_spec, estimator, X_expr="ds.X", prints=(), imports=()) -> str:
     """Code that rebuilds ``estimator`` (same class, same non-default parameters), fits it on
-    ``X_expr`` and prints ``prints`` — (label, expression) pairs over ``model`` and ``ds``."""
+    ``X_expr`` and prints ``prints`` — (label, expression) pairs over ``model`` and ``ds``.
+
+    Parameters
+    ----------
+    dataset_spec : dict
+        Keyword arguments of ``dpcore.data.load_dataset``.
+    estimator : object
+        The estimator the page used.
+    X_expr : str, default "ds.X"
+        Expression of the data passed to ``fit``.
+    prints : sequence of (str, str), default ()
+        (label, expression) pairs to print.
+    imports : sequence of str, default ()
+        Extra import lines.
+
+    Returns
+    -------
+    str
+        The script, ending in a newline.
+
+    Raises
+    ------
+    ValueError
+        If a parameter value cannot be written as a Python literal (e.g. a Generator as
+        ``random_state``).
+    """
     cls = type(estimator)
     params = estimator_params(estimator)
     args = ", ".join(f"{k}={_literal(v)}" for k, v in params.items())
@@ -86,7 +124,35 @@ def estimator_snippet(dataset_spec, estimator, X_expr="ds.X", prints=(), imports
 
 
 def call_snippet(dataset_spec, func, kwargs, X_expr="ds.X", result="result", prints=(), imports=()) -> str:
-    """Code that calls ``func(X_expr, **kwargs)`` and prints ``prints`` over ``result``."""
+    """Code that calls ``func(X_expr, **kwargs)`` and prints ``prints`` over ``result``.
+
+    Parameters
+    ----------
+    dataset_spec : dict
+        Keyword arguments of ``dpcore.data.load_dataset``.
+    func : callable
+        A module-level function (imported by its ``__module__`` and ``__name__``).
+    kwargs : dict
+        Keyword arguments of the call; values must be Python literals.
+    X_expr : str, default "ds.X"
+        Expression of the first argument.
+    result : str, default "result"
+        Name the result is assigned to.
+    prints : sequence of (str, str), default ()
+        (label, expression) pairs to print.
+    imports : sequence of str, default ()
+        Extra import lines.
+
+    Returns
+    -------
+    str
+        The script, ending in a newline.
+
+    Raises
+    ------
+    ValueError
+        If a keyword value cannot be written as a Python literal.
+    """
     args = ", ".join(f"{k}={_literal(v)}" for k, v in kwargs.items())
     fresh = "random_state" in kwargs and kwargs["random_state"] is None
     lines = _header(dataset_spec, [f"from {func.__module__} import {func.__name__}", *imports], fresh_noise=fresh)

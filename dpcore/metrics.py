@@ -23,6 +23,18 @@ def principal_angles(U, V):
     """Principal angles θ₁ ≤ … ≤ θ_q (radians) between range(U) and range(V).
 
     Computed from the singular values of UᵀV (cosines), clipped to [0, 1].
+
+    Parameters
+    ----------
+    U : array_like of shape (d, q)
+        Orthonormal basis (not checked).
+    V : array_like of shape (d, q')
+        Orthonormal basis (not checked).
+
+    Returns
+    -------
+    ndarray of shape (min(q, q'),)
+        Increasing angles in [0, π/2].
     """
     s = np.linalg.svd(np.asarray(U).T @ np.asarray(V), compute_uv=False)
     return np.sort(np.arccos(np.clip(s, 0.0, 1.0)))
@@ -35,6 +47,15 @@ def subspace_distance(U, V):
     writes ‖sin Θ‖_F, which is off by that factor): two orthogonal lines are at √2, and the
     largest possible distance between q-dimensional subspaces is √(2q).
     Computed as √(2q − 2‖UᵀV‖_F²) without forming d×d matrices.
+
+    Parameters
+    ----------
+    U, V : array_like of shape (d, q)
+        Orthonormal bases (not checked).
+
+    Returns
+    -------
+    float
     """
     U = np.asarray(U, dtype=np.float64)
     V = np.asarray(V, dtype=np.float64)
@@ -43,7 +64,18 @@ def subspace_distance(U, V):
 
 
 def pairwise_subspace_distances(Us, Vs):
-    """Matrix of d(Uᵢ, Vⱼ) for stacks (k, d, q) and (k', d, q)."""
+    """Matrix of d(Uᵢ, Vⱼ) for stacks (k, d, q) and (k', d, q).
+
+    Parameters
+    ----------
+    Us : array_like of shape (k, d, q)
+    Vs : array_like of shape (k', d, q)
+        Orthonormal bases (not checked).
+
+    Returns
+    -------
+    ndarray of shape (k, k')
+    """
     Us = np.asarray(Us, dtype=np.float64)
     Vs = np.asarray(Vs, dtype=np.float64)
     cross = np.einsum("adi,bdj->abij", Us, Vs)
@@ -56,6 +88,20 @@ def wasserstein_distance(Us, Vs):
 
     The optimal matching is found by ``scipy.optimize.linear_sum_assignment`` on the
     squared distances, so d_W is invariant to the order of either set.
+
+    Parameters
+    ----------
+    Us, Vs : array_like of shape (k, d, q)
+        Orthonormal bases of the two sets (same shape).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If either stack is not of orthonormal bases, or the shapes differ.
     """
     Us = check_subspaces(Us, "Us")
     Vs = check_subspaces(Vs, "Vs", d=Us.shape[1])
@@ -67,7 +113,19 @@ def wasserstein_distance(Us, Vs):
 
 
 def squared_distances_to_subspaces(X, Us):
-    """n×k matrix of d²(xᵢ, S_ℓ) = ‖xᵢ‖² − ‖U_ℓᵀxᵢ‖² (points as rows)."""
+    """n×k matrix of d²(xᵢ, S_ℓ) = ‖xᵢ‖² − ‖U_ℓᵀxᵢ‖² (points as rows).
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    Us : array_like of shape (k, d, q)
+        Orthonormal bases (not checked).
+
+    Returns
+    -------
+    ndarray of shape (n, k)
+        Non-negative.
+    """
     X = np.asarray(X, dtype=np.float64)
     Us = np.asarray(Us, dtype=np.float64)
     proj = np.einsum("nd,kdq->nkq", X, Us)
@@ -75,7 +133,23 @@ def squared_distances_to_subspaces(X, Us):
 
 
 def subspace_cost(X, Us):
-    """k-means subspace cost of eq. (3): (1/n) Σᵢ min_ℓ d²(xᵢ, S_ℓ)."""
+    """k-means subspace cost of eq. (3): (1/n) Σᵢ min_ℓ d²(xᵢ, S_ℓ).
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    Us : array_like of shape (k, d, q)
+        Orthonormal bases in R^d.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If X is not a finite 2-D array or ``Us`` are not orthonormal bases in R^d.
+    """
     X = check_array(X)
     Us = check_subspaces(Us, "Us", d=X.shape[1])
     return float(squared_distances_to_subspaces(X, Us).min(axis=1).mean())
@@ -91,7 +165,22 @@ def _contingency(labels_true, labels_pred):
 
 def clustering_accuracy(labels_true, labels_pred):
     """Fraction of points whose predicted cluster matches the true class under the best
-    one-to-one matching of cluster ids (Hungarian algorithm); extra clusters count as wrong."""
+    one-to-one matching of cluster ids (Hungarian algorithm); extra clusters count as wrong.
+
+    Parameters
+    ----------
+    labels_true, labels_pred : array_like of shape (n,)
+        Labels of any values (flattened).
+
+    Returns
+    -------
+    float in [0, 1]
+
+    Raises
+    ------
+    ValueError
+        If the two label arrays differ in length.
+    """
     labels_true = np.asarray(labels_true).ravel()
     labels_pred = np.asarray(labels_pred).ravel()
     if labels_true.shape != labels_pred.shape:
@@ -102,12 +191,31 @@ def clustering_accuracy(labels_true, labels_pred):
 
 
 def nmi(labels_true, labels_pred):
-    """Normalised mutual information (scikit-learn, arithmetic normalisation)."""
+    """Normalised mutual information (scikit-learn, arithmetic normalisation).
+
+    Parameters
+    ----------
+    labels_true, labels_pred : array_like of shape (n,)
+
+    Returns
+    -------
+    float in [0, 1]
+    """
     return float(_skm.normalized_mutual_info_score(labels_true, labels_pred))
 
 
 def ari(labels_true, labels_pred):
-    """Adjusted Rand index (scikit-learn)."""
+    """Adjusted Rand index (scikit-learn).
+
+    Parameters
+    ----------
+    labels_true, labels_pred : array_like of shape (n,)
+
+    Returns
+    -------
+    float
+        1 for identical partitions, about 0 for independent ones.
+    """
     return float(_skm.adjusted_rand_score(labels_true, labels_pred))
 
 

@@ -80,7 +80,22 @@ def _log(x):
 def float_laplace_release(value, k, scale):
     """The float a release ``value + Generator.laplace(0.0, scale)`` takes when numpy's
     next_double() returned U = k·2⁻⁵³ (k an integer in [1, 2⁵³)), with numpy's exact float
-    operations (see the module docstring). ``value``, ``k``, ``scale`` broadcast."""
+    operations (see the module docstring). ``value``, ``k``, ``scale`` broadcast.
+
+    Parameters
+    ----------
+    value : float or array_like of float
+        The true value.
+    k : int or array_like of int in [1, 2⁵³)
+        The uniform draw, as an integer multiple of 2⁻⁵³ (not checked).
+    scale : float or array_like of float
+        Laplace scale.
+
+    Returns
+    -------
+    ndarray of float64
+        The broadcast shape of the three inputs.
+    """
     value, k, scale = np.broadcast_arrays(np.asarray(value, dtype=np.float64), np.asarray(k, dtype=np.int64),
                                           np.asarray(scale, dtype=np.float64))
     shape = value.shape
@@ -117,6 +132,23 @@ def _reachable_float_laplace(y, v, scale):
 
 
 def check_mechanism(mechanism):
+    """The mechanism name, if it is one of :data:`MECHANISMS`.
+
+    Parameters
+    ----------
+    mechanism : str
+        "float_laplace" or "discrete_laplace".
+
+    Returns
+    -------
+    str
+        ``mechanism`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        If ``mechanism`` is not one of :data:`MECHANISMS`.
+    """
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {', '.join(repr(m) for m in MECHANISMS)}; got {mechanism!r}")
     return mechanism

@@ -16,6 +16,19 @@ def check_random_state(random_state) -> np.random.Generator:
 
     ``None`` -> a fresh unseeded generator; an int or :class:`numpy.random.SeedSequence`
     -> a seeded generator; a Generator is returned as is (shared state, like sklearn).
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Raises
+    ------
+    ValueError
+        For any other type (e.g. a legacy ``RandomState``).
     """
     if isinstance(random_state, np.random.Generator):
         return random_state
@@ -27,7 +40,26 @@ def check_random_state(random_state) -> np.random.Generator:
 
 
 def check_int(value, name: str, low: int | None = None, high: int | None = None) -> int:
-    """An integer in [low, high] (either bound may be None)."""
+    """An integer in [low, high] (either bound may be None).
+
+    Parameters
+    ----------
+    value : int
+        An integral float (e.g. ``3.0``) is accepted; ``bool`` is not.
+    name : str
+        Parameter name used in the error message.
+    low, high : int, optional
+        Inclusive bounds.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not an integer or is out of [low, high].
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         if isinstance(value, numbers.Real) and float(value).is_integer():
             value = int(value)
@@ -41,7 +73,28 @@ def check_int(value, name: str, low: int | None = None, high: int | None = None)
 
 def check_real(value, name: str, low: float | None = None, high: float | None = None,
                low_inclusive: bool = True, high_inclusive: bool = True) -> float:
-    """A finite real number in the given (half-)open or closed interval."""
+    """A finite real number in the given (half-)open or closed interval.
+
+    Parameters
+    ----------
+    value : float
+        Any finite real number (``bool`` is refused).
+    name : str
+        Parameter name used in the error message.
+    low, high : float, optional
+        Bounds (None: unbounded on that side).
+    low_inclusive, high_inclusive : bool, default True
+        Whether each bound is allowed.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a finite real number or is out of the interval.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
         raise ValueError(
             f"{name} must be a finite number{_range_text(low, high, low_inclusive, high_inclusive)}; got {value!r}")
@@ -55,18 +108,75 @@ def check_real(value, name: str, low: float | None = None, high: float | None = 
 
 
 def check_epsilon(epsilon, name: str = "epsilon") -> float:
-    """A privacy parameter epsilon > 0."""
+    """A privacy parameter epsilon > 0.
+
+    Parameters
+    ----------
+    epsilon : float
+    name : str, default "epsilon"
+        Parameter name used in the error message.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not a finite number > 0.
+    """
     return check_real(epsilon, name, 0.0, None, low_inclusive=False)
 
 
 def check_delta(delta, name: str = "delta", allow_zero: bool = False) -> float:
-    """A privacy parameter delta in (0, 1) (or [0, 1) when ``allow_zero``)."""
+    """A privacy parameter delta in (0, 1) (or [0, 1) when ``allow_zero``).
+
+    Parameters
+    ----------
+    delta : float
+    name : str, default "delta"
+        Parameter name used in the error message.
+    allow_zero : bool, default False
+        Whether δ = 0 is allowed.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``delta`` is not a finite number in the interval.
+    """
     return check_real(delta, name, 0.0, 1.0, low_inclusive=allow_zero, high_inclusive=False)
 
 
 def check_array(X, name: str = "X", ensure_2d: bool = True, allow_sparse: bool = False,
                 min_rows: int = 1) -> np.ndarray:
-    """A finite float array (rows = points). Sparse input only when ``allow_sparse``."""
+    """A finite float array (rows = points). Sparse input only when ``allow_sparse``.
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix
+    name : str, default "X"
+        Parameter name used in error messages.
+    ensure_2d : bool, default True
+        Require a 2-D array (dense input only).
+    allow_sparse : bool, default False
+        Accept a scipy.sparse matrix (converted to CSR float64).
+    min_rows : int, default 1
+        Smallest number of rows.
+
+    Returns
+    -------
+    ndarray of float64 or scipy.sparse CSR matrix
+
+    Raises
+    ------
+    ValueError
+        If X is sparse without ``allow_sparse``, not numeric, not 2-D (with ``ensure_2d``),
+        not finite, or has fewer than ``min_rows`` rows.
+    """
     if sp.issparse(X):
         if not allow_sparse:
             raise ValueError(f"{name} must be a dense array; got a scipy.sparse matrix (convert with .toarray() if it is small)")
@@ -90,7 +200,27 @@ def check_array(X, name: str = "X", ensure_2d: bool = True, allow_sparse: bool =
 
 
 def check_subspaces(U, name: str = "subspaces", d: int | None = None) -> np.ndarray:
-    """A stack of bases of shape (k, d, q) with orthonormal columns (tolerance 1e-6)."""
+    """A stack of bases of shape (k, d, q) with orthonormal columns (tolerance 1e-6).
+
+    Parameters
+    ----------
+    U : array_like of shape (k, d, q) or (d, q)
+        A single (d, q) basis is turned into a stack of one.
+    name : str, default "subspaces"
+        Parameter name used in error messages.
+    d : int, optional
+        Required ambient dimension.
+
+    Returns
+    -------
+    ndarray of float64 of shape (k, d, q)
+
+    Raises
+    ------
+    ValueError
+        If U is not 3-D (after the promotion), is not in R^d, or its columns are not
+        orthonormal.
+    """
     U = np.asarray(U, dtype=np.float64)
     if U.ndim == 2:
         U = U[None]
