@@ -80,18 +80,28 @@ class Dataset:
 
     @property
     def n(self) -> int:
+        """Number of rows n."""
         return self.X.shape[0]
 
     @property
     def d(self) -> int:
+        """Number of columns d."""
         return self.X.shape[1]
 
     @property
     def n_classes(self) -> int | None:
+        """Number of distinct labels, or None without labels."""
         return None if self.labels is None else int(np.unique(self.labels).size)
 
     def summary(self) -> dict:
-        """Facts for the UI: size, classes, sparsity or norms."""
+        """Facts for the UI: size, classes, sparsity or norms.
+
+        Returns
+        -------
+        dict
+            Label -> value: name, kind, rows, columns, classes; non-zeros, density and total
+            count for sparse X, else the max and mean row norms; q when the subspaces are known.
+        """
         s = {"name": self.name, "kind": self.kind, "rows (n)": self.n, "columns (d)": self.d,
              "classes": self.n_classes}
         if sp.issparse(self.X):
@@ -109,7 +119,17 @@ class Dataset:
 
 # ----------------------------------------------------------------------------- helpers
 def orthonormal_basis(M: np.ndarray) -> np.ndarray:
-    """Orthonormal basis of the column space of a full-column-rank M (thin QR)."""
+    """Orthonormal basis of the column space of a full-column-rank M (thin QR).
+
+    Parameters
+    ----------
+    M : ndarray of shape (d, q)
+        Full column rank (not checked).
+
+    Returns
+    -------
+    ndarray of shape (d, q)
+    """
     Q, _ = np.linalg.qr(M)
     return Q
 
@@ -124,7 +144,21 @@ def data_rng(random_state) -> np.random.Generator:
     Data page and "seed 0" of a method drew the same numbers: SuLQ's and k-plane's random,
     data-free start (``random_subspaces`` from ``default_rng(0)``) was exactly the planted
     subspaces of ``make_union_of_subspaces(random_state=0)``. None and Generators are used
-    as they are (a shared Generator advances, so its draws are never repeated)."""
+    as they are (a shared Generator advances, so its draws are never repeated).
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Raises
+    ------
+    ValueError
+        For any other type (see :func:`dpcore.validation.check_random_state`).
+    """
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         return np.random.default_rng(np.random.SeedSequence(int(random_state), spawn_key=(DATA_STREAM,)))
     return check_random_state(random_state)
@@ -133,7 +167,23 @@ def data_rng(random_state) -> np.random.Generator:
 
 def random_subspaces(k, d, q, random_state=None) -> np.ndarray:
     """k random q-dimensional subspaces of R^d as in §5 of the subspace paper: the column
-    space of a d×q standard Gaussian matrix (uniform on the Grassmannian). Shape (k, d, q)."""
+    space of a d×q standard Gaussian matrix (uniform on the Grassmannian). Shape (k, d, q).
+
+    Parameters
+    ----------
+    k : int
+        Number of subspaces.
+    d : int
+        Ambient dimension.
+    q : int ≤ d
+        Subspace dimension.
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+
+    Returns
+    -------
+    ndarray of shape (k, d, q)
+        Orthonormal bases.
+    """
     rng = check_random_state(random_state)
     return np.stack([orthonormal_basis(rng.standard_normal((d, q))) for _ in range(k)])
 
@@ -161,6 +211,33 @@ def make_union_of_subspaces(n=1000, d=10, k=3, q=3, sigma=0.1, random_state=None
 
     With ``clip=True`` (default) points are clipped to the unit ball, the public bound every
     subspace algorithm assumes (the number clipped is in ``extras['n_clipped']``).
+
+    Parameters
+    ----------
+    n : int ≥ k, default 1000
+        Number of points.
+    d : int ≥ 1, default 10
+        Ambient dimension.
+    k : int ≥ 1, default 3
+        Number of subspaces.
+    q : int in [1, d − 1], default 3
+        Subspace dimension.
+    sigma : float ≥ 0, default 0.1
+        Noise level.
+    random_state : None, int or numpy.random.Generator, optional
+        Seed of the data stream (:func:`data_rng`).
+    model : {"paper", "stochastic"}, default "paper"
+    clip : bool, default True
+
+    Returns
+    -------
+    Dataset
+        Kind "points", with ``labels`` and ``subspaces``.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range, n < k, or ``model`` is unknown.
     """
     n, d, k = _check_nkd(n, d, k)
     q = check_int(q, "q", 1)
@@ -195,6 +272,26 @@ def make_gaussian_mixture(n=2000, d=10, k=4, sigma=0.1, center_box=1.0, random_s
     Centres are uniform in the cube [−center_box, center_box]^d, labels uniform over k, and
     xᵢ = c_{zᵢ} + N(0, σ² I_d). ``extras['public_radius']`` is a radius derived from the
     generator's parameters only (√d·center_box + 4σ√d), never from the points.
+
+    Parameters
+    ----------
+    n : int ≥ k, default 2000
+    d : int ≥ 1, default 10
+    k : int ≥ 1, default 4
+    sigma : float ≥ 0, default 0.1
+    center_box : float > 0, default 1.0
+    random_state : None, int or numpy.random.Generator, optional
+        Seed of the data stream (:func:`data_rng`).
+
+    Returns
+    -------
+    Dataset
+        Kind "points", with ``labels``, ``centers`` and ``extras['public_radius']``.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range or n < k.
     """
     n, d, k = _check_nkd(n, d, k)
     sigma = check_real(sigma, "sigma", 0.0, None)
@@ -219,6 +316,29 @@ def make_block_matrix(n_rows=200, n_cols=150, k=3, l=3, signal=5.0, noise=0.5, r
     Row and column labels are uniform; cell (i, j) ~ Poisson(noise + signal·[r_i ≡ c_j mod l])
     so row cluster r is associated with column cluster r mod l (a diagonal block structure
     when k = l). Returns CSR counts; column labels are in ``extras['column_labels']``.
+
+    Parameters
+    ----------
+    n_rows : int ≥ 2, default 200
+    n_cols : int ≥ 2, default 150
+    k : int in [1, n_rows], default 3
+        Row clusters.
+    l : int in [1, n_cols], default 3
+        Column clusters.
+    signal : float ≥ 0, default 5.0
+    noise : float ≥ 0, default 0.5
+    random_state : None, int or numpy.random.Generator, optional
+        Seed of the data stream (:func:`data_rng`).
+
+    Returns
+    -------
+    Dataset
+        Kind "counts", ``X`` a CSR matrix, ``labels`` the row clusters.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
     """
     n_rows = check_int(n_rows, "n_rows", 2)
     n_cols = check_int(n_cols, "n_cols", 2)
@@ -268,10 +388,25 @@ def load_yaleb(subjects=5, n_per_subject=64, pca_dim=9, d=50, normalize="rows", 
         and keeps linear subspaces); ``"pixels"`` only divides by the public pixel range
         255·√2016 times the public operator norm of the projection, so ‖x‖ ≤ 1 holds for
         raw images (not guaranteed after the affine projection, so rows are then clipped).
+    random_state : None, int or numpy.random.Generator, optional
+        Seed of the subject draw and the projection (:func:`data_rng`).
 
     The per-subject PCA uses the labels and the images: it is part of the dataset's
     definition, as in the paper, not a private step. Pixels are scaled by the public
     constant 1/255.
+
+    Returns
+    -------
+    Dataset
+        Kind "points", labels 0..(subjects − 1); ``extras`` holds the images, subject ids,
+        the points before projection (``X_affine``) and ``n_clipped``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_per_subject`` is not in [2, 64], ``pca_dim`` not in [0, n_per_subject − 1],
+        ``d`` not in [0, 2016], ``normalize`` unknown, or ``subjects`` not a valid count or
+        list of at least 2 distinct indices with enough images.
     """
     rng = data_rng(random_state)
     raw = _yaleb_raw()
@@ -335,6 +470,21 @@ def load_cluto(name):
 
     Returns a Dataset whose ``X`` is a CSR matrix of float64 term counts and ``labels`` the
     0-based document classes. Term vocabularies are not available (terms are indices).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`CLUTO_NAMES`.
+
+    Returns
+    -------
+    Dataset
+        Kind "counts".
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not one of :data:`CLUTO_NAMES`.
     """
     if name not in CLUTO_NAMES:
         raise ValueError(f"name must be one of {', '.join(CLUTO_NAMES)}; got {name!r}")
@@ -383,7 +533,24 @@ def register_dataset_kind(kind, loader):
 
 def load_dataset(kind, **params):
     """Build a dataset from small parameters (what the app caches on and what a
-    "reproduce in Python" snippet calls). ``random_state`` may be given as an int."""
+    "reproduce in Python" snippet calls). ``random_state`` may be given as an int.
+
+    Parameters
+    ----------
+    kind : str
+        A key of :data:`DATASET_KINDS`.
+    **params
+        Keyword arguments of that kind's generator or loader.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not registered, or the loader refuses ``params``.
+    """
     if kind not in DATASET_KINDS:
         raise ValueError(f"kind must be one of {', '.join(DATASET_KINDS)}; got {kind!r}")
     return DATASET_KINDS[kind](**params)
