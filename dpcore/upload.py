@@ -95,9 +95,25 @@ def load_upload(name, data, kind="points", labels="none", transpose=False, norm=
     transpose : flip the matrix after reading (when the file's columns are the points).
     norm : points only — ``"none"`` (as uploaded), ``"rows"`` (each row scaled to unit norm,
         a per-record map) or ``"clip"`` (rows clipped to the public unit ball).
+    max_bytes : int, default MAX_BYTES (50 MB)
+        Largest accepted file.
+    max_cells : int, default MAX_CELLS (10 million)
+        Largest n·d of a dense matrix / stored entries of a sparse one.
 
     Returns a :class:`Dataset` whose ``params`` are ``{"kind": "upload", "sha256": …, …}``.
     Raises ``ValueError`` naming the problem.
+
+    Returns
+    -------
+    Dataset
+        Dense float64 ``X`` for points, CSR for counts; labels 0.. when the file has them.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid, ``transpose`` is combined with labels, the extension is
+        unsupported, the file is empty, too large or unreadable, or its values or shape do
+        not suit ``kind``.
     """
     register_upload_kind()
     if not isinstance(name, str) or not name.strip():
@@ -212,13 +228,38 @@ def load_upload(name, data, kind="points", labels="none", transpose=False, norm=
 
 
 def upload_key(params: dict) -> str:
-    """The registry key of an upload spec (its parameters as sorted JSON)."""
+    """The registry key of an upload spec (its parameters as sorted JSON).
+
+    Parameters
+    ----------
+    params : dict
+        An upload spec (``Dataset.params`` of an upload).
+
+    Returns
+    -------
+    str
+    """
     return json.dumps({k: params[k] for k in sorted(params)}, sort_keys=True, default=str)
 
 
 def reload_code(params: dict) -> list[str]:
     """Python lines that rebuild an uploaded dataset from the file (for "reproduce in
-    Python" snippets: ``load_dataset(**params)`` cannot, outside the uploading session)."""
+    Python" snippets: ``load_dataset(**params)`` cannot, outside the uploading session).
+
+    Parameters
+    ----------
+    params : dict
+        An upload spec (kind "upload").
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ValueError
+        If ``params`` is not an upload spec.
+    """
     if params.get("kind") != "upload":
         raise ValueError(f"params must be an upload spec (kind 'upload'); got kind {params.get('kind')!r}")
     opts = {"kind": params["data_kind"], "labels": params["labels"], "transpose": params["transpose"],
@@ -237,7 +278,23 @@ _LOCK = threading.Lock()
 @contextmanager
 def registered(ds: Dataset):
     """While the block runs, ``load_dataset(**ds.params)`` returns ``ds`` in this process
-    (for code that rebuilds datasets from their parameters, e.g. an in-process sweep)."""
+    (for code that rebuilds datasets from their parameters, e.g. an in-process sweep).
+
+    Parameters
+    ----------
+    ds : Dataset
+        An uploaded dataset (params kind "upload").
+
+    Yields
+    ------
+    Dataset
+        ``ds``.
+
+    Raises
+    ------
+    ValueError
+        If ``ds`` is not an uploaded dataset.
+    """
     if ds.params.get("kind") != "upload":
         raise ValueError("registered() takes an uploaded dataset (params kind 'upload')")
     register_upload_kind()
@@ -255,7 +312,22 @@ def registered(ds: Dataset):
 
 
 def load_registered_upload(**params) -> Dataset:
-    """``load_dataset(kind="upload", …)``: the registered dataset of these parameters."""
+    """``load_dataset(kind="upload", …)``: the registered dataset of these parameters.
+
+    Parameters
+    ----------
+    **params
+        The upload spec without its "kind".
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    ValueError
+        If no dataset with these parameters is registered in this process.
+    """
     key = upload_key({"kind": "upload", **params})
     with _LOCK:
         entry = _REGISTRY.get(key)
