@@ -52,7 +52,21 @@ __all__ = ["Algorithm", "ALGORITHMS", "METRICS", "PRESETS", "preset", "presets_f
 class Algorithm:
     """A registry entry: ``target`` is "module:Class"; the estimator is built as
     ``Class(**defaults(ds), **params, [epsilon=ε, delta=δ,] random_state=rng)`` and fitted on
-    ``ds.X``. ``private`` says whether it takes (ε, δ); ``family`` which metrics apply."""
+    ``ds.X``. ``private`` says whether it takes (ε, δ); ``family`` which metrics apply.
+
+    Attributes
+    ----------
+    target : str
+        "module:Class" of the estimator.
+    private : bool
+        Whether it takes ε (and is a private method).
+    family : str
+        "subspace", "cocluster" or "kmeans".
+    takes_delta : bool, default False
+        Whether it takes δ.
+    description : str, default ""
+        One line for the UI.
+    """
     target: str
     private: bool
     family: str  # "subspace" | "cocluster" | "kmeans"
@@ -60,6 +74,17 @@ class Algorithm:
     description: str = ""
 
     def load(self):
+        """Import and return the estimator class named by ``target``.
+
+        Returns
+        -------
+        type
+
+        Raises
+        ------
+        ValueError
+            If the module or class cannot be imported.
+        """
         module, cls = self.target.split(":")
         try:
             return getattr(importlib.import_module(module), cls)
@@ -139,7 +164,23 @@ PRESETS = {
 
 
 def preset(label):
-    """The algorithm dict of a named method, e.g. ``preset("SuLQ-10")``."""
+    """The algorithm dict of a named method, e.g. ``preset("SuLQ-10")``.
+
+    Parameters
+    ----------
+    label : str
+        A key of :data:`PRESETS`.
+
+    Returns
+    -------
+    dict
+        ``{"name", "label", "params"}`` (``params`` a copy), an item of ``Sweep.algorithms``.
+
+    Raises
+    ------
+    ValueError
+        If ``label`` is not a key of :data:`PRESETS`.
+    """
     if label not in PRESETS:
         raise ValueError(f"method must be one of {', '.join(PRESETS)}; got {label!r}")
     p = PRESETS[label]
@@ -147,7 +188,17 @@ def preset(label):
 
 
 def presets_for(kind):
-    """Names of the methods that run on a dataset of ``kind`` ("points" or "counts")."""
+    """Names of the methods that run on a dataset of ``kind`` ("points" or "counts").
+
+    Parameters
+    ----------
+    kind : str
+
+    Returns
+    -------
+    list of str
+        Keys of :data:`PRESETS`, in their order (empty for an unknown kind).
+    """
     return [lab for lab, p in PRESETS.items() if kind in FAMILY_KINDS[ALGORITHMS[p["name"]].family]]
 
 
@@ -226,7 +277,26 @@ METRICS = {
 # ----------------------------------------------------------------------------- sweep spec
 @dataclass
 class Sweep:
-    """What to run. ``algorithms`` items are dicts ``{"name", "label"?, "params"?}``."""
+    """What to run. ``algorithms`` items are dicts ``{"name", "label"?, "params"?}``.
+
+    Attributes
+    ----------
+    dataset : dict
+        Keyword arguments of :func:`dpcore.data.load_dataset` (with a "kind").
+    algorithms : list of dict or str
+        Registry names (keys of :data:`ALGORITHMS`) or dicts ``{"name", "label"?, "params"?}``;
+        labels must be unique.
+    epsilons : list of float
+        The ε grid (each > 0, at least one).
+    trials : int ≥ 1, default 5
+        Runs per (algorithm, ε).
+    metrics : list of str, default ["d_W", "cost"]
+        Keys of :data:`METRICS` (at least one).
+    delta : float or None, default None
+        δ passed to the algorithms that take one (None: their default).
+    seed : int, default 0
+        Root of every run's SeedSequence (:func:`run_seed`).
+    """
     dataset: dict
     algorithms: list
     epsilons: list
@@ -236,6 +306,19 @@ class Sweep:
     seed: int = 0
 
     def validated(self):
+        """A checked, normalised copy: algorithm dicts with "label" and "params", ε as floats.
+
+        Returns
+        -------
+        Sweep
+
+        Raises
+        ------
+        ValueError
+            If the dataset has no "kind", the ε grid is empty or holds an ε ≤ 0, ``trials`` < 1,
+            no or an unknown algorithm is named, labels repeat, or a metric is unknown or none
+            is named.
+        """
         if not isinstance(self.dataset, dict) or "kind" not in self.dataset:
             raise ValueError("dataset must be a dict of load_dataset parameters with a 'kind'")
         eps = [check_epsilon(e, "epsilons") for e in self.epsilons]
@@ -263,7 +346,15 @@ class Sweep:
         return Sweep(dict(self.dataset), algs, eps, trials, list(self.metrics), self.delta, int(self.seed))
 
     def tasks(self):
-        """One dict per run (non-private algorithms once per trial, ε = NaN)."""
+        """One dict per run (non-private algorithms once per trial, ε = NaN).
+
+        Call it on a :meth:`validated` sweep.
+
+        Returns
+        -------
+        list of dict
+            Keys "dataset", "algorithm", "epsilon", "delta", "trial", "seed" and "metrics".
+        """
         out = []
         for a in self.algorithms:
             grid = self.epsilons if ALGORITHMS[a["name"]].private else [math.nan]
@@ -279,7 +370,22 @@ def _stable_int(text: str) -> int:
 
 
 def run_seed(seed, label, epsilon, trial) -> np.random.SeedSequence:
-    """The SeedSequence of one run: a function of (seed, label, ε, trial) only."""
+    """The SeedSequence of one run: a function of (seed, label, ε, trial) only.
+
+    Parameters
+    ----------
+    seed : int
+        The sweep's seed.
+    label : str
+        The algorithm's label.
+    epsilon : float
+        ε of the run (NaN for non-private algorithms).
+    trial : int
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+    """
     return np.random.SeedSequence(seed, spawn_key=(_stable_int(label), _stable_int(repr(float(epsilon))), int(trial)))
 
 
@@ -294,7 +400,20 @@ def _dataset(spec_json):
 
 
 def run_task(task) -> dict:
-    """Run one task (a dict from :meth:`Sweep.tasks`) and return its result row."""
+    """Run one task (a dict from :meth:`Sweep.tasks`) and return its result row.
+
+    Parameters
+    ----------
+    task : dict
+        An item of :meth:`Sweep.tasks`.
+
+    Returns
+    -------
+    dict
+        "algorithm", "name", "private", "released_private", "epsilon", "delta",
+        "epsilon_spent", "trial", "seed", "seconds", "warnings" and one column per metric
+        (NaN where the metric does not apply to the family).
+    """
     ds = _dataset(json.dumps(task["dataset"], sort_keys=True))
     a = task["algorithm"]
     entry = ALGORITHMS[a["name"]]
@@ -336,7 +455,22 @@ def run_task(task) -> dict:
 def dask_executor(address: str):
     """A ``concurrent.futures`` executor backed by a Dask distributed scheduler at ``address``
     (e.g. ``"tcp://10.0.0.5:8786"``), for sweeps larger than one machine. Needs the
-    ``distributed`` package and dpcore importable on every worker."""
+    ``distributed`` package and dpcore importable on every worker.
+
+    Parameters
+    ----------
+    address : str
+        The scheduler's address.
+
+    Returns
+    -------
+    concurrent.futures.Executor
+
+    Raises
+    ------
+    ValueError
+        If the ``distributed`` package is not installed.
+    """
     try:
         from distributed import Client
     except ImportError:
@@ -349,6 +483,29 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
 
     ``progress(done, total)`` is called after each finished run (and once at the start with
     runs loaded from ``store``). Rows are sorted by (algorithm order, ε, trial).
+
+    Parameters
+    ----------
+    sweep : Sweep
+        Validated here.
+    n_jobs : int in [1, cpu_count], default 1
+        Worker processes (spawn-based pool) when no ``executor`` is given.
+    executor : concurrent.futures.Executor, optional
+        Runs the tasks (e.g. :func:`dask_executor`); wins over ``n_jobs``.
+    store : str or path-like, optional
+        Directory of one JSON file per finished run; runs found there are not recomputed.
+    progress : callable, optional
+        ``progress(done, total)``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per run (the columns of :func:`run_task`).
+
+    Raises
+    ------
+    ValueError
+        If the sweep is invalid (:meth:`Sweep.validated`) or ``n_jobs`` is out of range.
     """
     sweep = sweep.validated()
     n_jobs = check_int(n_jobs, "n_jobs", 1, os.cpu_count() or 1)
@@ -401,7 +558,27 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
 
 def summarize(df: pd.DataFrame, metric: str, by=("algorithm", "epsilon")) -> pd.DataFrame:
     """Median, inter-quartile range and number of runs of ``metric`` per group of the
-    columns ``by`` (default: per algorithm and ε; NaN ε of non-private methods is a group)."""
+    columns ``by`` (default: per algorithm and ε; NaN ε of non-private methods is a group).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Output of :func:`run_sweep`.
+    metric : str
+        A column of ``df``.
+    by : sequence of str, default ("algorithm", "epsilon")
+        Grouping columns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns plus "median", "q25", "q75" and "runs".
+
+    Raises
+    ------
+    ValueError
+        If ``metric`` is not a column of ``df``.
+    """
     if metric not in df.columns:
         raise ValueError(f"metric must be a column of the results; got {metric!r}")
     g = df.groupby(list(by), dropna=False, sort=False)[metric]
