@@ -51,6 +51,27 @@ def dp_update_part(B, T, epsilon, random_state=None):
     every object) the utilities do not depend on k and the draw is uniform.
 
     Returns ``(labels, delta_sigma)``; labels in 0..K−1 (not compacted).
+
+    Parameters
+    ----------
+    B : ndarray or scipy.sparse matrix of shape (n, L)
+        Data aggregated over the other mode's clusters.
+    T : array_like of shape (K, L)
+        The public (released) table.
+    epsilon : float > 0
+        ε of this update (checked when Δ > 0).
+    random_state : None, int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    labels : ndarray of int64 of shape (n,)
+    delta_sigma : float
+        Δ(σ) (0 when the draw was uniform).
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not a finite positive number (when Δ > 0).
     """
     rng = check_random_state(random_state)
     T = np.asarray(T, dtype=np.float64)
@@ -88,6 +109,24 @@ def release_table(T_exact, epsilon, random_state=None):
     Deletion is post-processing of the noisy table and costs no privacy.
 
     Returns ``(T_released, kept_rows, kept_cols)`` (index arrays into the exact table).
+
+    Parameters
+    ----------
+    T_exact : array_like of shape (K, L)
+        The exact contingency table.
+    epsilon : float > 0
+    random_state : None, int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    T_released : ndarray of float64 of shape (K', L')
+    kept_rows : ndarray of int of shape (K',)
+    kept_cols : ndarray of int of shape (L',)
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not positive or 1/ε exceeds 2^40.
     """
     T_exact = np.asarray(T_exact, dtype=np.float64)
     if np.all(T_exact == np.round(T_exact)) and np.all(np.abs(T_exact) <= 2.0 ** 53):
@@ -121,6 +160,28 @@ def dp_compute_t(A, row_labels, col_labels, epsilon, random_state=None):
     rows/columns of ``T_released`` (members of a deleted cluster get −1: they are in no
     cluster until the next private update re-assigns them), and ``T_exact`` (NOT private,
     for teaching and tests only) is the noise-free table of the same kept clusters.
+
+    Parameters
+    ----------
+    A : array_like or scipy.sparse matrix of shape (n, m)
+        The count matrix.
+    row_labels : array_like of int of shape (n,)
+    col_labels : array_like of int of shape (m,)
+    epsilon : float > 0
+    random_state : None, int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    T_released : ndarray of float64
+    row_labels : ndarray of int64 of shape (n,)
+    col_labels : ndarray of int64 of shape (m,)
+    T_exact : ndarray of float64
+        NOT private.
+
+    Raises
+    ------
+    ValueError
+        As :func:`release_table`.
     """
     row_labels = np.asarray(row_labels, dtype=np.int64)
     col_labels = np.asarray(col_labels, dtype=np.int64)
@@ -149,7 +210,22 @@ def dptaucc_budget(epsilon, n_iter, assignment_share=0.9):
     """Alg. 1's split of ε: ``(ε′, ε₂, ε₁)`` with ε′ = ε/(2𝓘) per half-iteration, ε₂ =
     share·ε′ for the exponential-mechanism assignments and ε₁ = ε′ − ε₂ for the discrete
     Laplace table (noise scale 1/ε₁ per cell, rounded up: one cell change moves one table
-    cell by 1)."""
+    cell by 1).
+
+    Parameters
+    ----------
+    epsilon : float
+        Total ε (not checked here; the estimator checks it).
+    n_iter : int
+        𝓘, the number of iterations.
+    assignment_share : float, default 0.9
+        Share of ε′ spent on the assignments.
+
+    Returns
+    -------
+    eps_half, eps_assign, eps_table : float
+        ε′, ε₂ and ε₁.
+    """
     eps_half = epsilon / (2 * n_iter)
     eps2 = assignment_share * eps_half
     return eps_half, eps2, eps_half - eps2

@@ -41,6 +41,22 @@ def check_count_matrix(A, name: str = "A") -> sp.csr_matrix:
     Raises ``ValueError`` naming the problem: not 2-D, no rows or columns, a dense array
     with more than :data:`dpcore.data.MAX_DENSE_CELLS` cells, NaN/inf, negative entries, or no positive
     entry at all (an all-zero matrix has no co-clustering).
+
+    Parameters
+    ----------
+    A : array_like or scipy.sparse matrix of shape (n, m)
+    name : str, default "A"
+        Name used in error messages.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        Duplicates summed, explicit zeros removed.
+
+    Raises
+    ------
+    ValueError
+        As listed above.
     """
     if sp.issparse(A):
         if len(A.shape) != 2:
@@ -76,7 +92,18 @@ def check_count_matrix(A, name: str = "A") -> sp.csr_matrix:
 
 # ----------------------------------------------------------------------------- aggregates
 def indicator_matrix(labels, n_clusters: int) -> sp.csr_matrix:
-    """Sparse 0/1 incidence matrix (len(labels) × n_clusters); label −1 gives an all-zero row."""
+    """Sparse 0/1 incidence matrix (len(labels) × n_clusters); label −1 gives an all-zero row.
+
+    Parameters
+    ----------
+    labels : array_like of int of shape (n,)
+        Labels in [−1, n_clusters).
+    n_clusters : int
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n, n_clusters)
+    """
     labels = np.asarray(labels, dtype=np.int64)
     idx = np.flatnonzero(labels >= 0)
     return sp.csr_matrix((np.ones(idx.size), (idx, labels[idx])), shape=(labels.size, int(n_clusters)))
@@ -84,7 +111,19 @@ def indicator_matrix(labels, n_clusters: int) -> sp.csr_matrix:
 
 def compact_labels(labels):
     """Renumber the used labels ≥ 0 to 0..K'−1 (in increasing order); −1 stays −1.
-    Returns ``(labels, K')``: empty clusters disappear."""
+
+    Returns ``(labels, K')``: empty clusters disappear.
+
+    Parameters
+    ----------
+    labels : array_like of int
+
+    Returns
+    -------
+    labels : ndarray of int64
+    K : int
+        Number of clusters used.
+    """
     labels = np.asarray(labels, dtype=np.int64)
     used = np.unique(labels[labels >= 0])
     out = np.full(labels.shape, -1, dtype=np.int64)
@@ -94,20 +133,56 @@ def compact_labels(labels):
 
 
 def aggregate_columns(A, col_labels, n_col_clusters: int) -> np.ndarray:
-    """``A C``: n×L dense, entry (i, l) = Σ_{j in column cluster l} a_ij."""
+    """``A C``: n×L dense, entry (i, l) = Σ_{j in column cluster l} a_ij.
+
+    Parameters
+    ----------
+    A : scipy.sparse matrix or ndarray of shape (n, m)
+    col_labels : array_like of int of shape (m,)
+    n_col_clusters : int
+
+    Returns
+    -------
+    ndarray of shape (n, n_col_clusters)
+    """
     return np.asarray((A @ indicator_matrix(col_labels, n_col_clusters)).todense())
 
 
 def aggregate_rows(A, row_labels, n_row_clusters: int, At=None) -> np.ndarray:
     """``Aᵀ R``: m×K dense, entry (j, k) = Σ_{i in row cluster k} a_ij. Pass ``At`` (a CSR
-    copy of Aᵀ) to avoid transposing again."""
+    copy of Aᵀ) to avoid transposing again.
+
+    Parameters
+    ----------
+    A : scipy.sparse matrix of shape (n, m)
+    row_labels : array_like of int of shape (n,)
+    n_row_clusters : int
+    At : scipy.sparse.csr_matrix of shape (m, n), optional
+
+    Returns
+    -------
+    ndarray of shape (m, n_row_clusters)
+    """
     At = A.T.tocsr() if At is None else At
     return np.asarray((At @ indicator_matrix(row_labels, n_row_clusters)).todense())
 
 
 def contingency_table(A, row_labels, col_labels, n_row_clusters: int | None = None,
                       n_col_clusters: int | None = None) -> np.ndarray:
-    """``T = Rᵀ A C`` (K×L): t_kl = Σ_{i∈R_k} Σ_{j∈C_l} a_ij, by sparse products."""
+    """``T = Rᵀ A C`` (K×L): t_kl = Σ_{i∈R_k} Σ_{j∈C_l} a_ij, by sparse products.
+
+    Parameters
+    ----------
+    A : array_like or scipy.sparse matrix of shape (n, m)
+    row_labels : array_like of int of shape (n,)
+    col_labels : array_like of int of shape (m,)
+    n_row_clusters, n_col_clusters : int, optional
+        K and L; default the largest label + 1.
+
+    Returns
+    -------
+    ndarray of shape (K, L)
+    """
     A = sp.csr_matrix(A)
     row_labels = np.asarray(row_labels, dtype=np.int64)
     col_labels = np.asarray(col_labels, dtype=np.int64)
@@ -123,6 +198,15 @@ def association_weights(T) -> np.ndarray:
     Conventions for degenerate tables: a column of T summing to 0 contributes 0 to the first
     term (0/0 := 0, as in the τ formula where q_kl²/q_·l = 0 when q_·l = 0); an all-zero T gives
     W = 0 (every cluster equally good).
+
+    Parameters
+    ----------
+    T : array_like of shape (K, L)
+        Contingency table.
+
+    Returns
+    -------
+    ndarray of shape (K, L)
     """
     T = np.asarray(T, dtype=np.float64)
     total = T.sum()
@@ -139,6 +223,16 @@ def range_sensitivity(W) -> float:
     If one cell a_uv grows by 1 and column v is in column cluster l, the utility of row u for
     cluster k grows by exactly w_kl (eq. 4.9 is linear in a_i), so this is the range
     sensitivity of Def. 4 for the assignment of row u; other rows are unaffected.
+
+    Parameters
+    ----------
+    W : array_like of shape (K, L)
+        From :func:`association_weights`.
+
+    Returns
+    -------
+    float
+        0 when K < 2 or W is empty.
     """
     W = np.asarray(W, dtype=np.float64)
     if W.size == 0 or W.shape[0] < 2:
@@ -148,7 +242,17 @@ def range_sensitivity(W) -> float:
 
 def assignment_utilities(B, T) -> np.ndarray:
     """u_ik = σ(b_i, t_k) = Σ_l b_il w_kl for aggregated data B (n×L, dense or sparse) and a
-    K×L table T; returns the n×K utility matrix."""
+    K×L table T; returns the n×K utility matrix.
+
+    Parameters
+    ----------
+    B : ndarray or scipy.sparse matrix of shape (n, L)
+    T : array_like of shape (K, L)
+
+    Returns
+    -------
+    ndarray of shape (n, K)
+    """
     W = association_weights(T)
     U = B @ W.T
     return np.asarray(U)
@@ -159,6 +263,14 @@ def tau_scores(T):
 
     τ̂_{R|C} = Σ_kl t_kl²/(T t_·l) − Σ_k t_k·²/T²; τ̂_{C|R} swaps rows and columns. Empty
     rows/columns contribute 0; an all-zero table gives (0, 0).
+
+    Parameters
+    ----------
+    T : array_like of shape (K, L)
+
+    Returns
+    -------
+    tau_rc, tau_cr : float
     """
     T = np.asarray(T, dtype=np.float64)
     total = T.sum()
@@ -237,6 +349,22 @@ def random_matrix_init(n, m, K0, L0, flip_fraction=0.01, random_state=None):
     time and memory, never O(n·m).
 
     Returns ``(row_labels0, col_labels0, T_init)``.
+
+    Parameters
+    ----------
+    n, m : int
+        Numbers of rows and columns.
+    K0, L0 : int ≥ 1
+        Initial numbers of row and column clusters.
+    flip_fraction : float in [0, 1], default 0.01
+        Probability that a cell of M is switched (not checked).
+    random_state : None, int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    row_labels0 : ndarray of int of shape (n,)
+    col_labels0 : ndarray of int of shape (m,)
+    T_init : ndarray of float of shape (L0, n)
     """
     rng = check_random_state(random_state)
     P = _block_pattern(K0, L0)
@@ -388,7 +516,20 @@ class FastTauCC(BaseEstimator):
         return dict(r=r, c=c, T=T, taus=tau_scores(T), n_iter=it, converged=converged, history=history)
 
     def fit_predict(self, X, y=None):
-        """Fit, then return ``row_labels_``."""
+        """Fit, then return ``row_labels_``.
+
+        Parameters
+        ----------
+        X : array_like or scipy.sparse matrix of shape (n, m)
+            The count matrix (see :meth:`fit`).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        ndarray of int of shape (n,)
+            ``row_labels_``.
+        """
         return self.fit(X).row_labels_
 
     def __sklearn_tags__(self):
@@ -401,7 +542,12 @@ class FastTauCC(BaseEstimator):
 # ----------------------------------------------------------------------------- Fig. 1 of the paper
 def figure1_matrices():
     """The two neighbouring 4×6 purchase matrices of Fig. 1 (§3.3): A′ = A except a′₃₃ = 1
-    (customer 3 buys one unit of product 3). Returns ``(A, A_prime)`` as dense float arrays."""
+    (customer 3 buys one unit of product 3). Returns ``(A, A_prime)`` as dense float arrays.
+
+    Returns
+    -------
+    A, A_prime : ndarray of float64 of shape (4, 6)
+    """
     A = np.array([[2, 3, 1, 0, 0, 0],
                   [2, 2, 0, 0, 0, 1],
                   [0, 0, 0, 2, 2, 3],
@@ -415,7 +561,27 @@ def best_cocluster_bruteforce(A, n_row_clusters=2, n_col_clusters=2):
     """Exhaustive search (tiny matrices only: at most 12 rows/columns) of the co-clustering
     with at most K row and L column clusters that maximises τ̂_{R|C} + τ̂_{C|R}, the two
     objectives Fast-τCC alternates on. Returns ``(row_labels, col_labels, T, (tau_rc, tau_cr))``
-    with labels numbered by first appearance. Used to show the leak of Fig. 1 exactly."""
+    with labels numbered by first appearance. Used to show the leak of Fig. 1 exactly.
+
+    Parameters
+    ----------
+    A : array_like of shape (n, m)
+        n, m ≤ 12.
+    n_row_clusters : int in [1, 4], default 2
+    n_col_clusters : int in [1, 4], default 2
+
+    Returns
+    -------
+    row_labels : ndarray of int of shape (n,)
+    col_labels : ndarray of int of shape (m,)
+    T : ndarray of shape (K', L')
+    (tau_rc, tau_cr) : tuple of float
+
+    Raises
+    ------
+    ValueError
+        If a cluster count is out of range or A has more than 12 rows or columns.
+    """
     A = np.asarray(A, dtype=np.float64)
     n, m = A.shape
     K = check_int(n_row_clusters, "n_row_clusters", 1, 4)
