@@ -211,7 +211,20 @@ class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         return self
 
     def fit_predict(self, X, y=None):
-        """Fit, then return ``labels_``."""
+        """Fit, then return ``labels_``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, d)
+            The points as rows (see :meth:`fit`).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        ndarray of int, shape (n,)
+            ``labels_``.
+        """
         return self.fit(X).labels_
 
     def __sklearn_tags__(self):
@@ -270,7 +283,20 @@ class KMeansPlusPlus(ClusterMixin, BaseEstimator):
         return self
 
     def fit_predict(self, X, y=None):
-        """Fit, then return ``labels_``."""
+        """Fit, then return ``labels_``.
+
+        Parameters
+        ----------
+        X : array_like or scipy.sparse matrix, shape (n, d)
+            The points as rows (see :meth:`fit`).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        ndarray of int, shape (n,)
+            ``labels_``.
+        """
         return self.fit(X).labels_
 
     def __sklearn_tags__(self):

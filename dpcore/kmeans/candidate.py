@@ -67,7 +67,17 @@ MEDIAN_GRADIENT_STEPS = 5
 
 def default_candidate_depth(n):
     """⌈log₂(n)/2⌉: half the paper's depth bound log n. Cubes then reach edge ≈ 4Λ/√n;
-    deeper cubes rarely hold γ points at practical n, and every extra level divides ε′."""
+    deeper cubes rarely hold γ points at practical n, and every extra level divides ε′.
+
+    Parameters
+    ----------
+    n : int
+        Number of points (values below 2 count as 2).
+
+    Returns
+    -------
+    int ≥ 1
+    """
     return max(1, math.ceil(math.log2(max(n, 2)) / 2))
 
 
@@ -76,6 +86,24 @@ def resolve_budget_split(budget_split, epsilon):
 
     ``budget_split``: dict of positive shares over :data:`STAGES` summing to 1 (within
     1e-9); None -> :data:`DEFAULT_SPLIT`.
+
+    Parameters
+    ----------
+    budget_split : dict or None
+        Stage ("candidate", "localswap", "recovery") -> share in (0, 1].
+    epsilon : float
+        Total ε.
+
+    Returns
+    -------
+    dict
+        Stage -> ε.
+
+    Raises
+    ------
+    ValueError
+        If ``budget_split`` is not a dict with exactly the stages, a share is out of
+        (0, 1], or the shares do not sum to 1.
     """
     split = DEFAULT_SPLIT if budget_split is None else budget_split
     if not isinstance(split, dict) or set(split) != set(STAGES):
@@ -89,7 +117,19 @@ def resolve_budget_split(budget_split, epsilon):
 
 
 def stage_explanations(objective="kmeans", recovery="dense"):
-    """One sentence per stage for the app: what it releases and why it costs that much."""
+    """One sentence per stage for the app: what it releases and why it costs that much.
+
+    Parameters
+    ----------
+    objective : {"kmeans", "kmedian"}, default "kmeans"
+    recovery : {"dense", "sparse"}, default "dense"
+        Ignored for "kmedian" (its recovery is the private 1-median).
+
+    Returns
+    -------
+    dict
+        Stage ("candidate", "localswap", "recovery") -> str.
+    """
     loss = "‖x − z‖²" if objective == "kmeans" else "‖x − z‖"
     rec = {"dense": "noisy sums and counts of the k clusters in R^d (Gaussian; clusters are disjoint, so "
                     "the k releases cost the budget once — parallel composition, Lemma 1)",
@@ -349,6 +389,19 @@ class CandidateKMedian(CandidateKMeans):
     "reproduce in Python" see them all); ``objective`` must stay ``"kmedian"`` and
     ``recovery`` ``"dense"`` (Alg. 5's sparse recovery is for k-means only): other values
     are refused by ``fit`` with a ValueError.
+
+    Parameters
+    ----------
+    objective : str, default "kmedian"
+        Must be "kmedian".
+    recovery : str, default "dense"
+        Must be "dense".
+    n_clusters, epsilon, radius, delta, projection_dim, n_repeats, max_depth, gamma, n_swaps, swap_init, refine_iter, sparsity, eta, budget_split, random_state
+        As in :class:`CandidateKMeans` (same defaults).
+
+    Attributes
+    ----------
+    As in :class:`CandidateKMeans`.
     """
 
     def __init__(self, *, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, objective="kmedian",

@@ -43,6 +43,31 @@ METHODS = {
 
 @dataclass
 class MethodResult:
+    """One method's run in :func:`compare_methods`.
+
+    Attributes
+    ----------
+    key : str
+        A key of :data:`METHODS` ("kmeans++" for the reference).
+    label : str
+        Display name.
+    estimator : object
+        The fitted estimator.
+    centres : ndarray of shape (k, d)
+        The released centres.
+    objective : float
+        k-means objective on the clipped points (evaluation only, not private).
+    kmedian_objective : float
+        k-median objective on the clipped points.
+    ratio : float, default nan
+        ``objective`` / the reference's.
+    kmedian_ratio : float, default nan
+        ``kmedian_objective`` / the reference's.
+    seconds : float, default 0.0
+        Fit time.
+    private : bool, default True
+        False for the reference and when Λ was read off the data.
+    """
     key: str
     label: str
     estimator: object
@@ -57,7 +82,21 @@ class MethodResult:
 
 @dataclass
 class Comparison:
-    """Output of :func:`compare_methods`: the k-means++ reference and one result per method."""
+    """Output of :func:`compare_methods`: the k-means++ reference and one result per method.
+
+    Attributes
+    ----------
+    reference : MethodResult
+        The k-means++ run.
+    results : list of MethodResult
+        One per method, in the order asked.
+    radius : float, default 0.0
+        The Λ used.
+    radius_from_data : bool, default False
+        True when Λ was computed from the data (nothing is private then).
+    n_clipped : int, default 0
+        Rows changed by clipping to Λ.
+    """
     reference: MethodResult
     results: list = field(default_factory=list)
     radius: float = 0.0
@@ -65,6 +104,13 @@ class Comparison:
     n_clipped: int = 0
 
     def ratios(self):
+        """Objective ratio of every method to k-means++.
+
+        Returns
+        -------
+        dict
+            Label -> ratio.
+        """
         return {r.label: r.ratio for r in self.results}
 
 
@@ -94,6 +140,32 @@ def compare_methods(X, n_clusters, epsilon, radius, methods=("candidate", "sulq"
     ``options``: dict method key -> extra constructor parameters. ``progress``: optional
     callable(fraction, text). Raises ``ValueError`` (bad parameters, unknown method) before
     anything runs when it can, otherwise from the failing method.
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix of shape (n, d)
+    n_clusters : int in [1, n]
+    epsilon : float > 0
+    radius : float > 0 or "data"
+    methods : sequence of str, default ("candidate", "sulq")
+        Keys of :data:`METHODS`.
+    delta : float, default 1e-6
+        δ of the methods that take one (DP-Lloyd is ε-DP).
+    options : dict, optional
+    random_state : None, int or numpy.random.SeedSequence entropy, optional
+        Root of the child seeds (``SeedSequence(random_state).spawn``).
+    progress : callable, optional
+    reference_n_init : int, default 1
+        ``n_init`` of the k-means++ reference.
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    ValueError
+        As above.
     """
     X = check_points(X)
     k = check_int(n_clusters, "n_clusters", 1, X.shape[0])
