@@ -35,7 +35,23 @@ _CHUNK_ELEMS = 2_000_000
 
 def loss_sensitivity(radius, objective="kmeans"):
     """Δ of the clustering loss when points and centres lie in B(0, Λ): 4Λ² (k-means) or
-    2Λ (k-median)."""
+    2Λ (k-median).
+
+    Parameters
+    ----------
+    radius : float
+        Λ.
+    objective : {"kmeans", "kmedian"}, default "kmeans"
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``objective`` is unknown.
+    """
     if objective == "kmeans":
         return 4.0 * radius ** 2
     if objective == "kmedian":
@@ -59,6 +75,23 @@ def swap_losses(Y, C, Z, objective="kmeans"):
     d1/d2 the smallest/second-smallest loss of a point to Z and a its nearest centre,
     L(Z − z_j + y) = Σᵢ min(D[i,y], d1ᵢ) + Σ_{i: aᵢ = j} [min(D[i,y], d2ᵢ) − min(D[i,y], d1ᵢ)].
     Cost O(n·m) per call, chunked over points.
+
+    Parameters
+    ----------
+    Y : array_like of shape (n, p)
+        The (projected) points.
+    C : array_like of shape (m, p)
+        The candidates.
+    Z : array_like of int of shape (k,)
+        Indices into C of the current centres.
+    objective : {"kmeans", "kmedian"}, default "kmeans"
+        Squared or plain Euclidean loss.
+
+    Returns
+    -------
+    S : ndarray of shape (k, m)
+    total : float
+        L(Z).
     """
     Y = np.asarray(Y, float)
     C = np.asarray(C, float)
@@ -94,16 +127,44 @@ def default_swap_iterations(k):
     that each is a uniform draw at practical n (the scale 8Λ²(T+1)/ε exceeds any loss
     difference), and each round costs O(n·|C|) time. A few rounds, each with a usable share
     of the budget, starting from a good data-independent seed
-    (:func:`seed_from_candidates`), is what a practitioner would run."""
+    (:func:`seed_from_candidates`), is what a practitioner would run.
+
+    Parameters
+    ----------
+    k : int
+        Number of centres.
+
+    Returns
+    -------
+    int
+    """
     return max(2, math.ceil(k / 4))
 
 
 @dataclass
 class LocalSwapResult:
-    """``centers_index``: the k chosen candidate indices (private). ``iterates``: (T, k)
-    index sets Z^(1..T) (private: each is an exponential-mechanism output). ``chosen``: the
-    index t picked by the final mechanism. ``losses``: L(Z^(t)) on the private data, kept for
-    teaching plots only — NOT private."""
+    """``centers_index``: the k chosen candidate indices (private). ``iterates``: (T + 1, k)
+    index sets Z^(0..T) (private: Z^(0) is data-independent, each later one an
+    exponential-mechanism output). ``chosen``: the index t picked by the final mechanism.
+    ``losses``: L(Z^(t)) on the private data, kept for teaching plots only — NOT private.
+
+    Attributes
+    ----------
+    centers_index : ndarray of int of shape (k,)
+        Indices into the candidates (private).
+    iterates : ndarray of int of shape (T + 1, k)
+        Z^(0), …, Z^(T).
+    chosen : int
+        t in [0, T].
+    losses : ndarray of shape (T + 1,)
+        L(Z^(t)) (NOT private).
+    initial : ndarray of int of shape (k,)
+        Z^(0).
+    epsilon_step : float
+        ε of each of the T + 1 exponential mechanisms.
+    sensitivity : float
+        Δ of the loss (:func:`loss_sensitivity`).
+    """
     centers_index: np.ndarray
     iterates: np.ndarray
     chosen: int
@@ -123,6 +184,25 @@ def seed_from_candidates(C, leaves, n_clusters, random_state=None):
     the remaining candidates are used only when there are fewer than k leaves. The paper
     draws Z⁽⁰⁾ uniformly from all candidates (coarse cube centres included), which at
     practical ε leaves a nearly uniform exponential mechanism to undo a random start.
+
+    Parameters
+    ----------
+    C : array_like of shape (m, p)
+        The released candidates.
+    leaves : array_like of bool of shape (m,)
+        Which candidates are leaves.
+    n_clusters : int in [1, m]
+    random_state : None, int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    ndarray of int64 of shape (k,)
+        Distinct indices into C.
+
+    Raises
+    ------
+    ValueError
+        If ``n_clusters`` is out of range.
     """
     C = np.asarray(C, dtype=np.float64)
     m = C.shape[0]
@@ -159,10 +239,25 @@ def localswap(Y, C, n_clusters, epsilon, radius, n_iter=None, objective="kmeans"
     init : Z⁽⁰⁾ as k distinct candidate indices chosen without looking at the data (e.g.
         :func:`seed_from_candidates`); default k distinct candidates drawn uniformly (the
         paper draws i.i.d.; duplicates would only waste centres).
+    radius : float > 0
+        Λ.
+    objective : {"kmeans", "kmedian"}, default "kmeans"
+    random_state : None, int or numpy.random.Generator, optional
 
     The final exponential mechanism chooses among Z⁽⁰⁾, …, Z⁽ᵀ⁾ (the paper: Z⁽¹⁾ … Z⁽ᵀ⁾;
     adding the data-independent start costs nothing and lets a good start survive swaps
     that a weak mechanism made at random).
+
+    Returns
+    -------
+    LocalSwapResult
+
+    Raises
+    ------
+    ValueError
+        If Y or C is not a finite 2-D array, m ≤ k, ε, Λ or ``n_iter`` is out of range, a
+        point or candidate lies outside B(0, Λ), ``init`` is not k distinct indices, or
+        ``objective`` is unknown.
     """
     Y = check_array(Y, "Y")
     C = check_array(C, "C")

@@ -40,7 +40,17 @@ MEANS_SENSITIVITY_FACTOR = 2.0
 
 def min_count(count_sigma):
     """Noisy counts below max(1, 3σ_count) are treated as empty clusters (the released mean
-    would be mostly noise); a public rule, so post-processing."""
+    would be mostly noise); a public rule, so post-processing.
+
+    Parameters
+    ----------
+    count_sigma : float
+        Standard deviation of the noisy counts.
+
+    Returns
+    -------
+    float
+    """
     return max(1.0, 3.0 * count_sigma)
 
 
@@ -48,10 +58,35 @@ def noisy_means(X, labels, k, radius, budget, random_state=None, previous=None):
     """Noisy cluster means: one Gaussian release of (Σ_{i∈S_j} xᵢ, Λ·|S_j|)_{j=1..k}, of
     L2 sensitivity 2Λ (:data:`MEANS_SENSITIVITY_FACTOR`), from the :class:`~dpcore.privacy.GaussianBudget`
     ``budget``. So sums get N(0, σ²) per coordinate and counts N(0, σ²/Λ²).
-
     centre_j = noisy sum / noisy count, moved into B(0, Λ). Where the noisy count is below
     :func:`min_count` the centre is ``previous[j]`` if given (post-processing), else the
     noisy sum divided by max(noisy count, 1). Returns ``(centres, noisy_counts)``.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse CSR matrix of shape (n, d)
+        Points in B(0, Λ).
+    labels : ndarray of int of shape (n,)
+        Cluster of every point, in [0, k).
+    k : int
+    radius : float > 0
+        Λ.
+    budget : GaussianBudget
+        Pays for this release (one of its ``n_releases``).
+    random_state : None, int or numpy.random.Generator, optional
+    previous : array_like of shape (k, d), optional
+        Centres kept for near-empty clusters.
+
+    Returns
+    -------
+    centres : ndarray of shape (k, d)
+        In B(0, Λ).
+    noisy_counts : ndarray of shape (k,)
+
+    Raises
+    ------
+    ValueError
+        If ``budget`` has no release left.
     """
     rng = check_random_state(random_state)
     sums, counts = cluster_sums(X, labels, k)
@@ -68,7 +103,34 @@ def noisy_means(X, labels, k, radius, budget, random_state=None, previous=None):
 def private_lloyd(X, centres, radius, n_iter, budget, random_state=None, sq_norms=None):
     """``n_iter`` private Lloyd (SuLQ) iterations from ``centres``: assign every point to
     its nearest centre, then :func:`noisy_means` (one release of ``budget`` each). Returns
-    ``(centres, history)`` with ``history`` the list of released centre sets."""
+    ``(centres, history)`` with ``history`` the list of released centre sets.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse CSR matrix of shape (n, d)
+        Points in B(0, Λ).
+    centres : ndarray of shape (k, d)
+        Start (public).
+    radius : float > 0
+        Λ.
+    n_iter : int
+    budget : GaussianBudget
+        Must cover ``n_iter`` releases.
+    random_state : None, int or numpy.random.Generator, optional
+    sq_norms : ndarray of shape (n,), optional
+        Precomputed ‖xᵢ‖².
+
+    Returns
+    -------
+    centres : ndarray of shape (k, d)
+    history : list of ndarray
+        The centres released at every iteration.
+
+    Raises
+    ------
+    ValueError
+        If ``budget`` runs out of releases.
+    """
     rng = check_random_state(random_state)
     k = centres.shape[0]
     sq = row_sq_norms(X) if sq_norms is None else sq_norms
@@ -93,7 +155,36 @@ def sparse_noisy_means(X, labels, k, radius, sparsity, eta, epsilon, random_stat
     Versus the paper: it scales utilities by the cluster size n (private here), so we use
     sums; its budget is not split between the two mechanisms, ours is (½, ½). Rows must be
     s-sparse (see :func:`dpcore.preprocessing.truncate_rows_to_sparsity`).
+
     Returns ``(centres, noisy_counts, chosen)`` with ``chosen`` (k, m) coordinate indices.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse CSR matrix of shape (n, d)
+        s-sparse points in B(0, Λ).
+    labels : ndarray of int of shape (n,)
+    k : int
+    radius : float > 0
+        Λ.
+    sparsity : int ≥ 1
+        s.
+    eta : float in (0, 1]
+        η.
+    epsilon : float > 0
+    random_state : None, int or numpy.random.Generator, optional
+    previous : array_like of shape (k, d), optional
+        Centres kept for near-empty clusters.
+
+    Returns
+    -------
+    centres : ndarray of shape (k, d)
+    noisy_counts : ndarray of shape (k,)
+    chosen : ndarray of int64 of shape (k, m)
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon``, ``sparsity`` or ``eta`` is out of range.
     """
     rng = check_random_state(random_state)
     epsilon = check_epsilon(epsilon)
@@ -142,8 +233,33 @@ def private_medians(X, labels, k, radius, budget, n_steps=5, random_state=None, 
        in one cluster: √(4Λ² + Λ²); across clusters: √(2(Λ² + Λ²)) = 2Λ). Step
        z_j ← z_j − (s̃_j/ñ_j) ĝ_j /(2√(t+1)) with ĝ_j = g̃_j/ñ_j clipped to norm 1: the mean
        distance sets the scale of the step, the mean unit vector its direction.
+
     ``previous``: centres kept for clusters whose noisy count is too small (refinement).
     Returns ``(centres, noisy_counts)``.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse CSR matrix of shape (n, d)
+        Points in B(0, Λ).
+    labels : ndarray of int of shape (n,)
+    k : int
+    radius : float > 0
+        Λ.
+    budget : GaussianBudget
+        Must cover ``n_steps + 1`` releases.
+    n_steps : int, default 5
+    random_state : None, int or numpy.random.Generator, optional
+    previous : array_like of shape (k, d), optional
+
+    Returns
+    -------
+    centres : ndarray of shape (k, d)
+    noisy_counts : ndarray of shape (k,)
+
+    Raises
+    ------
+    ValueError
+        If ``budget`` runs out of releases.
     """
     rng = check_random_state(random_state)
     labels = np.asarray(labels, dtype=np.int64)
