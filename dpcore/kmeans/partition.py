@@ -43,18 +43,54 @@ MAX_ACTIVE_CUBES = 200_000  # computational guard (never reached with the defaul
 
 # ----------------------------------------------------------------------------- JL projection
 def default_projection_dim(n):
-    """p = ⌈ln(n)/2⌉ (at least 1), the dimension of the paper's experiments (§7)."""
+    """p = ⌈ln(n)/2⌉ (at least 1), the dimension of the paper's experiments (§7).
+
+    Parameters
+    ----------
+    n : int
+        Number of points (values below 2 count as 2).
+
+    Returns
+    -------
+    int ≥ 1
+    """
     return max(1, math.ceil(math.log(max(n, 2)) / 2.0))
 
 
 def max_projection_dim(n):
-    """⌈8 ln n⌉, the dimension of the paper's theory (§4); the largest p accepted."""
+    """⌈8 ln n⌉, the dimension of the paper's theory (§4); the largest p accepted.
+
+    Parameters
+    ----------
+    n : int
+        Number of points (values below 2 count as 2).
+
+    Returns
+    -------
+    int ≥ 1
+    """
     return max(1, math.ceil(8.0 * math.log(max(n, 2))))
 
 
 def jl_matrix(d, p, random_state=None):
     """A d×p Gaussian JL matrix with N(0, 1/p) entries (so E‖xA‖² = ‖x‖²). It does not look
-    at the data: public randomness, no privacy cost."""
+    at the data: public randomness, no privacy cost.
+
+    Parameters
+    ----------
+    d : int ≥ 1
+    p : int ≥ 1
+    random_state : None, int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    ndarray of shape (d, p)
+
+    Raises
+    ------
+    ValueError
+        If ``d`` or ``p`` < 1.
+    """
     d = check_int(d, "d", 1)
     p = check_int(p, "p", 1)
     rng = check_random_state(random_state)
@@ -62,7 +98,17 @@ def jl_matrix(d, p, random_state=None):
 
 
 def jl_project(X, A):
-    """Rows of X (dense or CSR) mapped to R^p: X @ A."""
+    """Rows of X (dense or CSR) mapped to R^p: X @ A.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n, d)
+    A : ndarray of shape (d, p)
+
+    Returns
+    -------
+    ndarray of float64 of shape (n, p)
+    """
     Y = X @ A
     return np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=np.float64)
 
@@ -70,7 +116,22 @@ def jl_project(X, A):
 # ----------------------------------------------------------------------------- Algorithm 1
 def subdivision_probability(m, epsilon_prime, gamma):
     """f(m) of Alg. 1: ½exp(−ε′(γ − m)) for m ≤ γ, 1 − ½exp(ε′(γ − m)) otherwise
-    (the probability that a cube with m points is kept active and subdivided again)."""
+    (the probability that a cube with m points is kept active and subdivided again).
+
+    Parameters
+    ----------
+    m : float or array_like
+        Numbers of points.
+    epsilon_prime : float
+        ε′.
+    gamma : float
+        γ.
+
+    Returns
+    -------
+    ndarray of float64
+        Probabilities in (0, 1), the shape of ``m``.
+    """
     m = np.asarray(m, dtype=np.float64)
     z = epsilon_prime * (m - gamma)
     return np.where(z <= 0, 0.5 * np.exp(np.minimum(z, 0.0)), 1.0 - 0.5 * np.exp(-np.maximum(z, 0.0)))
@@ -91,6 +152,21 @@ def default_gamma(n, p, epsilon_prime, n_clusters=None):
     a tenth of an average cluster is not refined further, which keeps the candidate set (and
     the O(n·|C|) local search) small; without it ε → ∞ would make every occupied cell of
     every depth a candidate (≈ n·depth of them).
+
+    Parameters
+    ----------
+    n : int
+        Number of points.
+    p : int
+        Projection dimension.
+    epsilon_prime : float > 0
+        ε′.
+    n_clusters : int, optional
+        k.
+
+    Returns
+    -------
+    float
     """
     g = (p * math.log(2.0) + math.log(max(n, 2))) / epsilon_prime
     if n_clusters is not None:
@@ -100,7 +176,17 @@ def default_gamma(n, p, epsilon_prime, n_clusters=None):
 
 def default_max_depth(n):
     """⌈log₂ n⌉: the depth at which the edge of the initial cube (4Λ) reaches 4Λ/n, the
-    resolution of the paper's Theorem 3 (its loop runs while depth ≤ log n)."""
+    resolution of the paper's Theorem 3 (its loop runs while depth ≤ log n).
+
+    Parameters
+    ----------
+    n : int
+        Number of points (values below 2 count as 2).
+
+    Returns
+    -------
+    int ≥ 1
+    """
     return max(1, math.ceil(math.log2(max(n, 2))))
 
 
@@ -110,7 +196,25 @@ class PartitionResult:
     centres of every cube that was ever active, depth 0 included); ``depths`` their depths.
     ``active_per_depth[a]`` = number of active cubes at depth a (released as well: it is a
     function of the candidate set). ``epsilon_prime``/``gamma``/``max_depth`` are the
-    parameters used."""
+    parameters used.
+
+    Attributes
+    ----------
+    centers : ndarray of shape (m, p)
+    depths : ndarray of int of shape (m,)
+    active_per_depth : list of int
+    epsilon_prime : float
+    gamma : float
+    max_depth : int
+    lower : ndarray of shape (p,)
+        Lower corner of the initial cube.
+    edge : float
+        Its edge length.
+    n_empty_activated : int, default 0
+        Number of empty cubes that were activated.
+    leaves : ndarray of bool of shape (m,) or None
+        Per centre: the cube has no active child.
+    """
     centers: np.ndarray
     depths: np.ndarray
     active_per_depth: list
@@ -136,14 +240,28 @@ def private_partition(Y, epsilon, lower, edge, max_depth=None, gamma=None, rando
     epsilon : privacy budget of this call; ε′ = ε/(2·max_depth).
     lower, edge : lower corner (p,) and edge length of the initial cube Q.
     max_depth : rounds of subdivision; no cube deeper than this is ever created
-        (default ⌈log₂ n⌉, :func:`default_max_depth`).
+        (default ⌈log₂ n⌉, :func:`default_max_depth`). At most 60.
     gamma : threshold of f(m) (default :func:`default_gamma`, with its floor n/(10k) when
         ``n_clusters`` = k is given).
+    random_state : None, int or numpy.random.Generator, optional
+    n_clusters : int, optional
+        k, for the default γ.
 
     Starting from A = {Q}, each round adds the centres of the active cubes to the candidate
     set, splits every active cube in half along each axis (2^p children) and keeps each child
     active with probability f(#points in it). The centres of the cubes still active after
     the last round are added too (post-processing of decisions already paid for).
+
+    Returns
+    -------
+    PartitionResult
+
+    Raises
+    ------
+    ValueError
+        If Y is not a finite 2-D array or lies outside the cube, ε, ``edge``, ``max_depth``
+        or ``gamma`` is out of range, or γ is so small that too many cubes would be active
+        (more than ``MAX_ACTIVE_CUBES``).
     """
     Y = check_array(Y, "Y")
     n, p = Y.shape
@@ -233,7 +351,18 @@ class CandidateSetResult:
     """Output of :func:`candidate_set`: ``centers`` (m, p) inside B(0, Λ), their cube
     ``depths`` (padding points get depth 0), ``leaves`` (True for a cube none of whose
     children stayed active: the finest resolution reached there), and per repetition
-    the :class:`PartitionResult` (``partitions``) and the shift ``shifts[t]``."""
+    the :class:`PartitionResult` (``partitions``) and the shift ``shifts[t]``.
+
+    Attributes
+    ----------
+    centers : ndarray of shape (m, p)
+    depths : ndarray of int of shape (m,) or None
+    partitions : list of PartitionResult
+    shifts : ndarray of shape (n_repeats, p) or None
+    n_padded : int, default 0
+        Number of uniform random points added to reach ``min_size``.
+    leaves : ndarray of bool of shape (m,) or None
+    """
     centers: np.ndarray
     depths: np.ndarray | None = None
     partitions: list = field(default_factory=list)
@@ -256,6 +385,32 @@ def candidate_set(Y, epsilon, radius, n_repeats=1, max_depth=None, gamma=None, m
     :func:`dpcore.kmeans.localswap.localswap`. Exact duplicates are dropped. If fewer than
     ``min_size`` candidates remain, uniform random points of B(0, Λ) (public randomness, no
     privacy cost) are added so that local search has something to swap in.
+
+    Parameters
+    ----------
+    Y : array_like of shape (n, p)
+        Projected points in B(0, Λ).
+    epsilon : float > 0
+    radius : float > 0
+        Λ.
+    n_repeats : int ≥ 1, default 1
+    max_depth, gamma : optional
+        As in :func:`private_partition`.
+    min_size : int, default 1
+        Smallest number of candidates returned.
+    random_state : None, int or numpy.random.Generator, optional
+    n_clusters : int, optional
+        k, for the default γ.
+
+    Returns
+    -------
+    CandidateSetResult
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of range, a point lies outside B(0, Λ), or
+        :func:`private_partition` refuses.
     """
     Y = check_array(Y, "Y")
     n, p = Y.shape
