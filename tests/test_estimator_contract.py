@@ -204,6 +204,8 @@ def expected_failed_checks(est):
 
 
 # xfail_strict: a check listed above that starts passing fails the suite, so the list stays exact.
+# ~700 checks, ~15 s: slow (the README's test command runs them; the quick development run does not).
+@pytest.mark.slow
 @parametrize_with_checks([small_estimator(c) for c in ESTIMATORS], expected_failed_checks=expected_failed_checks,
                          xfail_strict=True)
 def test_sklearn_compatible_estimator(estimator, check):
