@@ -46,12 +46,11 @@ from __future__ import annotations
 
 import math
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..validation import check_delta, check_epsilon, check_int, check_random_state, check_real
 from ..privacy import GaussianBudget, PrivacyLedger, PrivateEstimatorMixin
 from ..preprocessing import clip_rows, row_sq_norms, truncate_rows_to_sparsity
-from .common import RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius
+from .common import CentresPredictMixin, RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius
 from .localswap import default_swap_iterations, localswap, seed_from_candidates
 from .partition import candidate_set, default_projection_dim, jl_matrix, jl_project, max_projection_dim
 from .recovery import (private_lloyd, private_medians, noisy_means, sparse_noisy_means,
@@ -149,7 +148,7 @@ def stage_explanations(objective="kmeans", recovery="dense"):
     }
 
 
-class CandidateKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
+class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """(ε, δ)-DP k-means by a private candidate set, local swaps and noisy means
     (Balcan et al. 2017, Alg. 4; see the module docstring for the stages and the budget).
 
@@ -360,26 +359,6 @@ class CandidateKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         if derived:
             self.private_outputs_ = []
         return self
-
-    def predict(self, X):
-        """Nearest released centre of every row of X (NOT private: it reads the raw points).
-
-        Parameters
-        ----------
-        X : array or scipy.sparse matrix (n, d) with the d of ``fit``.
-
-        Returns
-        -------
-        labels : array (n,) of indices into ``cluster_centers_``.
-        """
-        check_is_fitted(self, "cluster_centers_")
-        X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=None)
-        return nearest_centres(check_points(X), self.cluster_centers_)[0]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
 
 
 class CandidateKMedian(CandidateKMeans):

@@ -17,11 +17,12 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..validation import check_array, check_real
 from ..preprocessing import row_sq_norms
 
-__all__ = ["DataDerivedRadiusWarning", "resolve_radius", "check_points", "nearest_centres", "cluster_sums",
+__all__ = ["CentresPredictMixin", "DataDerivedRadiusWarning", "resolve_radius", "check_points", "nearest_centres", "cluster_sums",
            "data_radius", "RADIUS_LEAK_REASON"]
 
 RADIUS_LEAK_REASON = ("radius Λ was computed from the data (max row norm): this leaks information "
@@ -159,3 +160,28 @@ def cluster_sums(X, labels, k):
     sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
     counts = np.bincount(labels, minlength=k).astype(np.float64)
     return sums, counts
+
+
+class CentresPredictMixin:
+    """What the dpcore k-means estimators share once fitted: ``predict`` by the nearest
+    released centre, and scikit-learn's tag that they accept sparse input (CSR rows)."""
+
+    def predict(self, X):
+        """Nearest released centre of every row of X (NOT private: it reads the raw points).
+
+        Parameters
+        ----------
+        X : array or scipy.sparse matrix (n, d) with the d of ``fit``.
+
+        Returns
+        -------
+        labels : array (n,) of indices into ``cluster_centers_``.
+        """
+        check_is_fitted(self, "cluster_centers_")
+        X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=None)
+        return nearest_centres(check_points(X), self.cluster_centers_)[0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -28,19 +28,18 @@ import math
 import numpy as np
 from sklearn.cluster import KMeans as _SkKMeans
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..defaults import default_kmeans_n_subsets
 from ..validation import check_delta, check_epsilon, check_int, check_random_state
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
 from ..privacy.sample_aggregate import sample_aggregate
 from ..preprocessing import clip_rows
-from .common import RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius
+from .common import CentresPredictMixin, RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius
 
 __all__ = ["SampleAggregateKMeans"]
 
 
-class SampleAggregateKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
+class SampleAggregateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """(ε, δ)-DP k-means by sample and aggregate (Nissim et al. 2007).
 
     Parameters
@@ -117,23 +116,3 @@ class SampleAggregateKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         if derived:
             self.nonprivate_outputs_["radius_"] = RADIUS_LEAK_REASON
         return self
-
-    def predict(self, X):
-        """Nearest released centre of every row of X (NOT private: it reads the raw points).
-
-        Parameters
-        ----------
-        X : array or scipy.sparse matrix (n, d) with the d of ``fit``.
-
-        Returns
-        -------
-        labels : array (n,) of indices into ``cluster_centers_``.
-        """
-        check_is_fitted(self, "cluster_centers_")
-        X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=None)
-        return nearest_centres(check_points(X), self.cluster_centers_)[0]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags

@@ -16,18 +16,17 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..validation import check_delta, check_epsilon, check_int, check_random_state
 from ..privacy import GaussianBudget, PrivacyLedger, PrivateEstimatorMixin
 from ..preprocessing import clip_rows, row_sq_norms
-from .common import RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius
+from .common import CentresPredictMixin, RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius
 from .recovery import MEANS_SENSITIVITY_FACTOR, private_lloyd
 
 __all__ = ["SuLQKMeans"]
 
 
-class SuLQKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
+class SuLQKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """(ε, δ)-DP SuLQ k-means.
 
     Parameters
@@ -108,23 +107,3 @@ class SuLQKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         if derived:
             self.nonprivate_outputs_["radius_"] = RADIUS_LEAK_REASON
         return self
-
-    def predict(self, X):
-        """Nearest released centre of every row of X (NOT private: it reads the raw points).
-
-        Parameters
-        ----------
-        X : array or scipy.sparse matrix (n, d) with the d of ``fit``.
-
-        Returns
-        -------
-        labels : array (n,) of indices into ``cluster_centers_``.
-        """
-        check_is_fitted(self, "cluster_centers_")
-        X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=None)
-        return nearest_centres(check_points(X), self.cluster_centers_)[0]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
