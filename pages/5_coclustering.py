@@ -83,19 +83,19 @@ if epsilon > 0 and n_iter >= 1:
 
 seed = seed_controls("cc")   # outside the form: ticking it shows the seed at once
 with st.form("cocluster_form"):
-    c1, c2, c3, c4 = st.columns(4)
-    K0 = c3.number_input("row clusters K0", value=int(n_classes), step=1, key="cc_K0",
+    c1, c2, c3 = st.columns(3)
+    K0 = c1.number_input("row clusters K0", value=int(n_classes), step=1, key="cc_K0",
                          help="Initial number of row clusters (≥ 2); the paper sets it to the number of classes.")
-    L0 = c4.number_input("column clusters L0", value=int(n_classes), step=1, key="cc_L0",
+    L0 = c2.number_input("column clusters L0", value=int(n_classes), step=1, key="cc_L0",
                          help="Initial number of column clusters (≥ 2); the paper sets it equal to K0.")
-    c1, c2, c3, c4 = st.columns(4)
-    run_fast = c2.checkbox("also run Fast-τCC (non-private)", True, key="cc_fast",
-                           help="The non-private reference, started from random partitions with the same K0, L0.")
     n_init = c3.number_input("Fast-τCC restarts", value=5, step=1, key="cc_ninit",
                              help="Fast-τCC runs from this many random starts and keeps the one with the largest "
                                   "τ̂_R|C + τ̂_C|R. Started at the true number of clusters, a single run often "
                                   "loses a cluster (the paper's reference runs once). Must be ≥ 1.")
-    run_km = c4.checkbox("also run DP k-means (diffprivlib)", False, key="cc_km",
+    c1, c2 = st.columns(2)
+    run_fast = c1.checkbox("also run Fast-τCC (non-private)", True, key="cc_fast",
+                           help="The non-private reference, started from random partitions with the same K0, L0.")
+    run_km = c2.checkbox("also run DP k-means (diffprivlib)", False, key="cc_km",
                          help="The paper's DP-KMeans peer on L2-normalised rows with public bounds [0, 1]. It "
                               "protects a whole row and is slow on wide matrices; refused above "
                               f"{MAX_DENSE_CELLS:,} cells.")

@@ -290,6 +290,11 @@ def sidebar():
             st.caption(f"⚠️ {len(nonpriv)} non-private run(s) on this dataset (nominal ε "
                        f"{basic_composition([r['epsilon'] for r in nonpriv])[0]:.4g}, not counted: they protect "
                        "nobody). Last: " + nonpriv[-1]["reason"])
+        if meter.runs and meter.runs[-1]["dataset"] != ds.name:     # a page that chose its own data
+            last = meter.runs[-1]
+            st.caption(f"Last run: {last['label']} on **{last['dataset']}**, ε = {last['epsilon']:.4g} "
+                       + (f"(private ε on that dataset: {meter.private_total(last['dataset'])[0]:.4g})"
+                          if last["private"] else "(not private, not counted)"))
         others = [d for d in meter.datasets() if d != ds.name]
         if others:
             with st.expander("Other datasets"):
