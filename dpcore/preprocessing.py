@@ -13,13 +13,17 @@ both accepted; sparse input gives CSR output.
 - :func:`truncate_rows_to_sparsity` - keep the s largest-magnitude entries of each row;
 - :func:`row_sq_norms` - squared row norms, dense or sparse.
 
-Dense outputs satisfy ‖x‖ ≤ Λ exactly in floating point (rows that rounding leaves one ulp
-above are shrunk by a hair), as the sensitivity bounds require.
+Outputs, dense or CSR, satisfy ‖x‖ ≤ Λ as computed in floating point both by the sum of
+squares (:func:`row_sq_norms`) and by numpy's / scipy's ``norm`` of the same array (rows that
+rounding leaves one ulp above are shrunk by a hair), as the sensitivity bounds require. Two
+other ways of computing a norm (e.g. of the CSR rows after ``toarray()``) can still differ from
+these in the last bit.
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+import scipy.sparse.linalg  # noqa: F401  (sp.linalg.norm)
 
 from .validation import check_array, check_int, check_real
 
@@ -53,14 +57,19 @@ def _scale_rows(X, scale):
 
 
 def _within_radius(X, radius):
-    """Dense rows that rounding left above ``radius`` shrunk by a hair, so ‖x‖ ≤ radius exactly."""
-    if sp.issparse(X):
-        return X
+    """Rows that rounding left above ``radius`` shrunk by a hair, until both the sum-of-squares
+    norm and the library norm of the same array are ≤ radius (dense or CSR)."""
+    shrink = 1.0 - 4 * np.finfo(float).eps
     while True:
-        above = np.linalg.norm(X, axis=1) > radius
+        # two ways of computing a norm can differ in the last bit: both must be within the radius
+        other = (sp.linalg.norm(X, axis=1) if sp.issparse(X) else np.linalg.norm(X, axis=1))
+        above = np.maximum(np.sqrt(row_sq_norms(X)), other) > radius
         if not above.any():
             return X
-        X[above] *= 1.0 - 4 * np.finfo(float).eps
+        if sp.issparse(X):
+            X = _scale_rows(X, np.where(above, shrink, 1.0))
+        else:
+            X[above] *= shrink
 
 
 def clip_rows(X, radius):
@@ -86,7 +95,7 @@ def clip_rows(X, radius):
     if sp.issparse(X):
         scale = np.ones_like(norms)
         scale[over] = radius / norms[over]
-        return _scale_rows(X, scale), int(over.sum())
+        return _within_radius(_scale_rows(X, scale), radius), int(over.sum())
     Xc = X.copy()
     Xc[over] *= (radius / norms[over])[:, None]
     return _within_radius(Xc, radius), int(over.sum())
@@ -112,7 +121,7 @@ def normalize_rows(X, radius=1.0):
     if sp.issparse(X):
         scale = np.zeros_like(norms)
         scale[nz] = radius / norms[nz]
-        return _scale_rows(X, scale)
+        return _within_radius(_scale_rows(X, scale), radius)
     out = np.divide(X, norms[:, None], out=np.zeros_like(X), where=nz[:, None])
     if radius != 1.0:
         out *= radius

@@ -105,7 +105,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .data import load_dataset
+from .data import CLUTO_NAMES, PAPER_SPECS, load_dataset
 from .validation import check_int
 from .experiments import ALGORITHMS, Sweep, preset, run_seed, run_sweep
 from .subspace.common import single_threaded
@@ -116,10 +116,10 @@ FIGURES = ("subspace-fig2", "subspace-fig3", "cocluster-fig2", "cocluster-fig3",
 LEVELS = ("tiny", "quick", "full")
 
 _SUB_LEFT = {"kind": "subspaces", "n": 5000, "d": 5, "k": 3, "q": 3, "sigma": 0.01, "random_state": 0}
-_SUB_MIDDLE = {"kind": "subspaces", "n": 1000, "d": 10, "k": 3, "q": 3, "sigma": 0.1, "random_state": 0}
-_YALEB = {"kind": "yaleb", "subjects": 5, "random_state": 0}
+_SUB_MIDDLE = PAPER_SPECS["fig2_middle"]
+_YALEB = PAPER_SPECS["yaleb_5"]
 _MIXTURE = {"kind": "gaussians", "d": 100, "k": 64, "sigma": 0.1, "random_state": 0}
-CLUTO_ALL = ("classic3", "cstr", "tr11", "tr41", "k1b", "hitech", "reviews")
+CLUTO_ALL = CLUTO_NAMES
 CLUTO_FIG3 = ("classic3", "cstr", "hitech", "reviews")
 
 

@@ -174,17 +174,21 @@ def check_array(X, name: str = "X", ensure_2d: bool = True, allow_sparse: bool =
     Raises
     ------
     ValueError
-        If X is sparse without ``allow_sparse``, not numeric, not 2-D (with ``ensure_2d``),
-        not finite, or has fewer than ``min_rows`` rows.
+        If X is sparse without ``allow_sparse``, complex, not numeric, not 2-D (with
+        ``ensure_2d``), not finite, or has fewer than ``min_rows`` rows.
     """
     if sp.issparse(X):
         if not allow_sparse:
             raise ValueError(f"{name} must be a dense array; got a scipy.sparse matrix (convert with .toarray() if it is small)")
+        if np.iscomplexobj(X.data):
+            raise ValueError(f"Complex data not supported: {name} must hold real numbers")
         X = sp.csr_matrix(X, dtype=np.float64)
         if not np.all(np.isfinite(X.data)):
             raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
         data_shape = X.shape
     else:
+        if np.iscomplexobj(X):
+            raise ValueError(f"Complex data not supported: {name} must hold real numbers")
         try:
             X = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError) as exc:

@@ -5,7 +5,7 @@ Uploads are parsed and validated by :func:`dpcore.upload.load_upload` (through
 import pandas as pd
 import streamlit as st
 
-from dpcore.data import CLUTO_NAMES
+from dpcore.data import CLUTO_NAMES, PAPER_SPECS
 from dpcore.plots.data import face_grid, projection_scatter, sparse_overview
 from dpcore.upload import LIMITS_TEXT, MAX_BYTES, WIDE_RATIO
 from ui.common import (DEFAULT_DATASET, current_dataset, current_spec_or_default, privacy_statement, set_dataset,
@@ -31,8 +31,7 @@ FLASH_KEY = "_data_page_loaded"   # the success message shown after the rerun th
 PRESETS = {
     "Paper Fig. 2 (n=1000, d=10)": Preset({}, DEFAULT_DATASET,
                                           "Union of 3 subspaces of dimension 3 in R^10, σ = 0.1, clipped to the unit ball."),
-    "Yale B, 5 faces": Preset({}, {"kind": "yaleb", "subjects": 5, "n_per_subject": 64, "pca_dim": 9, "d": 50,
-                                   "normalize": "rows", "random_state": 0},
+    "Yale B, 5 faces": Preset({}, PAPER_SPECS["yaleb_5"],
                               "5 subjects × 64 images, per-subject 9-D PCA, projected to d = 50 (§5)."),
     "classic3 co-clustering": Preset({}, {"kind": "cluto", "name": "classic3"},
                                      "3891 documents × 4303 terms, 3 classes (CLUTO)."),

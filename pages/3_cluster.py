@@ -90,7 +90,7 @@ if method.private:
 seed = seed_controls("cl")   # outside the form: ticking it shows the seed at once
 with st.form("cluster_form"):
     c1, c2, c3 = st.columns(3)
-    k = int(c1.number_input("clusters k", 1, 100_000, int(ds.n_classes or 3), key="cl_k",
+    k = int(c1.number_input("clusters k", 1, 100_000, default_n_clusters(ds), key="cl_k",
                             help="Number of subspaces to find (default: the number of classes). Must be ≤ n."))
     q = int(c2.number_input("subspace dimension q", 1, 100_000, default_subspace_dim(ds), key="cl_q",
                             help="Dimension of every subspace (default: the true one when known, 9 for Yale B, "

@@ -8,6 +8,7 @@ from dpcore.cocluster.dptaucc import DPTauCC, dptaucc_budget
 from dpcore.cocluster.taucc import FastTauCC
 from dpcore.data import CLUTO_NAMES
 from dpcore.data import MAX_DENSE_CELLS
+from dpcore.defaults import default_n_clusters
 from dpcore.kmeans.baselines import DPLloydKMeans
 from dpcore.metrics import nmi
 from dpcore.plots.cocluster import contingency_heatmaps, reordered_matrix, tau_history
@@ -62,7 +63,7 @@ data_spec = dataset_picker("cc_matrix", "counts", spec, prefix="cc", help=(
 ds = run_guarded(dataset_from_spec, data_spec)
 if ds is None:
     stop_page()
-n_classes = ds.n_classes or 3
+n_classes = default_n_clusters(ds)
 follow_dataset("cocluster", json.dumps(data_spec, sort_keys=True), {"cc_K0": int(n_classes), "cc_L0": int(n_classes)})
 st.caption(f"{ds.description} · {ds.X.nnz:,} non-zeros · labels are used only to evaluate (NMI).")
 

@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.data import CLUTO_NAMES
+from dpcore.defaults import default_n_clusters
 from dpcore.preprocessing import normalize_rows
 from dpcore.kmeans.candidate import DEFAULT_SPLIT, stage_explanations
 from dpcore.kmeans.compare import METHODS, compare_methods
@@ -76,7 +77,8 @@ if ds is None:
     stop_page()
 X = normalize_rows(ds.X) if ds.kind == "counts" else ds.X
 default_radius = float(ds.extras.get("public_radius", 1.0)) if ds.kind == "points" else 1.0
-follow_dataset("kmeans", json.dumps(data_spec, sort_keys=True), {"km_k": int(ds.n_classes or 8), "km_radius": default_radius})
+follow_dataset("kmeans", json.dumps(data_spec, sort_keys=True),
+               {"km_k": default_n_clusters(ds), "km_radius": default_radius})
 st.caption(f"{ds.description} · n = {ds.n:,}, d = {ds.d:,}"
            + (" · rows scaled to norm 1" if ds.kind == "counts" else "")
            + f" · public radius suggested by the dataset's definition: Λ = {default_radius:.4g}")
@@ -85,7 +87,7 @@ st.caption(f"{ds.description} · n = {ds.n:,}, d = {ds.d:,}"
 seed = seed_controls("km")   # outside the form: ticking it shows the seed at once
 with st.form("kmeans_form"):
     c1, c2, c3, c4 = st.columns(4)
-    k = c1.number_input("clusters k", value=int(ds.n_classes or 8), step=1, key="km_k",
+    k = c1.number_input("clusters k", value=default_n_clusters(ds), step=1, key="km_k",
                         help="Number of centres (1 ≤ k ≤ n).")
     epsilon = c2.number_input("privacy budget ε", value=1.0, step=0.1, format="%.3f", key="km_eps",
                               help="Total ε of each private run (must be > 0). Neighbouring datasets differ in one "

@@ -264,3 +264,14 @@ def test_truncate_rows_to_sparsity_keeps_largest_entries():
     assert n_trunc == 1 and Xs[0].tolist() == [3.0, -5.0, 0.0, 0.0] and Xs[1].tolist() == X[1].tolist()
     Xsp, n_sp = truncate_rows_to_sparsity(sp.csr_matrix(X), 2)
     assert n_sp == 1 and np.array_equal(Xsp.toarray(), Xs)
+
+
+def test_partition_reports_the_number_of_empty_cubes_it_activated():
+    """``n_empty_activated`` is the total number of empty cubes the partition activated (an
+    int), not a per-parent array of free children (a local variable once reused its name)."""
+    rng = np.random.default_rng(0)
+    Y = rng.random((200, 2))
+    res = private_partition(Y, 1.0, np.zeros(2), 1.0, max_depth=4, random_state=1)
+    assert isinstance(res.n_empty_activated, int) and res.n_empty_activated >= 0
+    # every activated empty cube is a cube with no point: the count cannot exceed the cubes kept
+    assert res.n_empty_activated <= len(res.depths)

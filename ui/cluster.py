@@ -14,7 +14,7 @@ from typing import Callable
 
 import streamlit as st
 
-from dpcore.defaults import default_n_subsets, default_subspace_dim
+from dpcore.defaults import default_n_clusters, default_n_subsets, default_subspace_dim
 from dpcore.export import estimator_snippet
 from dpcore.metrics import clustering_accuracy, nmi, subspace_cost, wasserstein_distance
 from dpcore.privacy.sample_aggregate import alg1_constants
@@ -248,7 +248,7 @@ def private_details(model):
 
 def noise_preview(key, ds, eps, delta):
     """One sentence: the noise this ε implies (public quantities only), updated as ε moves."""
-    k = int(st.session_state.get("cl_k", ds.n_classes or 3))
+    k = int(st.session_state.get("cl_k", default_n_clusters(ds)))
     q = int(st.session_state.get("cl_q", default_subspace_dim(ds)))
     delta = default_delta(max(ds.n, 3)) if delta is None else delta
     if key == "sulq":

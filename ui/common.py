@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from dpcore.data import Dataset, load_dataset
+from dpcore.data import PAPER_SPECS, Dataset, load_dataset
 from dpcore.privacy import PrivacyLedger, basic_composition
 from dpcore.upload import load_upload, registered, upload_key
 
@@ -41,7 +41,7 @@ DATASET_KEY = "dataset"
 SESSION_METER_KEY = "session_meter"
 UPLOADS_KEY = "uploaded_datasets"
 MAX_SESSION_UPLOADS = 3   # parsed uploads kept per session (each may hold up to 80 MB)
-DEFAULT_DATASET = {"kind": "subspaces", "n": 1000, "d": 10, "k": 3, "q": 3, "sigma": 0.1, "random_state": 0}
+DEFAULT_DATASET = dict(PAPER_SPECS["fig2_middle"])     # the subspace paper's Fig. 2 (middle) setting
 
 
 # ----------------------------------------------------------------------------- datasets

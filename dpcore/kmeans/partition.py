@@ -302,11 +302,11 @@ def private_partition(Y, epsilon, lower, edge, max_depth=None, gamma=None, rando
         keep = bernoulli_draws(subdivision_probability(counts, eps_prime, gamma), rng)
         # --- empty children: Binomial(2^p − occupied, f(0)) activations per active cube
         occ_per_parent = np.bincount(parent_of_occ, minlength=active.shape[0]).astype(np.float64)
-        n_empty = n_children - occ_per_parent
-        if np.any(n_empty * math.exp(log_f0) > 10 * MAX_ACTIVE_CUBES):
+        n_free = n_children - occ_per_parent           # empty children of each active cube
+        if np.any(n_free * math.exp(log_f0) > 10 * MAX_ACTIVE_CUBES):
             raise ValueError(f"gamma is too small for this epsilon and p: far more than {MAX_ACTIVE_CUBES} empty "
                              "cubes would be activated (raise gamma or lower p)")
-        n_act = binomial_draws(n_empty, log_f0, rng)
+        n_act = binomial_draws(n_free, log_f0, rng)
         spurious = []
         if n_act.any():
             occ_set = {tuple(r) for r in occ}
