@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .validation import check_array, check_int, check_random_state, check_real
-from .preprocessing import clip_rows
+from .preprocessing import clip_rows, normalize_rows
 
 __all__ = ["Dataset", "SAMPLE_DATA", "CLUTO_NAMES", "make_union_of_subspaces", "make_gaussian_mixture",
            "make_block_matrix", "load_yaleb", "load_cluto", "PAPER_SPECS", "random_subspaces", "data_rng", "DATA_STREAM",
@@ -448,7 +448,7 @@ def load_yaleb(subjects=5, n_per_subject=64, pca_dim=9, d=50, normalize="rows", 
         op_norm = 1.0
     n_clipped = 0
     if normalize == "rows":
-        X = X / np.linalg.norm(X, axis=1, keepdims=True)
+        X = normalize_rows(X, 1.0)
         note = "each row scaled to unit norm (per-record, leaks nothing)"
     else:
         X = X / (np.sqrt(pixels.shape[1]) * op_norm)
