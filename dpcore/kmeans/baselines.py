@@ -210,23 +210,6 @@ class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
             self.nonprivate_outputs_["radius_"] = RADIUS_LEAK_REASON
         return self
 
-    def fit_predict(self, X, y=None):
-        """Fit, then return ``labels_``.
-
-        Parameters
-        ----------
-        X : array_like, shape (n, d)
-            The points as rows (see :meth:`fit`).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        ndarray of int, shape (n,)
-            ``labels_``.
-        """
-        return self.fit(X).labels_
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
@@ -281,23 +264,6 @@ class KMeansPlusPlus(ClusterMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         self.n_iter_ = int(km.n_iter_)
         return self
-
-    def fit_predict(self, X, y=None):
-        """Fit, then return ``labels_``.
-
-        Parameters
-        ----------
-        X : array_like or scipy.sparse matrix, shape (n, d)
-            The points as rows (see :meth:`fit`).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        ndarray of int, shape (n,)
-            ``labels_``.
-        """
-        return self.fit(X).labels_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

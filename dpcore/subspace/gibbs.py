@@ -830,6 +830,11 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
     def fit_predict(self, X, y=None, true_subspaces=None, *, callback=None):
         """Fit, then return ``labels_`` (the released sample's assignment).
 
+        Kept although ``ClusterMixin`` provides ``fit_predict``: the inherited one calls
+        ``self.fit(X, **kwargs)`` and drops ``y``, which here is not ignored (it feeds the
+        ``"accuracy"`` trace), and it does not take ``true_subspaces`` positionally as
+        :meth:`fit` does.
+
         Parameters
         ----------
         X : array_like, shape (n, d)

@@ -275,20 +275,3 @@ class KPlane(ClusterMixin, BaseEstimator):
         self.subspaces_, self.labels_, self.cost_, self.n_iter_, self.cost_history_ = best
         self.n_features_in_ = X.shape[1]
         return self
-
-    def fit_predict(self, X, y=None):
-        """Fit, then return ``labels_``.
-
-        Parameters
-        ----------
-        X : array_like, shape (n, d)
-            The points as rows (see :meth:`fit`).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        ndarray of int, shape (n,)
-            ``labels_``, cluster indices in [0, k).
-        """
-        return self.fit(X).labels_

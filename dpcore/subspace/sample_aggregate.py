@@ -187,6 +187,9 @@ def default_delta(n):
 class SampleAggregateSubspace(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """(ε, δ)-differentially private subspace clustering by sample-and-aggregate (Alg. 1).
 
+    ``fit_predict`` (inherited from ``ClusterMixin``: ``fit``, then ``labels_``) returns
+    labels that are NOT private: the raw points assigned to the released subspaces.
+
     Parameters
     ----------
     n_clusters : int k ≥ 1.  subspace_dim : int q in [1, d−1].
@@ -345,20 +348,3 @@ class SampleAggregateSubspace(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
             "aggregate_": "the full diagnostic record of the run",
         }
         return self
-
-    def fit_predict(self, X, y=None):
-        """Fit, then return ``labels_`` (NOT private: raw points assigned to the released subspaces).
-
-        Parameters
-        ----------
-        X : array_like, shape (n, d)
-            The points as rows (see :meth:`fit`).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        ndarray of int, shape (n,)
-            ``labels_``, cluster indices in [0, k).
-        """
-        return self.fit(X).labels_

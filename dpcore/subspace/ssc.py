@@ -295,20 +295,3 @@ class SSC(ClusterMixin, BaseEstimator):
         self.cost_ = subspace_cost(X, self.subspaces_)
         self.n_features_in_ = X.shape[1]
         return self
-
-    def fit_predict(self, X, y=None):
-        """Fit, then return ``labels_``.
-
-        Parameters
-        ----------
-        X : array_like, shape (n, d)
-            The points as rows (see :meth:`fit`).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        ndarray of int, shape (n,)
-            ``labels_``, cluster indices in [0, k).
-        """
-        return self.fit(X).labels_

@@ -218,6 +218,9 @@ def sulq_query(X, labels, ell, subspace_dim, sigma, rng):
 class SuLQKPlane(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """(ε, δ)-differentially private k-plane via the SuLQ framework (App. E, Alg. 5).
 
+    ``fit_predict`` (inherited from ``ClusterMixin``: ``fit``, then ``labels_``) returns
+    labels that are NOT private: the raw points assigned to the released subspaces.
+
     Parameters
     ----------
     n_clusters : int k ≥ 1.  subspace_dim : int q in [1, d−1].
@@ -348,20 +351,3 @@ class SuLQKPlane(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
             "n_clipped_": "number of rows outside the unit ball, counted on the raw data",
         }
         return self
-
-    def fit_predict(self, X, y=None):
-        """Fit, then return ``labels_`` (NOT private: raw points assigned to the released subspaces).
-
-        Parameters
-        ----------
-        X : array_like, shape (n, d)
-            The points as rows (see :meth:`fit`).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        ndarray of int, shape (n,)
-            ``labels_``, cluster indices in [0, k).
-        """
-        return self.fit(X).labels_

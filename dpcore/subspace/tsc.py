@@ -189,20 +189,3 @@ class TSC(ClusterMixin, BaseEstimator):
         self.cost_ = subspace_cost(X, U)
         self.n_features_in_ = d
         return self
-
-    def fit_predict(self, X, y=None):
-        """Fit, then return ``labels_``.
-
-        Parameters
-        ----------
-        X : array_like, shape (n, d)
-            The points as rows (see :meth:`fit`).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        ndarray of int, shape (n,)
-            ``labels_``, cluster indices in [0, k).
-        """
-        return self.fit(X).labels_
