@@ -5,6 +5,10 @@ Subspaces are passed as stacks of orthonormal bases, an array of shape (k, d, q)
 """
 from __future__ import annotations
 
+import functools
+import itertools
+import math
+
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn import metrics as _skm
@@ -14,6 +18,7 @@ from .kmeans.common import check_points, nearest_centres
 
 __all__ = [
     "principal_angles", "subspace_distance", "pairwise_subspace_distances", "wasserstein_distance",
+    "MATCHING_BRUTE_FORCE_MAX_K", "matching_permutations", "min_matching_cost",
     "squared_distances_to_subspaces", "subspace_cost", "clustering_accuracy", "nmi", "ari",
     "kmeans_objective", "kmedian_objective",
 ]
@@ -63,31 +68,138 @@ def subspace_distance(U, V):
     return float(np.sqrt(max(2.0 * q - 2.0 * np.sum((U.T @ V) ** 2), 0.0)))
 
 
-def pairwise_subspace_distances(Us, Vs):
-    """Matrix of d(Uᵢ, Vⱼ) for stacks (k, d, q) and (k', d, q).
+def pairwise_subspace_distances(Us, Vs, *, squared=False):
+    """Matrix of d(Uᵢ, Vⱼ) = √(2q − 2‖UᵢᵀVⱼ‖²_F) for stacks (k, d, q) and (k', d, q).
+
+    The one implementation of the pairwise subspace distance (d_W, the Gibbs sampler's traces
+    and its aligned mean all use it). Leading dimensions broadcast, so stacks of stacks
+    (..., k, d, q) and (..., k', d, q) give (..., k, k') at once.
 
     Parameters
     ----------
-    Us : array_like of shape (k, d, q)
-    Vs : array_like of shape (k', d, q)
+    Us : array_like of shape (..., k, d, q)
         Orthonormal bases (not checked).
+    Vs : array_like of shape (..., k', d, q)
+        Orthonormal bases (not checked); leading dimensions broadcast against those of ``Us``.
+    squared : bool, default False
+        Return d² (no square root), what a matching minimises.
 
     Returns
     -------
-    ndarray of shape (k, k')
+    ndarray of shape (..., k, k')
+        The distances (or their squares when ``squared``), in [0, √(2q)].
     """
     Us = np.asarray(Us, dtype=np.float64)
     Vs = np.asarray(Vs, dtype=np.float64)
-    cross = np.einsum("adi,bdj->abij", Us, Vs)
-    sq = 2.0 * Us.shape[2] - 2.0 * np.sum(cross ** 2, axis=(2, 3))
-    return np.sqrt(np.maximum(sq, 0.0))
+    q = Us.shape[-1]
+    cross = np.einsum("...adi,...bdj->...abij", Us, Vs)
+    cross *= cross
+    sq = np.maximum(2.0 * q - 2.0 * np.add.reduce(cross.reshape(cross.shape[:-2] + (-1,)), -1), 0.0)
+    return sq if squared else np.sqrt(sq)
+
+
+#: Largest k for which :func:`min_matching_cost` enumerates all k! matchings at once (one
+#: vectorised gather over the whole stack); above it, the Hungarian algorithm
+#: (``scipy.optimize.linear_sum_assignment``) per matrix. Both are exact and sum a matching
+#: in the same order, so only the speed depends on it. Measured per k×k matrix in a stack of
+#: 512 (2 cores): k = 3: 0.02 µs vs 3.4 µs; k = 5: 0.5 µs vs 3.4 µs; k = 6: 6.8 µs vs 4.0 µs;
+#: k = 7: 51 µs vs 2.9 µs.
+MATCHING_BRUTE_FORCE_MAX_K = 5
+
+#: Largest gathered array (stack size × k! × k cells) :func:`min_matching_cost` builds at once;
+#: a larger stack is minimised in chunks (same result, bounded memory).
+MATCHING_GATHER_CELLS = 4_000_000
+
+
+@functools.lru_cache(maxsize=None)
+def _permutation_table(k):
+    table = np.array(list(itertools.permutations(range(k))), dtype=np.intp).reshape(-1, k)
+    table.setflags(write=False)
+    return table
+
+
+def matching_permutations(k):
+    """All k! matchings of k items, or None when k is above the brute-force threshold.
+
+    Parameters
+    ----------
+    k : int
+        Number of items on each side (k ≥ 1).
+
+    Returns
+    -------
+    ndarray of int of shape (k!, k) or None
+        Row p is the matching ℓ ↦ ``perms[p, ℓ]``, in lexicographic order (read-only, cached);
+        None when ``k > MATCHING_BRUTE_FORCE_MAX_K`` (the Hungarian algorithm is faster there).
+    """
+    return _permutation_table(int(k)) if k <= MATCHING_BRUTE_FORCE_MAX_K else None
+
+
+def min_matching_cost(C, *, return_matching=False):
+    """Minimum over matchings π of Σ_ℓ C[..., ℓ, π(ℓ)] for a stack of square cost matrices.
+
+    The one matching minimisation of dpcore: d_W (:func:`wasserstein_distance`), the
+    sample-and-aggregate matching distance
+    (:func:`dpcore.privacy.sample_aggregate.matching_distances`) and the Gibbs sampler's
+    d_W and accuracy traces and label alignment all call it. Exact: all k! matchings for
+    k ≤ :data:`MATCHING_BRUTE_FORCE_MAX_K` (the first minimiser in lexicographic order),
+    the Hungarian algorithm per matrix above.
+
+    Parameters
+    ----------
+    C : array_like of shape (..., k, k)
+        The cost matrices; any real dtype (integer costs are summed exactly).
+    return_matching : bool, default False
+        Also return a minimising matching.
+
+    Returns
+    -------
+    cost : ndarray of shape (...)
+        The minimum total cost of every matrix of the stack.
+    matching : ndarray of int of shape (..., k)
+        Only with ``return_matching``: row ℓ is matched to column ``matching[..., ℓ]``.
+    """
+    C = np.asarray(C)
+    k = C.shape[-1]
+    if C.ndim < 2 or C.shape[-2] != k:
+        raise ValueError(f"C must be a stack of square matrices (..., k, k); got shape {C.shape}")
+    lead = C.shape[:-2]
+    perms = matching_permutations(k)
+    if perms is not None:
+        cols = np.arange(k)
+        n_mat = math.prod(lead)
+        chunk = max(1, MATCHING_GATHER_CELLS // (len(perms) * k))
+        if n_mat <= chunk:                                  # one gather (the Gibbs trace path)
+            tot = np.add.reduce(C[..., cols, perms], -1)    # (..., k!)
+            if not return_matching:
+                return np.minimum.reduce(tot, -1)
+            best = tot.argmin(axis=-1)
+            return np.take_along_axis(tot, best[..., None], -1)[..., 0], perms[best]
+        flat = C.reshape(n_mat, k, k)
+        parts = [min_matching_cost(flat[a:a + chunk], return_matching=return_matching)
+                 for a in range(0, n_mat, chunk)]
+        if not return_matching:
+            return np.concatenate(parts).reshape(lead)
+        return (np.concatenate([p[0] for p in parts]).reshape(lead),
+                np.concatenate([p[1] for p in parts]).reshape(lead + (k,)))
+    flat = C.reshape(-1, k, k)
+    vals = np.empty(flat.shape[0], dtype=np.result_type(C.dtype, np.float64))
+    pis = np.empty((flat.shape[0], k), dtype=np.intp) if return_matching else None
+    for p, M in enumerate(flat):
+        r, c = linear_sum_assignment(M)
+        vals[p] = M[r, c].sum()
+        if return_matching:
+            pis[p] = c
+    if not return_matching:
+        return vals.reshape(lead)
+    return vals.reshape(lead), pis.reshape(lead + (k,))
 
 
 def wasserstein_distance(Us, Vs):
     """d_W of eq. (2): √(min over matchings π of Σᵢ d²(Sᵢ, S'_π(i))).
 
-    The optimal matching is found by ``scipy.optimize.linear_sum_assignment`` on the
-    squared distances, so d_W is invariant to the order of either set.
+    The optimal matching is found by :func:`min_matching_cost` on the squared distances, so
+    d_W is invariant to the order of either set.
 
     Parameters
     ----------
@@ -107,9 +219,7 @@ def wasserstein_distance(Us, Vs):
     Vs = check_subspaces(Vs, "Vs", d=Us.shape[1])
     if Us.shape != Vs.shape:
         raise ValueError(f"Us and Vs must have the same shape (k, d, q); got {Us.shape} and {Vs.shape}")
-    D2 = pairwise_subspace_distances(Us, Vs) ** 2
-    rows, cols = linear_sum_assignment(D2)
-    return float(np.sqrt(D2[rows, cols].sum()))
+    return float(np.sqrt(min_matching_cost(pairwise_subspace_distances(Us, Vs, squared=True))))
 
 
 def squared_distances_to_subspaces(X, Us):

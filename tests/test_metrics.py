@@ -72,3 +72,49 @@ def test_metric_bad_input():
         wasserstein_distance(np.ones((1, 3, 1)), np.ones((1, 3, 1)))
     with pytest.raises(ValueError, match="same length"):
         clustering_accuracy([0, 1], [0])
+
+
+# ----------------------------------------------------------------------------- the one matching (issue 15)
+def test_min_matching_cost_brute_force_and_hungarian_agree_on_both_sides_of_the_threshold():
+    import itertools
+    from scipy.optimize import linear_sum_assignment
+    from dpcore.metrics import MATCHING_BRUTE_FORCE_MAX_K, matching_permutations, min_matching_cost
+
+    rng = np.random.default_rng(0)
+    for k in range(1, MATCHING_BRUTE_FORCE_MAX_K + 3):
+        C = rng.random((4, 3, k, k))
+        cost, pi = min_matching_cost(C, return_matching=True)
+        assert cost.shape == (4, 3) and pi.shape == (4, 3, k)
+        for a, b in itertools.product(range(4), range(3)):
+            r, c = linear_sum_assignment(C[a, b])
+            assert cost[a, b] == pytest.approx(C[a, b][r, c].sum(), abs=1e-12)
+            assert C[a, b][np.arange(k), pi[a, b]].sum() == pytest.approx(cost[a, b], abs=1e-12)
+        np.testing.assert_array_equal(min_matching_cost(C), cost)
+        assert (matching_permutations(k) is None) == (k > MATCHING_BRUTE_FORCE_MAX_K)
+    ints = rng.integers(0, 50, (6, 3, 3))                      # integer costs stay exact
+    assert min_matching_cost(-ints).dtype.kind == "i"
+    with pytest.raises(ValueError, match="square"):
+        min_matching_cost(np.zeros((2, 3)))
+
+
+def test_min_matching_cost_in_chunks_is_the_same(monkeypatch):
+    import dpcore.metrics as M
+
+    C = np.random.default_rng(1).random((50, 4, 4))
+    whole = M.min_matching_cost(C, return_matching=True)
+    monkeypatch.setattr(M, "MATCHING_GATHER_CELLS", 24 * 4 * 7)   # chunks of 7 matrices
+    parts = M.min_matching_cost(C, return_matching=True)
+    np.testing.assert_array_equal(whole[0], parts[0])
+    np.testing.assert_array_equal(whole[1], parts[1])
+
+
+def test_pairwise_subspace_distances_broadcasts_over_stacks():
+    from dpcore.metrics import pairwise_subspace_distances
+
+    Us = np.stack([random_subspaces(3, 6, 2, random_state=s) for s in range(4)])   # (4, 3, 6, 2)
+    V = random_subspaces(2, 6, 2, random_state=9)
+    D2 = pairwise_subspace_distances(Us, V[None], squared=True)
+    assert D2.shape == (4, 3, 2)
+    for i in range(4):
+        np.testing.assert_allclose(np.sqrt(D2[i]), pairwise_subspace_distances(Us[i], V), atol=1e-12)
+        np.testing.assert_allclose(D2[i], [[subspace_distance(u, v) ** 2 for v in V] for u in Us[i]], atol=1e-12)

@@ -129,15 +129,14 @@ the subset outputs are data-dependent diagnostics for teaching, not releases.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
-from scipy.optimize import linear_sum_assignment
 
+from ..metrics import matching_permutations, min_matching_cost
 from ..validation import check_array, check_delta, check_epsilon, check_int, check_random_state, check_real
 from .accounting import PrivacyLedger
 from .mechanisms import analytic_gaussian_delta, gaussian_noise
@@ -682,20 +681,6 @@ def euclidean_distances(B):
 MATCHING_DENSE_CELLS = 4_000_000
 
 
-def _min_matching_cost(C, perms):
-    """Minimum over matchings of the k×k cost matrices stacked in ``C`` (shape (..., k, k)):
-    all k! matchings when ``perms`` is given, the Hungarian algorithm per matrix otherwise."""
-    if perms is not None:
-        k = C.shape[-1]
-        return C[..., np.arange(k)[None, :], perms].sum(axis=-1).min(axis=-1)
-    flat = C.reshape(-1, *C.shape[-2:])
-    out = np.empty(flat.shape[0])
-    for p, Cp in enumerate(flat):
-        r, c = linear_sum_assignment(Cp)
-        out[p] = Cp[r, c].sum()
-    return out.reshape(C.shape[:-2])
-
-
 def matching_distances(B, n_blocks, max_cells=MATCHING_DENSE_CELLS):
     """m×m matrix of the matching (Wasserstein) distance between rows of B seen as sets of
     ``n_blocks`` equal blocks:
@@ -703,8 +688,9 @@ def matching_distances(B, n_blocks, max_cells=MATCHING_DENSE_CELLS):
         d(v, w) = √( min over permutations π of Σ_a ‖v_a − w_π(a)‖² ),
 
     the d_W of eq. (2) when each block is an isometric encoding of one subspace, and the
-    distance Nissim et al. use between lists of k-means centres. Exact: all k! matchings
-    for k ≤ 5, the Hungarian algorithm per pair otherwise.
+    distance Nissim et al. use between lists of k-means centres. Exact; the minimum over
+    matchings is :func:`dpcore.metrics.min_matching_cost` (all k! matchings up to
+    :data:`dpcore.metrics.MATCHING_BRUTE_FORCE_MAX_K`, the Hungarian algorithm per pair above).
 
     Parameters
     ----------
@@ -730,22 +716,22 @@ def matching_distances(B, n_blocks, max_cells=MATCHING_DENSE_CELLS):
         return euclidean_distances(B)
     V = B.reshape(m, k, D // k)
     sq = np.sum(V ** 2, axis=2)                                     # (m, k)
-    perms = np.array(list(itertools.permutations(range(k)))) if k <= 5 else None   # (k!, k)
+    brute = matching_permutations(k) is not None
     if m * m * k * k <= max_cells:
         C = sq[:, None, :, None] + sq[None, :, None, :] - 2.0 * np.einsum("iab,jcb->ijac", V, V)
         C = np.maximum(C, 0.0)                                      # C[i, j, a, c] = ‖v_ia − v_jc‖²
-        if perms is not None:
-            D2 = _min_matching_cost(C, perms)
-        else:
+        if brute:                                                   # vectorised: all m² pairs at once
+            D2 = min_matching_cost(C)
+        else:                                                       # one Hungarian call per pair i < j
             D2 = np.zeros((m, m))
             iu = np.triu_indices(m, 1)
-            D2[iu] = _min_matching_cost(C[iu], None)
+            D2[iu] = min_matching_cost(C[iu])
             D2 = D2 + D2.T
     else:
         D2 = np.zeros((m, m))
         for i in range(m - 1):                                      # output i against outputs i+1, …
             C = sq[i][None, :, None] + sq[i + 1:, None, :] - 2.0 * np.einsum("ab,jcb->jac", V[i], V[i + 1:])
-            D2[i, i + 1:] = _min_matching_cost(np.maximum(C, 0.0), perms)
+            D2[i, i + 1:] = min_matching_cost(np.maximum(C, 0.0))
         D2 = D2 + D2.T
     D2 = 0.5 * (D2 + D2.T)
     np.fill_diagonal(D2, 0.0)

@@ -57,14 +57,13 @@ mechanism that this code approximates to ~1e-10 relative accuracy.
 """
 from __future__ import annotations
 
-import itertools
 import math
 import time
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 from sklearn.base import BaseEstimator, ClusterMixin
 
+from ..metrics import min_matching_cost, pairwise_subspace_distances
 from ..validation import check_array, check_epsilon, check_int, check_random_state, check_subspaces
 from ..preprocessing import clip_rows
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin, exponential_mechanism
@@ -429,47 +428,12 @@ def gibbs_sweep(X, U, epsilon, random_state=None, column_sampler="acg"):
     return z, Unew.reshape(C, k, d, q)
 
 
-def _permutations(k):
-    return np.array(list(itertools.permutations(range(k))), dtype=np.intp) if k <= 7 else None
-
-
-def _best_matching(D2, perms):
-    """min over permutations π of Σ_ℓ D2[..., ℓ, π(ℓ)] for D2 (..., k, k); returns
-    (value, argmin permutation as (..., k) indices)."""
-    k = D2.shape[-1]
-    if perms is not None:
-        tot = D2[..., np.arange(k), perms].sum(axis=-1)       # (..., P)
-        best = tot.argmin(axis=-1)
-        return np.take_along_axis(tot, best[..., None], -1)[..., 0], perms[best]
-    flat = D2.reshape(-1, k, k)
-    vals, pis = [], []
-    for M in flat:
-        r, c = linear_sum_assignment(M)
-        vals.append(M[r, c].sum())
-        pis.append(c)
-    return np.array(vals).reshape(D2.shape[:-2]), np.array(pis).reshape(D2.shape[:-1])
-
-
-def _min_matching(D2, perms):
-    """min over permutations of Σ_ℓ D2[..., ℓ, π(ℓ)] (value only; the trace hot path)."""
-    if perms is None:
-        return _best_matching(D2, None)[0]
-    return np.minimum.reduce(np.add.reduce(D2[..., np.arange(D2.shape[-1]), perms], -1), -1)
-
-
-def _sq_subspace_dist(U, V):
-    """d²(U_a, V_b) = 2q − 2‖U_aᵀV_b‖²_F for stacks U (..., k, d, q), V (..., k', d, q)."""
-    q = U.shape[-1]
-    cross = np.einsum("...adi,...bdj->...abij", U, V)
-    cross *= cross
-    return np.maximum(2.0 * q - 2.0 * np.add.reduce(cross.reshape(cross.shape[:-2] + (-1,)), -1), 0.0)
-
-
-def _aligned_mean(samples, ref, perms):
+def _aligned_mean(samples, ref):
     """Average of subspace samples (m, k, d, q) after relabelling each to best match ``ref``
     (k, d, q): mean projection matrices, then their top-q eigenvectors. Returns (k, d, q)."""
     m, k, d, q = samples.shape
-    _, pis = _best_matching(_sq_subspace_dist(ref[None], samples), perms)   # (m, k): ref ℓ ↔ sample π(ℓ)
+    _, pis = min_matching_cost(pairwise_subspace_distances(ref[None], samples, squared=True),
+                               return_matching=True)                        # (m, k): ref ℓ ↔ sample π(ℓ)
     aligned = np.take_along_axis(samples, pis[:, :, None, None], axis=1)
     P = np.einsum("mkdi,mkei->kde", aligned, aligned) / m
     _, vecs = np.linalg.eigh(P)
@@ -663,7 +627,6 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         X, n, d, k, q, eps, n_iter, C, m, burn, T, y = self._validate(X, y, true_subspaces, callback)
         rng = check_random_state(self.random_state)
         Xc, n_clipped = clip_rows(X, 1.0)
-        perms = _permutations(k)
 
         U = self._initial_subspaces(Xc, C, k, d, q, rng)
         Uflat = U.reshape(C * k, d, q).copy()
@@ -700,10 +663,10 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
             sl = slice(t_end - b, t_end)
             stat[:, sl] = (np.sqrt(np.einsum("bckdq,bckdq->cb", run, run)) * norm_stat) / steps[sl]
             if T is not None:
-                dw[:, sl] = np.sqrt(_min_matching(_sq_subspace_dist(Ub, T[None, None]), perms)).T
+                dw[:, sl] = np.sqrt(min_matching_cost(pairwise_subspace_distances(Ub, T[None, None], squared=True))).T
             if track_acc:
                 cont = _accuracy_counts(z_blk[:b].reshape(b * C, n), y, k, k).reshape(b, C, k, k)
-                acc[:, sl] = (_min_matching(-cont, perms) / (-n)).T
+                acc[:, sl] = (min_matching_cost(-cont) / (-n)).T
 
         # logits of eq. (11) with the categories first: (k, C, n); −(ε/2)d² = (ε/2)‖Uᵀx‖² − (ε/2)‖x‖²
         # and the per-point constant (ε/2)‖x‖² cancels in the normalisation.
@@ -799,7 +762,7 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         sqn = np.einsum("nd,nd->n", Xc, Xc)
         self.cost_ = float(np.mean(np.maximum(sqn - _projection_norms(Xc, self.subspaces_).max(axis=1), 0.0)))
         order = np.arange(n_iter - m, n_iter) % m
-        self.subspaces_mean_ = _aligned_mean(ring[order, sel], self.subspaces_, perms)
+        self.subspaces_mean_ = _aligned_mean(ring[order, sel], self.subspaces_)
         self.cost_mean_ = float(cost[sel, -m:].mean())
         self.dw_mean_ = float(dw[sel, -m:].mean()) if dw is not None else None
 
