@@ -333,14 +333,17 @@ class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : scipy.sparse matrix or dense array (n, m) of non-negative counts.
-        y : ignored.
-        callback : callable or None, ``callback(t, n_iter)`` called after each full
-            iteration t (for a progress bar).
+        X : array_like or scipy.sparse matrix of shape (n, m)
+            The count matrix: non-negative counts.
+        y : None
+            Ignored (present for scikit-learn's API).
+        callback : callable, optional
+            ``callback(t, n_iter)``, called after each full iteration t (for a progress bar).
 
         Returns
         -------
         self
+            The fitted estimator.
         """
         eps, I, K0, L0, share, flip = self._check_params()
         A = check_count_matrix(X)

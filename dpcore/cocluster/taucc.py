@@ -452,12 +452,15 @@ class FastTauCC(BaseEstimator):
 
         Parameters
         ----------
-        X : scipy.sparse matrix or dense array (n, m) of non-negative counts.
-        y : ignored.
+        X : array_like or scipy.sparse matrix of shape (n, m)
+            The count matrix: non-negative counts.
+        y : None
+            Ignored (present for scikit-learn's API).
 
         Returns
         -------
         self
+            The fitted estimator.
         """
         K0 = check_int(self.n_row_clusters, "n_row_clusters (K0)", 2)
         L0 = check_int(self.n_col_clusters, "n_col_clusters (L0)", 2)

@@ -149,12 +149,15 @@ class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array or scipy.sparse matrix (n, d), the points as rows.
-        y : ignored.
+        X : array_like or scipy.sparse matrix of shape (n, d)
+            The points as rows.
+        y : None
+            Ignored (present for scikit-learn's API).
 
         Returns
         -------
         self
+            The fitted estimator.
         """
         k = check_int(self.n_clusters, "n_clusters", 1)
         eps = check_epsilon(self.epsilon)
@@ -241,12 +244,15 @@ class KMeansPlusPlus(ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array or scipy.sparse matrix (n, d), the points as rows.
-        y : ignored.
+        X : array_like or scipy.sparse matrix of shape (n, d)
+            The points as rows.
+        y : None
+            Ignored (present for scikit-learn's API).
 
         Returns
         -------
         self
+            The fitted estimator.
         """
         k = check_int(self.n_clusters, "n_clusters", 1)
         n_init = check_int(self.n_init, "n_init", 1)

@@ -252,12 +252,15 @@ class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, 
 
         Parameters
         ----------
-        X : array or scipy.sparse matrix (n, d), the points as rows (clipped to B(0, Λ)).
-        y : ignored.
+        X : array_like or scipy.sparse matrix of shape (n, d)
+            The points as rows (clipped to B(0, Λ)).
+        y : None
+            Ignored (present for scikit-learn's API).
 
         Returns
         -------
         self
+            The fitted estimator.
         """
         X, n, d, k, eps, delta, p, n_rep, depth, swaps, refine, eps_stage, gaussian = self._validate(X)
         lam, derived = resolve_radius(self.radius, X)

@@ -171,11 +171,13 @@ class CentresPredictMixin:
 
         Parameters
         ----------
-        X : array or scipy.sparse matrix (n, d) with the d of ``fit``.
+        X : array_like or scipy.sparse matrix of shape (n, d)
+            The points as rows, with the d of ``fit``.
 
         Returns
         -------
-        labels : array (n,) of indices into ``cluster_centers_``.
+        ndarray of int of shape (n,)
+            Indices into ``cluster_centers_``.
         """
         check_is_fitted(self, "cluster_centers_")
         X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=None)

@@ -68,12 +68,15 @@ class SampleAggregateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterM
 
         Parameters
         ----------
-        X : array or scipy.sparse matrix (n, d), the points as rows.
-        y : ignored.
+        X : array_like or scipy.sparse matrix of shape (n, d)
+            The points as rows.
+        y : None
+            Ignored (present for scikit-learn's API).
 
         Returns
         -------
         self
+            The fitted estimator.
         """
         X = check_points(X)
         n, d = X.shape

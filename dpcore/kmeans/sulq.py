@@ -59,12 +59,15 @@ class SuLQKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseE
 
         Parameters
         ----------
-        X : array or scipy.sparse matrix (n, d), the points as rows.
-        y : ignored.
+        X : array_like or scipy.sparse matrix of shape (n, d)
+            The points as rows.
+        y : None
+            Ignored (present for scikit-learn's API).
 
         Returns
         -------
         self
+            The fitted estimator.
         """
         X = check_points(X)
         n, d = X.shape

@@ -609,16 +609,20 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
 
         Parameters
         ----------
-        X : array (n, d), the points as rows (clipped to the unit ball).
-        y : array (n,) or None, true labels; only feeds the ``"accuracy"`` trace.
-        true_subspaces : array (k, d, q) or None; only feeds the ``"dw"`` trace (never the
-            sampler).
-        callback : callable or None, ``callback(iteration, n_iter)`` called about 100 times
-            per run (e.g. to move a progress bar).
+        X : array_like of shape (n, d)
+            The points as rows (clipped to the unit ball).
+        y : array_like of shape (n,), optional
+            True labels; only feed the ``"accuracy"`` trace.
+        true_subspaces : array_like of shape (k, d, q), optional
+            Only feed the ``"dw"`` trace (never the sampler).
+        callback : callable, optional
+            ``callback(iteration, n_iter)``, called about 100 times per run (e.g. to move a
+            progress bar).
 
         Returns
         -------
         self
+            The fitted estimator.
         """
         with single_threaded():
             return self._fit(X, y, true_subspaces, callback)

@@ -268,12 +268,15 @@ class SampleAggregateSubspace(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
 
         Parameters
         ----------
-        X : array (n, d), the points as rows.
-        y : ignored.
+        X : array_like of shape (n, d)
+            The points as rows.
+        y : None
+            Ignored (present for scikit-learn's API).
 
         Returns
         -------
         self
+            The fitted estimator.
         """
         X, k, q, params, epsilon, delta, m, max_redraws = self._validate(X)
         n, d = X.shape

@@ -281,12 +281,15 @@ class SuLQKPlane(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array (n, d), the points as rows (rows longer than 1 are scaled onto the unit ball).
-        y : ignored.
+        X : array_like of shape (n, d)
+            The points as rows (rows longer than 1 are scaled onto the unit ball).
+        y : None
+            Ignored (present for scikit-learn's API).
 
         Returns
         -------
         self
+            The fitted estimator.
         """
         X, k, q, T, epsilon, delta = self._validate(X)
         n, d = X.shape
