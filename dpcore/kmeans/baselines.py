@@ -97,10 +97,11 @@ class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int ≥ 1
-    epsilon : float > 0
-        Budget of the whole run. Neighbouring datasets differ by adding or removing ONE ROW
-        (a whole document), a stronger unit than DP-τCC's single count.
+    n_clusters : int
+        Number k ≥ 1 of clusters.
+    epsilon : float
+        Privacy budget ε > 0 of the whole run. Neighbouring datasets differ by adding or
+        removing ONE ROW (a whole document), a stronger unit than DP-τCC's single count.
     radius : float > 0 (required) or ``"data"``
         Public radius Λ: rows are mapped into the ball of radius Λ (see ``row_map``), and
         the per-coordinate bounds handed to diffprivlib are [0, Λ] when ``nonnegative`` and
@@ -111,12 +112,13 @@ class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     nonnegative : bool
         Declare the data non-negative (e.g. counts): a public, schema-level fact. Input with
         a negative entry is then rejected (``ValueError``), not silently clipped.
-    row_map : ``"normalize"`` (default) or ``"clip"`` - see :func:`dpcore.preprocessing.map_rows_to_ball`.
+    row_map : {"normalize", "clip"}, default="normalize"
+        How rows are mapped into B(0, Λ); see :func:`dpcore.preprocessing.map_rows_to_ball`.
     max_dense_cells : int
-        diffprivlib needs a dense n×d array: inputs with more cells are refused with a
+        Diffprivlib needs a dense n×d array: inputs with more cells are refused with a
         ``ValueError`` (default :data:`dpcore.data.MAX_DENSE_CELLS`).
     random_state : None, int or Generator
-        diffprivlib draws its own randomness (initial centres and noise) from a
+        Diffprivlib draws its own randomness (initial centres and noise) from a
         ``numpy.random.RandomState``; we pass it an integer seed drawn from our Generator
         (also when ``random_state`` is None - then from a fresh unseeded Generator), so runs
         are reproducible with a seed and never touch numpy's global state. diffprivlib's
@@ -225,12 +227,28 @@ class KMeansPlusPlus(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters, n_init : ints ≥ 1 (best of ``n_init`` seedings by inertia).
-    normalize_rows : bool - L2-normalise rows first (as :class:`DPLloydKMeans` does by
-        default; for documents this is "spherical-like" k-means on the unit sphere).
-    random_state : None, int or Generator (an int seed for scikit-learn is drawn from it).
+    n_clusters : int, default=8
+        Number k ≥ 1 of clusters.
+    n_init : int, default=10
+        Number ≥ 1 of k-means++ seedings; the best by inertia is kept.
+    normalize_rows : bool, default=False
+        L2-normalise rows first (as :class:`DPLloydKMeans` does by default; for documents
+        this is "spherical-like" k-means on the unit sphere).
+    random_state : None, int or numpy.random.Generator, default=None
+        Seed or generator; an int seed for scikit-learn is drawn from it.
 
-    Attributes: ``cluster_centers_``, ``labels_``, ``inertia_``, ``n_iter_``, ``n_features_in_``.
+    Attributes
+    ----------
+    cluster_centers_ : ndarray of shape (k, d)
+        The centres.
+    labels_ : ndarray of int of shape (n,)
+        Cluster index of every row.
+    inertia_ : float
+        Sum of squared distances to the nearest centre.
+    n_iter_ : int
+        Lloyd iterations of the kept seeding.
+    n_features_in_ : int
+        Number d of columns seen in ``fit``.
     """
 
     def __init__(self, *, n_clusters=8, n_init=10, normalize_rows=False, random_state=None):

@@ -172,6 +172,8 @@ class KPlane(ClusterMixin, BaseEstimator):
     random_state : None, int or numpy.random.Generator, default=None
         Seed or generator for the starts and the small-cluster fallback.
 
+    Notes
+    -----
     ``max_iter`` is a cap on iterations with early stopping (the vocabulary of every dpcore
     estimator; ``n_iter`` names an exact count).
 

@@ -133,7 +133,7 @@ class LRR(ClusterMixin, BaseEstimator):
     n_clusters : int, default=3
         Number of clusters k (1 ≤ k ≤ n).
     subspace_dim : int, default=3
-        q (1 ≤ q < d), dimension of the subspaces fitted to the clusters.
+        Dimension q (1 ≤ q < d) of the subspaces fitted to the clusters.
     lam : float, default=4.0
         > 0, weight λ of the ℓ2,1 error term. Small λ lets E absorb
         more of every point (more robust, lower-rank Z); large λ forces Y ≈ YZ.
@@ -147,7 +147,8 @@ class LRR(ClusterMixin, BaseEstimator):
         False = the paper's |Z| + |Z|ᵀ; True divides each column of |Z| by its maximum
         first, as SSC does.
     random_state : None, int or numpy.random.Generator, default=None
-        k-means of the spectral step (and the fallback of :func:`fit_subspaces`).
+        Seed or generator for the k-means of the spectral step (and the fallback of
+        :func:`fit_subspaces`).
 
     Attributes
     ----------

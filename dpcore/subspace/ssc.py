@@ -186,7 +186,7 @@ class SSC(ClusterMixin, BaseEstimator):
     n_clusters : int, default=3
         Number of clusters k (1 ≤ k ≤ n).
     subspace_dim : int, default=3
-        q (1 ≤ q < d), dimension of the subspaces fitted to the clusters.
+        Dimension q (1 ≤ q < d) of the subspaces fitted to the clusters.
     alpha : float, default=20.0
         > 0; λ_z = alpha/μ_z (default 20, the authors' value for noisy data).
         Larger alpha = less regularisation (closer to exact self-expression).
@@ -201,7 +201,8 @@ class SSC(ClusterMixin, BaseEstimator):
     normalize_affinity : bool, default=True
         Divide each column of |C| by its maximum before |C| + |C|ᵀ.
     random_state : None, int or numpy.random.Generator, default=None
-        k-means of the spectral step (and the fallback of :func:`fit_subspaces`).
+        Seed or generator for the k-means of the spectral step (and the fallback of
+        :func:`fit_subspaces`).
 
     Attributes
     ----------

@@ -223,29 +223,66 @@ class SuLQKPlane(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int k ≥ 1.  subspace_dim : int q in [1, d−1].
-    n_iter : T ≥ 1 iterations (10 by default; Fig. 2 also uses 50). kT queries are answered.
-    epsilon : total ε′ > 0.  delta : total δ′ in (0, 1), or None for 1/(n ln n).
-    composition : "advanced" (Prop. E.2, default), "basic" (even split) or "best" (whichever
-        of the two gives the larger per-query ε).
-    gaussian : "auto" (classic σ of Alg. 5 when the per-query ε < 1, analytic Gaussian
-        otherwise), "classic" or "analytic".
-    random_state : None, int or numpy Generator.
+    n_clusters : int, default=3
+        Number k ≥ 1 of subspaces.
+    subspace_dim : int, default=3
+        Dimension q in [1, d−1] of every subspace.
+    n_iter : int, default=10
+        Exact number T ≥ 1 of iterations (Fig. 2 also uses 50); kT queries are answered.
+    epsilon : float, default=1.0
+        Total ε′ > 0.
+    delta : float or None, default=None
+        Total δ′ in (0, 1), or None for 1/(n ln n).
+    composition : {"advanced", "basic", "best"}, default="advanced"
+        Prop. E.2 (``"advanced"``), an even split (``"basic"``) or whichever of the two
+        gives the larger per-query ε (``"best"``).
+    gaussian : {"auto", "classic", "analytic"}, default="auto"
+        Noise calibration: ``"auto"`` uses the classic σ of Alg. 5 when the per-query ε < 1
+        and the analytic Gaussian otherwise.
+    random_state : None, int or numpy.random.Generator, default=None
+        Seed or generator for the initial subspaces and the noise.
 
+    Attributes
+    ----------
+    subspaces_ : ndarray of shape (k, d, q)
+        The released subspaces (PRIVATE).
+    subspace_history_ : ndarray of shape (T+1, k, d, q)
+        The subspaces after every iteration (PRIVATE: each is a release).
+    init_subspaces_ : ndarray of shape (k, d, q)
+        The data-independent start (PRIVATE).
+    per_query_epsilon_ : float
+        ε of each of the kT queries (public).
+    per_query_delta_ : float
+        δ of each query (public).
+    n_queries_ : int
+        kT (public).
+    noise_sigma_ : float
+        σ of the Gaussian noise (public).
+    composition_used_ : {"advanced", "basic"}
+        The composition applied (public).
+    noise_mechanism_ : {"classic", "analytic"}
+        The Gaussian calibration applied (public).
+    delta_spent_ : float
+        Total δ′ used, read off the ledger as in every private estimator (formerly
+        ``delta_``).
+    labels_ : ndarray of int of shape (n,)
+        Raw points assigned to the nearest released subspace (NOT private).
+    cost_ : float
+        Eq. (3) on the input X, before clipping (NOT private).
+    cost_history_ : list of float
+        Eq. (3) on X after every iteration (NOT private).
+    n_clipped_ : int
+        Number of rows outside the unit ball (NOT private).
+    ledger_ : PrivacyLedger
+        One entry for the kT composed queries, (ε′, δ′).
+    n_features_in_ : int
+        Number d of columns seen in ``fit``.
+
+    Notes
+    -----
     Vocabulary: ``n_iter`` is an exact number of iterations (all T run, no early stopping:
     the budget is split over kT queries), as in every dpcore estimator; ``max_iter`` would
     be a cap with early stopping.
-
-    Attributes (after fit)
-    ----------------------
-    subspaces_ (k, d, q), subspace_history_ (T+1, k, d, q), init_subspaces_ : PRIVATE.
-    per_query_epsilon_, per_query_delta_, n_queries_ (kT), noise_sigma_ (σ),
-    composition_used_ ("advanced" | "basic"),
-    noise_mechanism_ ("classic" | "analytic"), ``delta_spent_`` (total δ′ used, read off
-    the ledger as in every private estimator; formerly ``delta_``) : public.
-    labels_, cost_, cost_history_ (eq. (3) on the input X, before clipping, after every
-    iteration), n_clipped_ : NOT private.
-    ledger_ : one entry for the kT composed queries, (ε′, δ′).
     """
 
     def __init__(self, *, n_clusters=3, subspace_dim=3, n_iter=10, epsilon=1.0, delta=None, composition="advanced",

@@ -88,12 +88,13 @@ class TSC(ClusterMixin, BaseEstimator):
     subspace_dim : int, default=3
         Subspace dimension q (1 ≤ q < d), used to fit/span the subspaces.
     n_neighbors : int or None, default=None
-        s in [1, n−1], or None for max(3, ⌈n/(10k)⌉) clipped to n−1.
+        Number s of neighbours, in [1, n−1], or None for max(3, ⌈n/(10k)⌉) clipped to n−1.
     variant : {"full", "simplified"}, default="full"
         ``"full"`` (weighted graph + spectral clustering) or ``"simplified"``
         (connected components, Alg. 2 of the paper).
     random_state : None, int or numpy.random.Generator, default=None
-        k-means in the spectral step, the random points of the simplified variant.
+        Seed or generator for the k-means in the spectral step and the random points of the
+        simplified variant.
 
     Attributes
     ----------
