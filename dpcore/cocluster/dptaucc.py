@@ -236,22 +236,65 @@ class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_row_clusters, n_col_clusters : int
-        K0, L0 (≥ 2; at most the number of rows / columns). The paper sets both to the
+    n_row_clusters : int, default=3
+        K0 (≥ 2; at most the number of rows). The paper sets both K0 and L0 to the
         expected number of classes.
-    epsilon : float > 0
-        Total privacy budget; neighbouring matrices differ by +1 in one cell.
-    n_iter : int ≥ 1
-        𝓘, the exact number of full iterations (each = a column update and a row update;
+    n_col_clusters : int, default=3
+        L0 (≥ 2; at most the number of columns).
+    epsilon : float, default=1.0
+        Total privacy budget ε > 0; neighbouring matrices differ by +1 in one cell.
+    n_iter : int, default=4
+        𝓘 ≥ 1, the exact number of full iterations (each = a column update and a row update;
         no early stopping, as ``n_iter`` means in every dpcore estimator, while
         ``max_iter`` is a cap with early stopping). Formerly ``n_iterations``.
-    assignment_share : float in (0, 1)
-        Share of each half-step's budget spent on the exponential-mechanism assignment
-        (paper: 0.9); the rest goes to the (discrete) Laplace contingency table.
-    flip_fraction : float in [0, 0.5]
-        Fraction of cells switched in the blind RandomMatrix initialisation (paper: 0.01).
-    random_state : None, int or Generator
+    assignment_share : float, default=0.9
+        Share in (0, 1) of each half-step's budget spent on the exponential-mechanism
+        assignment (paper: 0.9); the rest goes to the (discrete) Laplace contingency table.
+    flip_fraction : float, default=0.01
+        Fraction in [0, 0.5] of cells switched in the blind RandomMatrix initialisation
+        (paper: 0.01).
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+        Seed or generator for the initialisation, the exponential mechanism and the noise.
 
+    Attributes
+    ----------
+    T_ : ndarray of float64 of shape (K, L)
+        The last released (private) contingency table, K×L.
+    column_labels_ : ndarray of int64 of shape (m,)
+        Private column partition (indices into the columns of ``T_``, −1 = none).
+    row_labels_ : ndarray of int64 of shape (n,)
+        Private row partition released by the last exponential-mechanism row
+        update (renumbered like ``T_``, −1 = in a deleted cluster).
+    n_row_clusters_ : int
+        K, the number of rows of ``T_``.
+    n_col_clusters_ : int
+        L, the number of columns of ``T_``.
+    tau_rc_ : float
+        τ̂_{R|C} of ``T_`` (post-processing: private).
+    tau_cr_ : float
+        τ̂_{C|R} of ``T_`` (post-processing: private).
+    history_ : list of dict
+        Per released table: iteration, half-step, K, L, Δ(σ) used, τ̂ values (private).
+    row_assignment_ : ndarray of int64 of shape (n,)
+        NOT private - every row assigned to argmax_k σ(a_i, t_k) with the raw
+        data and the last private T (the paper's evaluation step, used for NMI).
+    T_exact_ : ndarray of float64
+        NOT private - the noise-free table of the final partitions (for teaching).
+    budget_split_ : dict
+        ``per_half_step`` (ε′), ``assignment`` (ε₂), ``table`` (ε₁) - how ε
+        was split (public; the same attribute name as :class:`~dpcore.kmeans.candidate.CandidateKMeans`'s
+        per-stage split). Formerly ``epsilon_split_``.
+    n_features_in_ : int
+        Number of columns of X.
+    ledger_ : PrivacyLedger
+        See :class:`PrivateEstimatorMixin`.
+    private_outputs_ : list of str
+        See :class:`PrivateEstimatorMixin`.
+    nonprivate_outputs_ : dict
+        See :class:`PrivateEstimatorMixin`.
+
+    Notes
+    -----
     Progress: ``fit(X, callback=f)`` calls ``f(t, n_iter)`` after each full iteration (a
     ``fit`` argument, as in every dpcore estimator, not a constructor parameter).
 
@@ -262,8 +305,7 @@ class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
     rows of deleted clusters at −1 (in no co-cluster); ``row_labels_`` and
     ``column_labels_`` (the names scikit-learn's biclustering estimators use) carry it.
 
-    Budget and schedule (decisions where Alg. 1 is ambiguous)
-    ---------------------------------------------------------
+    **Budget and schedule (decisions where Alg. 1 is ambiguous).**
     ε′ = ε/(2𝓘), ε₂ = ``assignment_share``·ε′ (assignment), ε₁ = ε′ − ε₂ (table). **𝓘 full
     iterations are run**, t = 1..𝓘, each made of two half-steps costing ε′:
 
@@ -289,23 +331,6 @@ class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
       deleted a cluster, its members keep −1 in ``row_labels_`` / ``column_labels_``.
     - A mode that collapses to a single cluster stays at one cluster (its utility no
       longer depends on the cluster); nothing is forced back.
-
-    Attributes
-    ----------
-    T_ : the last released (private) contingency table, K×L.
-    column_labels_ : private column partition (indices into the columns of ``T_``, −1 = none).
-    row_labels_ : private row partition released by the last exponential-mechanism row
-        update (renumbered like ``T_``, −1 = in a deleted cluster).
-    tau_rc_, tau_cr_ : τ̂ of ``T_`` (post-processing: private).
-    history_ : per released table: iteration, half-step, K, L, Δ(σ) used, τ̂ values (private).
-    row_assignment_ : NOT private - every row assigned to argmax_k σ(a_i, t_k) with the raw
-        data and the last private T (the paper's evaluation step, used for NMI).
-    T_exact_ : NOT private - the noise-free table of the final partitions (for teaching).
-    budget_split_ : dict ``per_half_step`` (ε′), ``assignment`` (ε₂), ``table`` (ε₁) - how ε
-        was split (public; the same attribute name as :class:`~dpcore.kmeans.candidate.CandidateKMeans`'s
-        per-stage split). Formerly ``epsilon_split_``.
-    n_features_in_ : number of columns of X.
-    ledger_, private_outputs_, nonprivate_outputs_ : see :class:`PrivateEstimatorMixin`.
     """
 
     def __init__(self, *, n_row_clusters=3, n_col_clusters=3, epsilon=1.0, n_iter=4,

@@ -383,31 +383,63 @@ class FastTauCC(BaseEstimator):
 
     Parameters
     ----------
-    n_row_clusters, n_col_clusters : int
-        Initial numbers of clusters K0, L0 (≥ 2, at most the number of rows / columns).
+    n_row_clusters : int, default=3
+        Initial number K0 of row clusters (≥ 2, at most the number of rows).
         The algorithm may end with fewer: a cluster that loses all its members disappears.
         Fast-τCC is meant to start from an *over-estimate* and find the number of clusters
         itself (§3.2); started at exactly the true number it often loses a cluster (a
         cluster whose prototype is slightly worse for every object empties in one pass and
         cannot come back), so use ``n_init`` > 1 or a larger K0/L0 when that matters.
-    init : ``"random"`` or ``"blind"``
+    n_col_clusters : int, default=3
+        Initial number L0 of column clusters (≥ 2, at most the number of columns); like
+        ``n_row_clusters``, it may end lower.
+    init : {"random", "blind"}, default="random"
         ``"random"``: uniform random labels (the authors' default). ``"blind"``: the
         data-independent RandomMatrix start of DP-τCC (:func:`random_matrix_init`)
         followed by its first column update done exactly (arg-max); with the same
         ``random_state`` it starts exactly where :class:`.dptaucc.DPTauCC` starts, so the two
         differ only by the privacy noise and the number of iterations.
-    n_init : int
-        Number of runs from independent initial partitions; the run with the largest
+    n_init : int, default=1
+        Number (≥ 1) of runs from independent initial partitions; the run with the largest
         τ̂_{R|C} + τ̂_{C|R} is kept (the paper's reference runs once: ``n_init=1``).
-    max_iter : int
-        Maximum number of rounds (a round = row phase then column phase).
-    max_iter_per_mode : int
-        Maximum number of passes in one phase (a pass = recompute T, move every object).
+    max_iter : int, default=50
+        Maximum number (≥ 1) of rounds (a round = row phase then column phase).
+    max_iter_per_mode : int, default=100
+        Maximum number (≥ 1) of passes in one phase (a pass = recompute T, move every object).
         ``max_iter_per_mode=1`` alternates single passes, the schedule of DP-τCC.
-    flip_fraction : float
-        Fraction of switched cells of the ``"blind"`` initial matrix (paper: 1 %).
-    random_state : None, int or Generator
+    flip_fraction : float, default=0.01
+        Fraction in [0, 0.5] of switched cells of the ``"blind"`` initial matrix (paper: 1 %).
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+        Seed or generator for the initial partitions of every run.
 
+    Attributes
+    ----------
+    row_labels_ : ndarray of int64 of shape (n,)
+        Final row partition (0..K−1).
+    column_labels_ : ndarray of int64 of shape (m,)
+        Final column partition (0..L−1).
+    T_ : ndarray of shape (K, L)
+        Final contingency table Rᵀ A C.
+    tau_rc_ : float
+        τ̂_{R|C} of ``T_``.
+    tau_cr_ : float
+        τ̂_{C|R} of ``T_``.
+    n_row_clusters_ : int
+        Final K.
+    n_col_clusters_ : int
+        Final L.
+    n_iter_ : int
+        Rounds run (kept run).
+    converged_ : bool
+        Whether the kept run stopped at a fixed point (see Notes) rather than after
+        ``max_iter`` rounds.
+    history_ : list of dict
+        One dict (round, mode, passes, moves, K, L, tau_rc, tau_cr) per phase.
+    n_features_in_ : int
+        Number of columns of X.
+
+    Notes
+    -----
     Vocabulary: ``max_iter`` and ``max_iter_per_mode`` are caps with early stopping (as
     ``max_iter`` in every dpcore estimator); :class:`.dptaucc.DPTauCC`'s ``n_iter`` is an
     exact count. Bases: ``BaseEstimator`` only - the input is a count matrix whose rows
@@ -424,16 +456,6 @@ class FastTauCC(BaseEstimator):
     with Aᵀ R and Tᵀ. **Stopping rule:** stop when one round moves no object at all (both
     partitions are a fixed point of the assignment), or after ``max_iter`` rounds
     (``converged_`` says which).
-
-    Attributes
-    ----------
-    row_labels_, column_labels_ : final partitions (0..K−1, 0..L−1).
-    T_ : final contingency table Rᵀ A C.
-    tau_rc_, tau_cr_ : τ̂_{R|C} and τ̂_{C|R} of ``T_``.
-    n_row_clusters_, n_col_clusters_ : final K, L.
-    n_iter_ : rounds run (kept run); ``converged_`` : bool.
-    history_ : list of dicts (round, mode, passes, moves, K, L, tau_rc, tau_cr) per phase.
-    n_features_in_ : number of columns of X.
     """
 
     def __init__(self, *, n_row_clusters=3, n_col_clusters=3, init="random", n_init=1, max_iter=50,

@@ -154,41 +154,87 @@ class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, 
 
     Parameters
     ----------
-    n_clusters : k, in [1, n].
-    epsilon : total ε > 0 (split over the stages by ``budget_split``).
-    radius : the public radius Λ (required): points outside B(0, Λ) are clipped. ``"data"``
-        uses max ‖x‖ with a warning: nothing released is then private.
-    delta : δ of the recovery stage, in (0, 1); may be 0 for the pure-ε pipeline
+    n_clusters : int, default=8
+        Number k of clusters, in [1, n].
+    epsilon : float, default=1.0
+        Total ε > 0 (split over the stages by ``budget_split``).
+    radius : float or "data", default=None
+        The public radius Λ > 0 (required: None is refused with a ValueError): points
+        outside B(0, Λ) are clipped. ``"data"`` uses max ‖x‖ with a warning: nothing
+        released is then private.
+    delta : float, default=1e-6
+        The δ of the recovery stage, in (0, 1); may be 0 for the pure-ε pipeline
         (``recovery="sparse"``), which spends no δ anyway.
-    objective : ``"kmeans"`` or ``"kmedian"`` (§6.2: the same candidate set and local
+    objective : {"kmeans", "kmedian"}, default="kmeans"
+        ``"kmeans"`` or ``"kmedian"`` (§6.2: the same candidate set and local
         search with the loss ‖x − z‖, recovery by a private 1-median).
-    projection_dim : p in [1, ⌈8 ln n⌉] (default ⌈ln(n)/2⌉).
-    n_repeats : repetitions of the private partition (Alg. 2's T; default 1).
-    max_depth : depth bound of Alg. 1 (default ⌈log₂(n)/2⌉); no cube is deeper.
-    gamma : threshold of Alg. 1 (default :func:`~dpcore.kmeans.partition.default_gamma`).
-    n_swaps : exact number T of local-search swaps (default max(2, ⌈k/4⌉)); a count of
-        swaps of Alg. 3, not of iterations of the whole method, hence not ``n_iter``.
-    swap_init : ``"seeded"`` (default: Z⁽⁰⁾ by :func:`~dpcore.kmeans.localswap.seed_from_candidates`,
+    projection_dim : int or None, default=None
+        Projection dimension p in [1, ⌈8 ln n⌉]; None for ⌈ln(n)/2⌉ (at least 1).
+    n_repeats : int, default=1
+        Repetitions of the private partition (Alg. 2's T), in [1, 1000].
+    max_depth : int or None, default=None
+        Depth bound of Alg. 1, in [1, 60]; None for ⌈log₂(n)/2⌉ (at least 1). No cube
+        is deeper.
+    gamma : float or None, default=None
+        Threshold (≥ 0) of Alg. 1; None for :func:`~dpcore.kmeans.partition.default_gamma`.
+    n_swaps : int or None, default=None
+        Exact number T of local-search swaps, in [1, 100000]; None for max(2, ⌈k/4⌉). A
+        count of swaps of Alg. 3, not of iterations of the whole method, hence not
+        ``n_iter``.
+    swap_init : {"seeded", "uniform"}, default="seeded"
+        ``"seeded"`` (default: Z⁽⁰⁾ by :func:`~dpcore.kmeans.localswap.seed_from_candidates`,
         free post-processing of the candidates) or ``"uniform"`` (the paper's uniform draw).
-    refine_iter : exact number of SuLQ refinement iterations after recovery, in [0, 1000]
+    refine_iter : int, default=0
+        Exact number of SuLQ refinement iterations after recovery, in [0, 1000]
         (default 0; §7 uses 8). Kept apart from ``n_iter`` (exact count of a method's main
         loop, e.g. :class:`~dpcore.kmeans.sulq.SuLQKMeans`) because it counts an optional
         last stage; no early stopping either.
-    recovery : ``"dense"`` (noisy means) or ``"sparse"`` (Alg. 5; needs ``sparsity``).
-    sparsity, eta : s (rows are truncated to their s largest entries, per record) and the
-        accuracy η of Alg. 5 (m = ⌈2s/η⌉ coordinates kept per centre).
-    budget_split : dict stage -> share of ε (default :data:`DEFAULT_SPLIT`).
-    random_state : None, int or Generator.
+    recovery : {"dense", "sparse"}, default="dense"
+        ``"dense"`` (noisy means) or ``"sparse"`` (Alg. 5; needs ``sparsity``; k-means
+        only).
+    sparsity : int or None, default=None
+        Sparsity s, in [1, d] (required with ``recovery="sparse"``, read only then): rows are
+        truncated to their s largest entries, per record.
+    eta : float, default=0.5
+        The accuracy η in (0, 1] of Alg. 5 (m = ⌈2s/η⌉ coordinates kept per centre); read
+        only with ``recovery="sparse"``.
+    budget_split : dict or None, default=None
+        Stage ("candidate", "localswap", "recovery") -> share of ε in (0, 1], the shares
+        summing to 1; None for :data:`DEFAULT_SPLIT`.
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+        Seed or generator for the projection, every private stage and the noise.
 
-    Attributes (after ``fit``)
-    --------------------------
-    cluster_centers_ (k, d), projected_centers_ (k, p), candidates_ (m, p): private.
-    projection_ (d, p): public randomness.  budget_split_ : stage -> (ε, δ) spent (the
-    resolved ``budget_split``; formerly ``budget_``; the same name as DP-τCC's split).
-    n_features_in_ : d.
-    labels_ : nearest released centre of every point — NOT private.
-    n_clipped_, n_projected_clipped_, n_truncated_, swap_losses_ : computed from the data —
-    NOT private (shown for teaching).
+    Attributes
+    ----------
+    cluster_centers_ : ndarray of shape (k, d)
+        Private.
+    projected_centers_ : ndarray of shape (k, p)
+        Private.
+    candidates_ : ndarray of shape (m, p)
+        Private.
+    projection_ : ndarray of shape (d, p)
+        Public randomness.
+    budget_split_ : dict
+        Stage -> (ε, δ) spent (the resolved ``budget_split``; formerly ``budget_``; the
+        same name as DP-τCC's split).
+    n_features_in_ : int
+        d.
+    labels_ : ndarray of int of shape (n,)
+        Nearest released centre of every point — NOT private.
+    n_clipped_ : int
+        Computed from the data — NOT private (shown for teaching).
+    n_projected_clipped_ : int
+        Computed from the data — NOT private (shown for teaching).
+    n_truncated_ : int
+        Computed from the data — NOT private (shown for teaching).
+    swap_losses_ : ndarray of shape (T + 1,)
+        Computed from the data — NOT private (shown for teaching).
+    radius_ : float
+        Λ used (NOT private with ``radius="data"``).
+    stage_explanations_ : dict
+        Stage -> one sentence for the app (:func:`stage_explanations`).
+    ledger_ : PrivacyLedger
+        The ledger of the run.
     """
 
     def __init__(self, *, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, objective="kmeans", projection_dim=None,
@@ -374,12 +420,40 @@ class CandidateKMedian(CandidateKMeans):
 
     Parameters
     ----------
-    objective : str, default "kmedian"
+    n_clusters : int, default=8
+        As in :class:`CandidateKMeans`.
+    epsilon : float, default=1.0
+        As in :class:`CandidateKMeans`.
+    radius : float or "data", default=None
+        As in :class:`CandidateKMeans` (required).
+    delta : float, default=1e-6
+        As in :class:`CandidateKMeans`.
+    objective : str, default="kmedian"
         Must be "kmedian".
-    recovery : str, default "dense"
+    projection_dim : int or None, default=None
+        As in :class:`CandidateKMeans`.
+    n_repeats : int, default=1
+        As in :class:`CandidateKMeans`.
+    max_depth : int or None, default=None
+        As in :class:`CandidateKMeans`.
+    gamma : float or None, default=None
+        As in :class:`CandidateKMeans`.
+    n_swaps : int or None, default=None
+        As in :class:`CandidateKMeans`.
+    swap_init : {"seeded", "uniform"}, default="seeded"
+        As in :class:`CandidateKMeans`.
+    refine_iter : int, default=0
+        As in :class:`CandidateKMeans`.
+    recovery : str, default="dense"
         Must be "dense".
-    n_clusters, epsilon, radius, delta, projection_dim, n_repeats, max_depth, gamma, n_swaps, swap_init, refine_iter, sparsity, eta, budget_split, random_state
-        As in :class:`CandidateKMeans` (same defaults).
+    sparsity : int or None, default=None
+        As in :class:`CandidateKMeans` (unused, since ``recovery`` is ``"dense"``).
+    eta : float, default=0.5
+        As in :class:`CandidateKMeans` (unused, since ``recovery`` is ``"dense"``).
+    budget_split : dict or None, default=None
+        As in :class:`CandidateKMeans`.
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+        As in :class:`CandidateKMeans`.
 
     Attributes
     ----------

@@ -44,15 +44,40 @@ class SampleAggregateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterM
 
     Parameters
     ----------
-    n_clusters : k.   epsilon, delta : privacy parameters (ε > 0, δ ∈ (0, 1)).
-    radius : public radius Λ (required; ``"data"`` leaks, with a warning).
-    n_subsets : m (default :func:`dpcore.defaults.default_kmeans_n_subsets`); subsets have ⌊n/m⌋ ≥ k points.
-    random_state : None, int or Generator.
+    n_clusters : int, default=8
+        Number k of clusters, in [1, n]; n must be at least 4k (at least 2 subsets of 2k points).
+    epsilon : float, default=1.0
+        Privacy parameter ε > 0.
+    radius : float or "data", default=None
+        Public radius Λ > 0 (required: None is refused with a ValueError; ``"data"`` leaks,
+        with a warning).
+    delta : float, default=1e-6
+        Privacy parameter δ ∈ (0, 1).
+    n_subsets : int or None, default=None
+        Number m of subsets, in [2, ⌊n/k⌋] (default :func:`dpcore.defaults.default_kmeans_n_subsets`); subsets
+        have ⌊n/m⌋ ≥ k points.
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+        Seed or generator for the subsets, the k-means runs on them and the noise.
 
-    Attributes: ``cluster_centers_`` (private), ``aggregate_`` (the
-    :class:`dpcore.privacy.sample_aggregate.AggregateResult`, whose fields other than ``released``
-    are NOT private), ``labels_`` and ``n_clipped_`` (NOT private), ``ledger_``,
-    ``n_features_in_``.
+    Attributes
+    ----------
+    cluster_centers_ : ndarray of shape (k, d)
+        The released centres (private; not private with ``radius="data"``).
+    aggregate_ : AggregateResult
+        The :class:`dpcore.privacy.sample_aggregate.AggregateResult`, whose fields other
+        than ``released`` are NOT private.
+    labels_ : ndarray of int of shape (n,)
+        Each point assigned to its nearest released centre (NOT private).
+    n_clipped_ : int
+        Number of points outside B(0, Λ) (NOT private).
+    radius_ : float
+        Λ used (NOT private with ``radius="data"``).
+    n_subsets_ : int
+        m used.
+    ledger_ : PrivacyLedger
+        The ledger of the run.
+    n_features_in_ : int
+        d.
     """
 
     def __init__(self, *, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, n_subsets=None, random_state=None):

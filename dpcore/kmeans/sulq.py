@@ -31,18 +31,45 @@ class SuLQKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseE
 
     Parameters
     ----------
-    n_clusters : k in [1, n].   epsilon : ε > 0.   delta : δ in (0, 1).
-    radius : public radius Λ (required; ``"data"`` leaks, with a warning).
-    n_iter : exact number of Lloyd iterations (default 20, as §7; all run, no early stopping,
-        as ``n_iter`` means in every dpcore estimator - ``max_iter`` is a cap with early stop).
-    bounds : public bounding box ``(lower, upper)`` (scalars or arrays of length d) in which
-        the initial centres are drawn uniformly; default [−Λ, Λ]^d, the box of the public
-        ball. A box computed from the data would leak, as the radius.
-    random_state : None, int or Generator.
+    n_clusters : int, default=8
+        Number k of clusters, in [1, n].
+    epsilon : float, default=1.0
+        Privacy parameter ε > 0.
+    radius : float or "data", default=None
+        Public radius Λ > 0 (required: None is refused with a ValueError; ``"data"`` leaks,
+        with a warning).
+    delta : float, default=1e-6
+        Privacy parameter δ in (0, 1).
+    n_iter : int, default=20
+        Exact number of Lloyd iterations, in [1, 1000] (default 20, as §7; all run, no early
+        stopping, as ``n_iter`` means in every dpcore estimator - ``max_iter`` is a cap with
+        early stop).
+    bounds : tuple (lower, upper) or None, default=None
+        Public bounding box ``(lower, upper)`` (scalars or arrays of length d, finite, lower ≤
+        upper) in which the initial centres are drawn uniformly; None for [−Λ, Λ]^d, the box
+        of the public ball. A box computed from the data would leak, as the radius.
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+        Seed or generator for the initial centres and the noise.
 
-    Attributes: ``cluster_centers_`` (private), ``history_`` (centres after every iteration,
-    private: each is a release), ``init_centers_`` (public randomness), ``labels_`` and
-    ``n_clipped_`` (NOT private), ``ledger_``, ``n_features_in_``.
+    Attributes
+    ----------
+    cluster_centers_ : ndarray of shape (k, d)
+        The released centres (private; not private with ``radius="data"``).
+    history_ : list of ndarray of shape (k, d)
+        Centres after every iteration (private: each is a release; not private with
+        ``radius="data"``).
+    init_centers_ : ndarray of shape (k, d)
+        The initial centres (public randomness).
+    labels_ : ndarray of int of shape (n,)
+        Each point assigned to its nearest released centre (NOT private).
+    n_clipped_ : int
+        Number of points outside B(0, Λ) (NOT private).
+    radius_ : float
+        Λ used (NOT private with ``radius="data"``).
+    ledger_ : PrivacyLedger
+        The ledger of the run.
+    n_features_in_ : int
+        d.
     """
 
     def __init__(self, *, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, n_iter=20, bounds=None, random_state=None):

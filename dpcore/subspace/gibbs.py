@@ -453,68 +453,107 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
 
     Parameters
     ----------
-    n_clusters : int, number of subspaces k (1 ≤ k ≤ n).
-    subspace_dim : int, dimension q of every subspace (1 ≤ q < d).
-    epsilon : float > 0, the ε of eq. (10): one exact sample is ε-DP.
-    n_iter : int ≥ 1, Gibbs sweeps per chain (the paper runs 10,000).
-    n_chains : int in [1, MAX_CHAINS] (= 32), independent chains run side by side (Fig. 3
+    n_clusters : int, default=3
+        Number of subspaces k (1 ≤ k ≤ n).
+    subspace_dim : int, default=3
+        Dimension q of every subspace (1 ≤ q < d).
+    epsilon : float, default=1.0
+        The ε > 0 of eq. (10): one exact sample is ε-DP.
+    n_iter : int, default=1000
+        Gibbs sweeps per chain (≥ 1; the paper runs 10,000).
+    n_chains : int, default=1
+        Independent chains run side by side, in [1, MAX_CHAINS] (= 32) (Fig. 3
         uses 8); more than one chain is what makes R̂ meaningful.
-    init : ``"random"`` (default, private: uniform random subspaces, independent of the
+    init : {"random", "kplane", "ssc", "lrr"}, default="random"
+        ``"random"`` (default, private: uniform random subspaces, independent of the
         data), or ``"kplane"``, ``"ssc"``, ``"lrr"`` - the non-private solutions the paper
         starts from. A non-private start voids the privacy guarantee (``is_private_`` is
         False and ``caveats_`` says why). k-plane runs once per chain with its own seed
         (so chains start apart); SSC/LRR run once and every chain starts there.
-    release : ``"sample"`` (default) releases the last sample (subspaces and labels) of the
+    release : {"sample", "mean"}, default="sample"
+        ``"sample"`` (default) releases the last sample (subspaces and labels) of the
         selected chain; ``"mean"`` also releases ``subspaces_mean_``, the average of its
         last ``n_average`` samples (as reported in the paper's Fig. 2). Cost: see below.
         ``"mean"`` needs ``column_sampler="acg"``.
-    n_average : int ≥ 1, number of last samples averaged (default 100; at most ``n_iter``
-        are used).
-    select : which chain's sample is released when ``n_chains > 1``:
+    n_average : int, default=100
+        Number (≥ 1) of last samples averaged (at most ``n_iter`` are used).
+    select : {"first", "best_private", "best"}, default="first"
+        Which chain's sample is released when ``n_chains > 1``:
         ``"first"`` (default; chain 0, chosen before seeing the data: costs ε);
         ``"best_private"`` (the exponential mechanism picks a chain with utility
         −Σᵢ minℓ d²(xᵢ, S_ℓ), sensitivity 1: costs ε for the choice plus ε for *every*
         chain's sample it looked at); ``"best"`` (lowest raw cost: NOT private, flagged).
-    column_sampler : ``"acg"`` (default) or ``"hoff"``, see :mod:`dpcore.subspace.bingham`.
+    column_sampler : {"acg", "hoff"}, default="acg"
+        See :mod:`dpcore.subspace.bingham`.
         ``"hoff"`` is refused with ``release="mean"`` (ValueError): its column update is one
         coordinate sweep in the eigenbasis of the column's data-dependent conditional, not
         an exact draw from it, so the per-sweep bound of :func:`per_sweep_epsilon` (which
         multiplies exact conditionals along a fixed path) does not apply and no other bound
         is established.
-    burn_in : int or None, sweeps discarded by the diagnostics (default n_iter // 2).
-    random_state : None, int or numpy Generator.
+    burn_in : int or None, default=None
+        Sweeps discarded by the diagnostics, in [0, n_iter − 1]; None for n_iter // 2.
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+        Seed or generator for the initial subspaces, the sampler and the chain selection.
 
+    Attributes
+    ----------
+    subspaces_ : ndarray of shape (k, d, q)
+        The released sample's subspaces.
+    labels_ : ndarray of int of shape (n,)
+        The released sample's assignment z (part of the same sample θ of
+        eq. (10), so under the same asymptotic guarantee; labels obtained by assigning the
+        raw points to the released subspaces would not be private).
+    subspaces_mean_ : ndarray of shape (k, d, q)
+        Aligned average of the last ``n_average`` samples of the
+        selected chain (released only when ``release="mean"``).
+    traces_ : dict of str to ndarray of shape (n_chains, n_iter)
+        ``"cost"`` (eq. (3) k-means subspace
+        cost of each sample), ``"statistic"`` (§5 test statistic of the running mean of the
+        bases), ``"dw"`` (d_W to the true subspaces, if given), ``"accuracy"`` (of z against
+        true labels, if given).
+    chain_subspaces_ : ndarray of shape (n_chains, k, d, q)
+        Final sample of every chain (diagnostics only).
+    chain_labels_ : ndarray of int of shape (n_chains, n)
+        Final assignment of every chain (diagnostics only).
+    selected_chain_ : int
+        Index of the released chain.
+    cost_ : float
+        Eq. (3) cost of ``subspaces_`` on the clipped data.
+    cost_mean_ : float
+        Mean over the last ``n_average`` samples of the released chain
+        of the cost (the paper's reported number).
+    dw_mean_ : float or None
+        Mean over the last ``n_average`` samples of the released chain of d_W
+        (the paper's reported number); None without ``true_subspaces``.
+    n_clipped_ : int
+        Number of rows clipped to the unit ball.
+    n_iter_ : int
+        Sweeps run per chain (= ``n_iter``).
+    burn_in_ : int
+        Sweeps discarded by the diagnostics.
+    is_private_ : bool
+        False with a non-private init or ``select="best"``.
+    caveats_ : list of str
+        Plain-words caveats for the UI.
+    seconds_per_sweep_ : float
+        Wall-clock time of one sweep (all chains together).
+    n_features_in_ : int
+        d.
+    ledger_ : PrivacyLedger
+        See :class:`PrivateEstimatorMixin`.
+    private_outputs_ : list of str
+        See :class:`PrivateEstimatorMixin`.
+    nonprivate_outputs_ : dict
+        See :class:`PrivateEstimatorMixin`.
+
+    Notes
+    -----
     Vocabulary (as every dpcore estimator): ``n_iter`` is an *exact* number of iterations
     (every sweep runs, no early stopping; ``max_iter`` would be a cap with early stopping).
     A progress callback is an argument of :meth:`fit` (``fit(X, callback=f)``), never a
     constructor parameter, so that ``sklearn.base.clone`` and ``get_params`` see only data.
 
-    Attributes
-    ----------
-    subspaces_ : (k, d, q) the released sample's subspaces.
-    labels_ : (n,) the released sample's assignment z (part of the same sample θ of
-        eq. (10), so under the same asymptotic guarantee; labels obtained by assigning the
-        raw points to the released subspaces would not be private).
-    subspaces_mean_ : (k, d, q) aligned average of the last ``n_average`` samples of the
-        selected chain (released only when ``release="mean"``).
-    traces_ : dict name -> array (n_chains, n_iter): ``"cost"`` (eq. (3) k-means subspace
-        cost of each sample), ``"statistic"`` (§5 test statistic of the running mean of the
-        bases), ``"dw"`` (d_W to the true subspaces, if given), ``"accuracy"`` (of z against
-        true labels, if given).
-    chain_subspaces_, chain_labels_ : final sample of every chain (diagnostics only).
-    selected_chain_ : index of the released chain.
-    cost_ : eq. (3) cost of ``subspaces_`` on the clipped data.
-    cost_mean_, dw_mean_ : mean over the last ``n_average`` samples of the released chain
-        of the cost and d_W (the paper's reported numbers).
-    n_clipped_ : number of rows clipped to the unit ball.
-    is_private_ : bool - False with a non-private init or ``select="best"``.
-    caveats_ : list of plain-words caveats for the UI.
-    seconds_per_sweep_ : wall-clock time of one sweep (all chains together).
-    ledger_, private_outputs_, nonprivate_outputs_ : see :class:`PrivateEstimatorMixin`.
-
-    Privacy
-    -------
-    What the ledger records (documented decision):
+    **Privacy.** What the ledger records (documented decision):
 
     - ``release="sample"``, ``select="first"``: one entry of ε (Prop. 4.1).
     - ``release="mean"``: one entry of ε + (m − 1)·(q + 3)ε/2 for the m = ``n_average``
@@ -530,6 +569,7 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
       independent mechanisms, so that cheaper figure would not be honest either.)
     - ``select="best_private"``: the above for every one of the C chains (all are looked
       at) plus ε for the choice.
+
     Every entry is an asymptotic guarantee (exact sampling of eq. (10)); with a non-private
     init the entries are kept but marked VOID.
     """

@@ -192,37 +192,90 @@ class SampleAggregateSubspace(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
 
     Parameters
     ----------
-    n_clusters : int k ≥ 1.  subspace_dim : int q in [1, d−1].
-    solver : "tsc", "ssc", "lrr" or "kplane" — the non-private f run on every subset.
-    solver_params : dict of extra parameters for the solver (e.g. {"variant": "simplified"}
-        for Alg. 2's TSC), or None for its defaults.
-    n_subsets : m, an integer in [2, ⌊n / (k(q+1))⌋] (every subset needs ≥ k(q+1) points),
+    n_clusters : int, default=3
+        Number k of subspaces, in [1, n].
+    subspace_dim : int, default=3
+        Dimension q of every subspace, in [1, d−1].
+    solver : {"tsc", "ssc", "lrr", "kplane"}, default="tsc"
+        The non-private f run on every subset.
+    solver_params : dict or None, default=None
+        Extra parameters for the solver (e.g. {"variant": "simplified"} for Alg. 2's TSC),
+        or None for its defaults.
+    n_subsets : int or None, default=None
+        Number m of subsets, an integer in [2, ⌊n / (k(q+1))⌋] (every subset needs ≥ k(q+1) points),
         or None for ⌈(ln n)²⌉ capped to that range.
-    epsilon : ε > 0.  delta : δ in (0, 1), or None for 1/(n ln n) (§5).
-    random_state : None, int or numpy Generator.
-    max_redraws : how many subset draws step 3 may try before giving up (ValueError).
+    epsilon : float, default=1.0
+        Privacy parameter ε > 0.
+    delta : float or None, default=None
+        Privacy parameter δ in (0, 1), or None for 1/(n ln n) (§5).
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+        Seed or generator for the subsets, the solver runs and the noise.
+    max_redraws : int, default=1000
+        How many subset draws (≥ 1) step 3 may try before giving up (ValueError).
 
-    Attributes (after fit)
-    ----------------------
-    subspaces_ : (k, d, q) the released subspaces (PRIVATE).
-    released_vector_ : (D,) the noisy encoding g(B) + S(B)/α·u (PRIVATE).
-    encoding_dim_ (D), n_subsets_ (m), subset_size_ (⌊n/m⌋), max_multiplicity_ (s),
-    alpha_, beta_ (the calibrated constants of the Gaussian step), t0_, diameter_ (Λ) : public
-    constants; ``delta_spent_`` (δ, read off the ledger as in every private estimator;
-    formerly ``delta_``).
-    n_features_in_ : d.
-    constants_ : the :class:`~dpcore.privacy.sample_aggregate.Alg1Constants` (``alpha_paper``,
+    Attributes
+    ----------
+    subspaces_ : ndarray of shape (k, d, q)
+        The released subspaces (PRIVATE).
+    released_vector_ : ndarray of shape (D,)
+        The noisy encoding g(B) + S(B)/α·u (PRIVATE).
+    encoding_dim_ : int
+        D (public constant).
+    n_subsets_ : int
+        m (public constant).
+    subset_size_ : int
+        ⌊n/m⌋ (public constant).
+    max_multiplicity_ : int
+        s (public constant).
+    alpha_ : float
+        α, a calibrated constant of the Gaussian step (public).
+    beta_ : float
+        β, a calibrated constant of the Gaussian step (public).
+    t0_ : int
+        t0 (public constant).
+    diameter_ : float
+        Λ (public constant).
+    delta_spent_ : float
+        δ, read off the ledger as in every private estimator (formerly ``delta_``).
+    n_features_in_ : int
+        d.
+    constants_ : Alg1Constants
+        The :class:`~dpcore.privacy.sample_aggregate.Alg1Constants` (``alpha_paper``,
         ``beta_paper``, ``paper_constants_kept``, ``exact_delta`` = the exact worst δ of the
         Gaussian step, ≤ ``delta_spent_``).
-    theorem31_ : dict of Thm 3.1's *utility* conditions (see ``theorem31_conditions``);
-    warnings_ : list of messages for every broken condition (also sent to warnings.warn);
+    theorem31_ : dict
+        Thm 3.1's *utility* conditions (see ``theorem31_conditions``).
+    warnings_ : list of str
+        Messages for every broken condition (also sent to warnings.warn);
         the release is (ε, δ)-DP either way.
-    n_draws_ : how many subset draws step 3 needed; subsets_ : (m, ⌊n/m⌋) indices
-        (data-independent).
-    subset_subspaces_ (m, k, d, q), chosen_index_, chosen_subspaces_, radii_t0_,
-    n_far_neighbours_, smooth_sensitivity_ (S(B)), noise_scale_ (S(B)/α), labels_, cost_ :
+    n_draws_ : int
+        How many subset draws step 3 needed.
+    subsets_ : ndarray of int of shape (m, ⌊n/m⌋)
+        Indices (data-independent).
+    subset_subspaces_ : ndarray of shape (m, k, d, q)
         NOT private (diagnostics; see ``nonprivate_outputs_``).
-    ledger_ : PrivacyLedger with one entry (ε, δ).
+    chosen_index_ : int
+        NOT private (diagnostics; see ``nonprivate_outputs_``).
+    chosen_subspaces_ : ndarray of shape (k, d, q)
+        NOT private (diagnostics; see ``nonprivate_outputs_``).
+    radii_t0_ : ndarray of shape (m,)
+        NOT private (diagnostics; see ``nonprivate_outputs_``).
+    n_far_neighbours_ : ndarray of int of shape (m,)
+        NOT private (diagnostics; see ``nonprivate_outputs_``).
+    smooth_sensitivity_ : float
+        S(B); NOT private (diagnostics; see ``nonprivate_outputs_``).
+    noise_scale_ : float
+        S(B)/α; NOT private (diagnostics; see ``nonprivate_outputs_``).
+    sensitivity_terms_ : list of tuple
+        The terms of S(B); NOT private (diagnostics; see ``nonprivate_outputs_``).
+    aggregate_ : AggregateResult
+        The full diagnostic record of the run; NOT private (see ``nonprivate_outputs_``).
+    labels_ : ndarray of int of shape (n,)
+        NOT private (diagnostics; see ``nonprivate_outputs_``).
+    cost_ : float
+        NOT private (diagnostics; see ``nonprivate_outputs_``).
+    ledger_ : PrivacyLedger
+        PrivacyLedger with one entry (ε, δ).
     """
 
     def __init__(self, *, n_clusters=3, subspace_dim=3, solver="tsc", solver_params=None, n_subsets=None,
