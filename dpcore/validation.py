@@ -180,7 +180,7 @@ def check_array(X, name: str = "X", ensure_2d: bool = True, allow_sparse: bool =
     if sp.issparse(X):
         if not allow_sparse:
             raise ValueError(f"{name} must be a dense array; got a scipy.sparse matrix (convert with .toarray() if it is small)")
-        if np.iscomplexobj(X.data):
+        if np.issubdtype(X.dtype, np.complexfloating):
             raise ValueError(f"Complex data not supported: {name} must hold real numbers")
         X = sp.csr_matrix(X, dtype=np.float64)
         if not np.all(np.isfinite(X.data)):
