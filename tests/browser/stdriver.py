@@ -437,6 +437,10 @@ def step_number_input(page):
             continue
         if inside_form:
             button.click()
+            # the frontend commits a stepped value to the form's pending state asynchronously: on a
+            # loaded machine a submit right after the click could still send the old value
+            page.wait_for_function("([el, v]) => el.value !== v", arg=[field.element_handle(), old], timeout=5_000)
+            page.wait_for_timeout(300)
         else:
             with rerun(page):
                 button.click()
