@@ -438,8 +438,7 @@ def run_task(task) -> dict:
     # "private": the method is a private one (the figure draws it against ε); "released_private":
     # this run really released something private (not so with a radius read off the data, a
     # non-private start or selection) - what the app's privacy meter may count
-    released_private = (entry.private and bool(list(getattr(est, "private_outputs_", [])))
-                        and getattr(est, "is_private_", True) is not False)
+    released_private = entry.private and getattr(est, "released_private_", False)
     row = {"algorithm": a["label"], "name": a["name"], "private": entry.private,
            "released_private": released_private, "epsilon": task["epsilon"],
            "delta": getattr(est, "delta_spent_", math.nan) if entry.private else math.nan,

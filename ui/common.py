@@ -246,7 +246,7 @@ def run_is_private(estimator, random_state) -> tuple[bool, str]:
     """Whether a fitted run released anything private, and if not, why (for the meter)."""
     if random_state is not None:
         return False, f"public seed {random_state} (reproducible mode)"
-    if getattr(estimator, "is_private_", True) is False or not list(getattr(estimator, "private_outputs_", [])):
+    if not getattr(estimator, "released_private_", False):
         return False, "the run released nothing private (see its privacy box)"
     return True, ""
 

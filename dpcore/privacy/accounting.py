@@ -377,6 +377,14 @@ class PrivateEstimatorMixin:
         """Total δ spent by the fit (from ``ledger_``)."""
         return self.ledger_.delta
 
+    @property
+    def released_private_(self):
+        """Whether the fit released anything private: some private output, and not marked
+        not private as a whole (``is_private_`` False: a non-private start or selection).
+        What a privacy meter may count; a radius read off the data empties
+        ``private_outputs_``."""
+        return bool(list(self.private_outputs_)) and getattr(self, "is_private_", True) is not False
+
     def privacy_report(self):
         """What the fit released and at what price.
 
