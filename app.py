@@ -19,7 +19,7 @@ ICONS = {"home": ":material/home:", "data": ":material/dataset:", "cluster": ":m
 
 def page_title(path: Path) -> str:
     stem = path.stem.split("_", 1)[-1].replace("_", " ")
-    return {"kmeans": "k-means", "privacy utility": "Privacy–utility"}.get(stem, stem.capitalize())
+    return {"kmeans": "k-means", "coclustering": "Co-clustering", "privacy utility": "Privacy–utility"}.get(stem, stem.capitalize())
 
 
 def discover_pages():

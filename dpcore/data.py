@@ -24,7 +24,7 @@ from .preprocessing import clip_rows, normalize_rows
 __all__ = ["Dataset", "SAMPLE_DATA", "CLUTO_NAMES", "make_union_of_subspaces", "make_gaussian_mixture",
            "make_block_matrix", "load_yaleb", "load_cluto", "PAPER_SPECS", "random_subspaces", "data_rng", "DATA_STREAM",
            "orthonormal_basis", "load_dataset", "DATASET_KINDS", "register_dataset_kind",
-           "MAX_DENSE_CELLS"]
+           "MAX_DENSE_CELLS", "MAX_GENERATED_CELLS", "check_generated_size"]
 
 SAMPLE_DATA = Path(__file__).resolve().parents[1] / "sample_data"
 
@@ -34,6 +34,12 @@ SAMPLE_DATA = Path(__file__).resolve().parents[1] / "sample_data"
 #: at the peak (~1 GB): CLUTO classic3 (16.7 M), k1b (24.4 M) and hitech (23.2 M) fit, reviews
 #: (75.2 M) does not.
 MAX_DENSE_CELLS = 30_000_000
+#: Largest generated dataset, in cells (n × d, or rows × columns): 10 million cells = 80 MB of
+#: float64. The generators make a few temporary copies and every method at least one more, so
+#: a request at the cap peaks below 1 GB; the papers' settings are far below it (Fig. 2:
+#: 10 000 cells; the largest block matrix of the co-clustering paper: 4 million). The app's
+#: links and forms are refused above it (a link could otherwise ask for 10⁷ × 2000 points).
+MAX_GENERATED_CELLS = 10_000_000
 CLUTO_NAMES = ("classic3", "cstr", "tr11", "tr41", "k1b", "hitech", "reviews")
 
 #: small specs (``load_dataset(**spec)``) of the papers' settings, shared by pages, presets and tests
@@ -188,12 +194,21 @@ def random_subspaces(k, d, q, random_state=None) -> np.ndarray:
     return np.stack([orthonormal_basis(rng.standard_normal((d, q))) for _ in range(k)])
 
 
+def check_generated_size(n_rows, n_cols, names=("n", "d")):
+    """Refuse a generated dataset of more than :data:`MAX_GENERATED_CELLS` cells, before any
+    memory is allocated, with a ValueError naming the parameters and the cap."""
+    if n_rows * n_cols > MAX_GENERATED_CELLS:
+        raise ValueError(f"{names[0]} × {names[1]} must be at most {MAX_GENERATED_CELLS:,} cells (80 MB); got "
+                         f"{names[0]}={n_rows:,}, {names[1]}={n_cols:,} ({n_rows * n_cols:,} cells)")
+
+
 def _check_nkd(n, d, k):
     n = check_int(n, "n", 1)
     d = check_int(d, "d", 1)
     k = check_int(k, "k", 1)
     if n < k:
         raise ValueError(f"n must be >= k (at least one point per cluster); got n={n}, k={k}")
+    check_generated_size(n, d)
     return n, d, k
 
 
@@ -342,6 +357,7 @@ def make_block_matrix(n_rows=200, n_cols=150, k=3, l=3, signal=5.0, noise=0.5, r
     """
     n_rows = check_int(n_rows, "n_rows", 2)
     n_cols = check_int(n_cols, "n_cols", 2)
+    check_generated_size(n_rows, n_cols, ("n_rows", "n_cols"))
     k = check_int(k, "k", 1, n_rows)
     l = check_int(l, "l", 1, n_cols)
     signal = check_real(signal, "signal", 0.0, None)

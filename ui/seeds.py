@@ -8,8 +8,8 @@ private against anyone holding the link or the script, and the session meter cou
 as a non-private release.
 
 Widget keys follow one convention: a page with prefix ``p`` has the checkbox ``p_repro`` and
-the seed ``p_seed``. :func:`ui.share.publish_url` puts ``p_seed`` into the link only while
-``p_repro`` is ticked (see :func:`seed_in_link`).
+the seed ``p_seed``, both bound to the URL (``bind="query-params"``). The seed input is drawn,
+and so in the link, only while ``p_repro`` is ticked (see :func:`seed_in_link`).
 """
 from __future__ import annotations
 
@@ -35,11 +35,12 @@ def seed_controls(prefix: str, container=None, default_seed: int = 0):
     input at once (inside a form nothing would change until the form's button)."""
     c = st if container is None else container
     left, right = c.columns([1, 1])
-    repro = left.checkbox("reproducible (noise public)", key=prefix + REPRO_SUFFIX, help=REPRO_HELP)
+    repro = left.checkbox("reproducible (noise public)", key=prefix + REPRO_SUFFIX, help=REPRO_HELP,
+                          bind="query-params")
     if not repro:
         right.caption("Noise: fresh and secret on every run.")
         return None
-    seed = right.number_input("seed", 0, MAX_SEED, default_seed, step=1, key=prefix + SEED_SUFFIX,
+    seed = right.number_input("seed", 0, MAX_SEED, default_seed, step=1, key=prefix + SEED_SUFFIX, bind="query-params",
                               help="The seed of the method's noise and random choices (public: the run is not private).")
     return int(seed)
 

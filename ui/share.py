@@ -2,16 +2,23 @@
 
 URL state
 ---------
-A page lists the widget keys that define its view (``bind_url(page, fields)`` before drawing
-its widgets, ``publish_url(fields)`` after). The values, and the current dataset's small
-spec (parameter ``data``), are mirrored into ``st.query_params``, so a copied link opens
-the same view. A method's seed (``*_seed``) travels only while its "reproducible (noise public)"
-box (``*_repro``, added to every page's fields automatically) is ticked: by default a run's
-noise is secret and the link carries none (:mod:`ui.seeds`). On the first run of a page in a session, parameters in
-the URL are copied into ``st.session_state`` — each through its field's parser, which
-rejects values the widget would not accept (out of range, unknown option): those are
-dropped with a warning naming them, never a traceback. Uploaded datasets cannot travel in
-a link; their pages share the other parameters only.
+Which job is whose (README, "Shareable links"):
+
+- **Streamlit** (``bind="query-params"`` on every widget that defines a page's view) writes
+  each widget's value into the URL as soon as it is committed — also inside a form, before
+  its button — leaves default values out, and seeds the widgets from a link.
+- **This module** does what binding cannot: the dataset, which no widget holds (parameter
+  ``data``, a small JSON spec, :func:`publish_url`), and a warning for every link parameter a
+  page cannot use (Streamlit drops those silently). A page lists its bound keys and their
+  parsers (``check_link(page, fields)`` before drawing its widgets); on the first run of the
+  page in a session each parameter goes through its parser — the same limits as the widget
+  (out of range, unknown option, a dataset above the size cap) — and a rejected one is
+  removed from the URL and named in a warning, never a traceback.
+
+A method's seed (``*_seed``) is drawn, and so bound, only while its "reproducible (noise
+public)" box (``*_repro``) is ticked: by default a run's noise is secret and the link carries
+none (:mod:`ui.seeds`). An uploaded dataset cannot travel in a link: its spec is published
+all the same, so that the link opened in another session says which file to upload.
 
 Presets
 -------
@@ -54,13 +61,14 @@ def as_float(lo=None, hi=None) -> Callable[[str], float]:
     return parse
 
 
-def one_of(options) -> Callable[[str], Any]:
-    """The option whose string form is the text (works for str, int and float options)."""
+def one_of(options, format_func=str) -> Callable[[str], Any]:
+    """The option whose label is the text: ``format_func(option)``, as a selectbox bound to
+    the URL writes it (pass the widget's ``format_func``)."""
     options = list(options)
 
     def parse(text):
         for o in options:
-            if str(o) == text:
+            if text == format_func(o):
                 return o
         raise ValueError(f"{text!r} is not one of {options}")
     return parse
@@ -78,17 +86,15 @@ def as_bool(text):
     raise ValueError(f"{text!r} is not true/false")
 
 
-def list_of(options) -> Callable[[str], list]:
-    one = one_of(options)
-    return lambda text: [one(t) for t in text.split(",") if t != ""]
+def list_of(options, format_func=str) -> Callable[[list], list]:
+    """Parser of a multiselect's link value: the list of its repeated URL parameters."""
+    one = one_of(options, format_func)
 
-
-def _to_text(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return ",".join(str(v) for v in value)
-    return str(value)
+    def parse(texts):
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        return [one(t) for t in texts if t != ""]
+    parse.is_list = True
+    return parse
 
 
 # ----------------------------------------------------------------------------- URL state
@@ -101,10 +107,18 @@ def _with_repro(fields: dict) -> dict:
     return out
 
 
-def bind_url(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
-    """On the first run of ``page`` in this session, copy URL parameters into the session
-    state of the widgets named in ``fields`` (key -> parser) and the dataset. Call before
-    the widgets are drawn."""
+def _link_value(params, key, parse):
+    """The URL text of ``key`` in the form ``parse`` reads: a list for list fields."""
+    return params.get_all(key) if getattr(parse, "is_list", False) else params[key]
+
+
+def check_link(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
+    """On the first run of ``page`` in this session, check the link: the dataset spec
+    (parameter ``data``, which no widget holds) is validated — including the size cap of
+    :func:`dpcore.data.check_dataset_size` — and made the current dataset; every widget
+    parameter is checked with its field's parser. Rejected parameters are removed from the
+    URL (before the widgets bind to it) and named in one warning. Call before the widgets are
+    drawn; the widgets themselves read their values from the URL (``bind="query-params"``)."""
     flag = _LOADED + page
     if st.session_state.get(flag):
         return
@@ -117,32 +131,40 @@ def bind_url(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
             spec = json.loads(params[DATA_PARAM])
             if not isinstance(spec, dict):
                 raise ValueError("not a parameter dict")
-            dataset_from_spec(spec)          # validates (ValueError on bad parameters)
+            dataset_from_spec(spec)          # validates (ValueError on bad parameters or a too large dataset)
             st.session_state[DATASET_KEY] = {"spec": spec}
         except (ValueError, TypeError) as exc:
             rejected.append(f"{DATA_PARAM} ({exc})")
+            del st.query_params[DATA_PARAM]
     for key, parse in fields.items():
-        if key in params:
-            try:
-                st.session_state[key] = parse(params[key])
-            except (ValueError, TypeError) as exc:
-                rejected.append(f"{key} ({exc})")
+        if key not in params:
+            continue
+        try:
+            repro = key[: -len(SEED_SUFFIX)] + REPRO_SUFFIX
+            if key.endswith(SEED_SUFFIX) and params.get(repro, "").lower() != "true":
+                raise ValueError("a seed is used only with \"reproducible (noise public)\" ticked")
+            parse(_link_value(params, key, parse))
+        except (ValueError, TypeError) as exc:
+            rejected.append(f"{key} ({exc})")
+            del st.query_params[key]
     if rejected:
-        st.warning("Ignored link parameters that this page cannot use: " + "; ".join(rejected))
+        st.warning("Ignored link parameters that this page cannot use: " + "; ".join(rejected)
+                   + ". The other settings of the link were applied.")
 
 
-def publish_url(fields) -> None:
-    """Mirror the current widget values (and the dataset spec) into the URL."""
-    values = {}
+#: the name the pages used before Streamlit bound widgets to the URL
+bind_url = check_link
+
+
+def publish_url(fields=None) -> None:
+    """Put the current dataset's spec into the URL (parameter ``data``); the widgets publish
+    their own values (``bind="query-params"``). An uploaded dataset cannot travel in a link:
+    its spec (file name and hash) is published all the same, so that a link opened in another
+    session says which file to upload instead of silently showing another dataset."""
     spec = st.session_state.get(DATASET_KEY, {}).get("spec")
-    if spec is not None and spec.get("kind") != "upload":
-        values[DATA_PARAM] = json.dumps(spec, sort_keys=True, separators=(",", ":"))
-    for key in _with_repro(fields):
-        if key in st.session_state and st.session_state[key] is not None and seed_in_link(key, st.session_state):
-            values[key] = _to_text(st.session_state[key])
-    current = {k: st.query_params[k] for k in st.query_params}
-    if current != values:
-        st.query_params.from_dict(values)
+    text = None if spec is None else json.dumps(spec, sort_keys=True, separators=(",", ":"))
+    if text is not None and st.query_params.get(DATA_PARAM) != text:
+        st.query_params[DATA_PARAM] = text
 
 
 def follow_dataset(page: str, data_id, defaults: dict) -> None:
