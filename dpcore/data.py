@@ -49,6 +49,9 @@ PAPER_SPECS = {
     # subspace paper, §5: 5 random subjects of Extended Yale B, per-subject 9-D PCA, projected to d = 50
     "yaleb_5": {"kind": "yaleb", "subjects": 5, "n_per_subject": 64, "pca_dim": 9, "d": 50, "normalize": "rows",
                 "random_state": 0},
+    # for the classroom: subspaces students can see without a projection (d = 3)
+    "lines_r3": {"kind": "subspaces", "n": 300, "d": 3, "k": 3, "q": 1, "sigma": 0.03, "random_state": 0},
+    "planes_r3": {"kind": "subspaces", "n": 400, "d": 3, "k": 2, "q": 2, "sigma": 0.03, "random_state": 0},
     # a strong synthetic co-clustering: 200 documents × 150 terms, 3×3 blocks
     "blocks": {"kind": "blocks", "n_rows": 200, "n_cols": 150, "k": 3, "l": 3, "signal": 5.0, "noise": 0.5,
                "random_state": 0},
