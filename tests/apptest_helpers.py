@@ -28,6 +28,35 @@ def open_page(name, spec=None, query=None, timeout=120, state=None):
     return at
 
 
+WIDGET_GROUPS = ("number_input", "selectbox", "multiselect", "checkbox", "toggle", "text_input", "radio", "slider",
+                 "select_slider")
+
+
+def link_of(at) -> dict:
+    """The link a browser would show for the page ``at``: the dataset spec our code put into
+    ``st.query_params``, plus every widget bound to the URL (``bind="query-params"``) in the form
+    Streamlit's frontend writes it — a selectbox's formatted label, a multiselect's labels as a
+    list (repeated parameters), a checkbox as true/false. AppTest runs no frontend, so it never
+    sees the URL the widgets write; this stands in for it. Default values are included (the
+    browser leaves them out; with them the link says the same)."""
+    link = {k: at.query_params[k] for k in at.query_params}
+    for group in WIDGET_GROUPS:
+        for w in getattr(at, group):
+            key = getattr(w.proto, "query_param_key", "")
+            if not key:
+                continue
+            value = w.value
+            if group in ("selectbox", "radio"):
+                link[key] = w.options[w.index]
+            elif group == "multiselect":
+                link[key] = [w.format_func(v) for v in value]
+            elif isinstance(value, bool):
+                link[key] = "true" if value else "false"
+            else:
+                link[key] = str(value)
+    return link
+
+
 def widget(at, kind, label):
     """The widget of ``kind`` (e.g. "selectbox") whose label is exactly ``label``."""
     return next(w for w in getattr(at, kind) if w.label == label)

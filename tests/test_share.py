@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from apptest_helpers import open_page
+from apptest_helpers import link_of, open_page
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"kind": "subspaces", "n": 300, "d": 6, "k": 2, "q": 2, "sigma": 0.01, "random_state": 0}
@@ -54,7 +54,7 @@ def test_link_round_trip_restores_the_controls():
     next(b for b in at.button if b.label == "Run").click()
     at.run()
     assert not at.exception and not at.error
-    link = {k: at.query_params[k] for k in at.query_params}
+    link = link_of(at)
     assert json.loads(link["data"]) == SMALL and link["cl_method"] == "sulq" and link["sulq_eps"] == "10.0"
     assert link["cl_repro"] == "true" and link["cl_seed"] == "7"
     # a new session opened from the link (no session state, not even the dataset) shows the same view
@@ -136,7 +136,7 @@ def test_gibbs_link_preset_and_snippet():
     next(b for b in at.button if b.label == "Run chains").click()
     at.run()
     assert not at.exception and not at.error
-    link = {k: at.query_params[k] for k in at.query_params}
+    link = link_of(at)
     again = page(GIBBS, query=link, spec=None)
     assert controls(again) == controls(at)
     res = at.session_state["gibbs_result"]
@@ -162,7 +162,7 @@ def test_cocluster_preset_link_and_snippet():
     next(b for b in at.button if b.label == "Run").click()
     at.run()
     assert not at.exception and not at.error
-    link = {k: at.query_params[k] for k in at.query_params}
+    link = link_of(at)
     assert link["cc_matrix"] == "blocks" and link["cc_eps"] == "2.0" and link["cc_seed"] == "5"
     again = page(COCLUSTER, query=link, spec=None)
     assert controls(again) == controls(at)
@@ -189,7 +189,7 @@ def test_kmeans_preset_link_and_snippet():
     next(b for b in at.button if b.label == "Run").click()
     at.run()
     assert not at.exception and not at.error
-    link = {k: at.query_params[k] for k in at.query_params}
+    link = link_of(at)
     assert link["km_methods"] == "candidate,sulq" and link["km_n"] == "800" and link["km_leak"] == "false"
     again = page(KMEANS, query=link, spec=None)
     before, after = controls(at), controls(again)
@@ -214,7 +214,7 @@ def test_data_page_presets_and_link():
         assert not at.exception and not at.error, label
     widget(at, "Preset").set_value("64 Gaussians in R^100")
     at.run()
-    link = {k: at.query_params[k] for k in at.query_params}
+    link = link_of(at)
     again = page(DATA, query=link, spec=None)
     assert again.session_state["dataset"]["spec"]["k"] == 64
     assert controls(again) == controls(at)

@@ -74,6 +74,11 @@ def _session_uploads() -> OrderedDict:
     return st.session_state.setdefault(UPLOADS_KEY, OrderedDict())
 
 
+def upload_in_session(spec: dict) -> bool:
+    """Whether the uploaded dataset of ``spec`` is held by this session."""
+    return upload_key(spec) in _session_uploads()
+
+
 def _upload_from_session(spec: dict) -> Dataset:
     store = _session_uploads()
     key = upload_key(spec)

@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from ui.common import DATASET_KEY, dataset_from_spec
+from ui.common import DATASET_KEY, dataset_from_spec, is_upload_spec, upload_in_session
 from ui.seeds import REPRO_SUFFIX, SEED_SUFFIX, seed_in_link
 
 _LOADED = "_url_loaded_"
@@ -131,6 +131,9 @@ def check_link(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
             spec = json.loads(params[DATA_PARAM])
             if not isinstance(spec, dict):
                 raise ValueError("not a parameter dict")
+            if is_upload_spec(spec) and not upload_in_session(spec):
+                raise ValueError(f"the link was made on an uploaded file, {spec.get('name', '?')!r}, and a link "
+                                 "cannot carry a file: upload it on the Data page, then open the link again")
             dataset_from_spec(spec)          # validates (ValueError on bad parameters or a too large dataset)
             st.session_state[DATASET_KEY] = {"spec": spec}
         except (ValueError, TypeError) as exc:
