@@ -24,7 +24,8 @@ from .preprocessing import clip_rows, normalize_rows
 __all__ = ["Dataset", "SAMPLE_DATA", "CLUTO_NAMES", "make_union_of_subspaces", "make_gaussian_mixture",
            "make_block_matrix", "load_yaleb", "load_cluto", "PAPER_SPECS", "random_subspaces", "data_rng", "DATA_STREAM",
            "orthonormal_basis", "load_dataset", "DATASET_KINDS", "register_dataset_kind",
-           "MAX_DENSE_CELLS", "MAX_GENERATED_CELLS", "check_generated_size"]
+           "MAX_DENSE_CELLS", "MAX_GENERATED_CELLS", "check_generated_size", "GENERATOR_LIMITS", "MAX_DATA_SEED",
+           "check_spec_limits", "clipping_explanation"]
 
 SAMPLE_DATA = Path(__file__).resolve().parents[1] / "sample_data"
 
@@ -40,6 +41,21 @@ MAX_DENSE_CELLS = 30_000_000
 #: 10 000 cells; the largest block matrix of the co-clustering paper: 4 million). The app's
 #: links and forms are refused above it (a link could otherwise ask for 10⁷ × 2000 points).
 MAX_GENERATED_CELLS = 10_000_000
+#: Largest data seed (``random_state``) of a dataset spec: the Data page's seed inputs go this far.
+MAX_DATA_SEED = 2**31 - 1
+#: Limits (inclusive) of a generated dataset's parameters as a form or a link may ask for them:
+#: the Data page's inputs use these numbers and :func:`load_dataset` refuses a spec outside
+#: them, so that a link can never carry a value the form cannot show. Each is far above the
+#: papers' settings; the product n × d (rows × columns) is further capped by
+#: :data:`MAX_GENERATED_CELLS`. The generators called directly check only their natural
+#: ranges and that cap.
+GENERATOR_LIMITS = {
+    "subspaces": {"n": (1, 1_000_000), "d": (1, 10_000), "k": (1, 50), "q": (1, 9_999), "sigma": (0.0, 10.0)},
+    "gaussians": {"n": (1, 1_000_000), "d": (1, 10_000), "k": (1, 200), "sigma": (0.0, 10.0),
+                  "center_box": (0.01, 100.0)},
+    "blocks": {"n_rows": (2, 1_000_000), "n_cols": (2, 1_000_000), "k": (1, 50), "l": (1, 50),
+               "signal": (0.0, 100.0), "noise": (0.0, 100.0)},
+}
 CLUTO_NAMES = ("classic3", "cstr", "tr11", "tr41", "k1b", "hitech", "reviews")
 
 #: small specs (``load_dataset(**spec)``) of the papers' settings, shared by pages, presets and tests
@@ -49,9 +65,13 @@ PAPER_SPECS = {
     # subspace paper, §5: 5 random subjects of Extended Yale B, per-subject 9-D PCA, projected to d = 50
     "yaleb_5": {"kind": "yaleb", "subjects": 5, "n_per_subject": 64, "pca_dim": 9, "d": 50, "normalize": "rows",
                 "random_state": 0},
-    # for the classroom: subspaces students can see without a projection (d = 3)
-    "lines_r3": {"kind": "subspaces", "n": 300, "d": 3, "k": 3, "q": 1, "sigma": 0.03, "random_state": 0},
-    "planes_r3": {"kind": "subspaces", "n": 400, "d": 3, "k": 2, "q": 2, "sigma": 0.03, "random_state": 0},
+    # for the classroom: subspaces students can see without a projection (d = 3); the points
+    # fill each line / disc (spread="ball"): on the paper's unit sphere a line's points would be
+    # two blobs at its ends and a plane's a ring
+    "lines_r3": {"kind": "subspaces", "n": 300, "d": 3, "k": 3, "q": 1, "sigma": 0.03, "spread": "ball",
+                 "random_state": 0},
+    "planes_r3": {"kind": "subspaces", "n": 400, "d": 3, "k": 2, "q": 2, "sigma": 0.03, "spread": "ball",
+                  "random_state": 0},
     # a strong synthetic co-clustering: 200 documents × 150 terms, 3×3 blocks
     "blocks": {"kind": "blocks", "n_rows": 200, "n_cols": 150, "k": 3, "l": 3, "signal": 5.0, "noise": 0.5,
                "random_state": 0},
@@ -217,18 +237,25 @@ def _check_nkd(n, d, k):
 
 # ----------------------------------------------------------------------------- synthetic
 def make_union_of_subspaces(n=1000, d=10, k=3, q=3, sigma=0.1, random_state=None, model="paper",
-                            clip=True):
+                            clip=True, spread="sphere"):
     """Union of k random q-dimensional linear subspaces of R^d (§5 of the subspace paper).
 
     Each subspace is the column space of a d×q Gaussian matrix; labels are i.i.d. uniform
     over the k clusters (balanced in expectation); yᵢ is uniform on the unit sphere of R^q
-    and xᵢ = U_{zᵢ} yᵢ + wᵢ with
+    (``spread="sphere"``, the paper's model) and xᵢ = U_{zᵢ} yᵢ + wᵢ with
 
     - ``model="paper"`` (§5): wᵢ ~ N(0, σ² I_d);
     - ``model="stochastic"`` (§3.3): wᵢ ~ N(0, σ²/d · I_d), so ‖wᵢ‖ ≈ σ whatever d.
 
     With ``clip=True`` (default) points are clipped to the unit ball, the public bound every
     subspace algorithm assumes (the number clipped is in ``extras['n_clipped']``).
+
+    ``spread="ball"`` draws yᵢ uniform in the unit *ball* of R^q instead (radius u^{1/q},
+    u uniform): the points then fill the subspace's unit disc (a segment for q = 1) rather
+    than its rim, which is what a picture of lines and planes in R³ needs (on the sphere a
+    line's points are two blobs at ±u and a plane's a ring). Decision: the radii are drawn
+    after everything else, so ``spread="sphere"`` gives the same data as before the option
+    existed, and the two spreads share subspaces, labels, directions and noise.
 
     Parameters
     ----------
@@ -246,6 +273,8 @@ def make_union_of_subspaces(n=1000, d=10, k=3, q=3, sigma=0.1, random_state=None
         Seed of the data stream (:func:`data_rng`).
     model : {"paper", "stochastic"}, default "paper"
     clip : bool, default True
+    spread : {"sphere", "ball"}, default "sphere"
+        Where yᵢ lies in R^q: on the unit sphere (the paper) or in the unit ball.
 
     Returns
     -------
@@ -255,7 +284,8 @@ def make_union_of_subspaces(n=1000, d=10, k=3, q=3, sigma=0.1, random_state=None
     Raises
     ------
     ValueError
-        If a parameter is out of its range, n < k, or ``model`` is unknown.
+        If a parameter is out of its range, n < k, n × d is above :data:`MAX_GENERATED_CELLS`,
+        or ``model`` or ``spread`` is unknown.
     """
     n, d, k = _check_nkd(n, d, k)
     q = check_int(q, "q", 1)
@@ -264,23 +294,31 @@ def make_union_of_subspaces(n=1000, d=10, k=3, q=3, sigma=0.1, random_state=None
     sigma = check_real(sigma, "sigma", 0.0, None)
     if model not in ("paper", "stochastic"):
         raise ValueError(f"model must be 'paper' or 'stochastic'; got {model!r}")
+    if spread not in ("sphere", "ball"):
+        raise ValueError(f"spread must be 'sphere' or 'ball'; got {spread!r}")
     rng = data_rng(random_state)
     U = random_subspaces(k, d, q, rng)
     labels = rng.integers(0, k, size=n)
     Y = rng.standard_normal((n, q))
     Y /= np.linalg.norm(Y, axis=1, keepdims=True)
     noise_sd = sigma if model == "paper" else sigma / np.sqrt(d)
-    X = np.einsum("ndq,nq->nd", U[labels], Y) + noise_sd * rng.standard_normal((n, d))
+    W = noise_sd * rng.standard_normal((n, d))
+    if spread == "ball":                      # drawn last: the sphere's data stay as they were
+        Y *= rng.random(n)[:, None] ** (1.0 / q)
+    X = np.einsum("ndq,nq->nd", U[labels], Y) + W
     n_clipped = 0
     if clip:
         X, n_clipped = clip_rows(X, 1.0)
+    where = "on the unit sphere" if spread == "sphere" else "spread over the unit ball"
+    kinds = {1: "lines", 2: "planes"}
+    what = f"{k} random {q}-D subspaces" if d > 3 or q not in kinds else f"{k} random {kinds[q]} through 0"
     return Dataset(
         name=f"union of subspaces (n={n}, d={d}, k={k}, q={q}, σ={sigma:g})",
-        description=f"{k} random {q}-D subspaces of R^{d}, {n} points, Gaussian noise σ={sigma:g} ({model} model)",
+        description=f"{what} of R^{d}, {n} points {where} of each, Gaussian noise σ={sigma:g} ({model} model)",
         X=X, labels=labels, subspaces=U, kind="points",
         privacy_note=("points clipped to the public unit ball" if clip else "no norm bound enforced"),
         extras={"n_clipped": n_clipped},
-        params=dict(kind="subspaces", n=n, d=d, k=k, q=q, sigma=sigma, model=model, clip=clip))
+        params=dict(kind="subspaces", n=n, d=d, k=k, q=q, sigma=sigma, model=model, clip=clip, spread=spread))
 
 
 def make_gaussian_mixture(n=2000, d=10, k=4, sigma=0.1, center_box=1.0, random_state=None):
@@ -550,6 +588,76 @@ def register_dataset_kind(kind, loader):
     DATASET_KINDS[kind] = loader
 
 
+def check_spec_limits(kind, params):
+    """Refuse a spec whose parameters are outside :data:`GENERATOR_LIMITS` (or whose int seed
+    is outside [0, :data:`MAX_DATA_SEED`]) with a ValueError naming the parameter and its
+    range: the limits of the Data page's inputs, so that a link carries nothing the form
+    cannot show. Kinds without limits (real data, uploads) pass; missing parameters take the
+    generator's defaults, which are inside the limits.
+
+    Parameters
+    ----------
+    kind : str
+    params : dict
+        The spec without ``kind``.
+
+    Raises
+    ------
+    ValueError
+        On the first parameter outside its range.
+    """
+    limits = dict(GENERATOR_LIMITS.get(kind, {}))
+    seed = params.get("random_state")
+    if (kind in GENERATOR_LIMITS or kind == "yaleb") and isinstance(seed, numbers.Real):
+        limits["random_state"] = (0, MAX_DATA_SEED)       # an int seed (Generators and None pass)
+    for name, (lo, hi) in limits.items():
+        if name not in params:
+            continue
+        check = check_int if isinstance(lo, int) else check_real
+        try:
+            check(params[name], name, lo, hi)
+        except ValueError:      # the same words with the bounds written out (never 2.14748e+09)
+            what = "an integer" if isinstance(lo, int) else "a number"
+            raise ValueError(f"{name} must be {what} from {lo:,} to {hi:,}; got {params[name]!r}") from None
+
+
+def clipping_explanation(ds) -> str | None:
+    """Why some rows of ``ds`` were clipped, in words a student follows (None when none was).
+
+    The private subspace methods assume every point has norm at most 1, a bound fixed before
+    the data are seen (public); the generator puts points on (or in) the unit sphere of their
+    subspace and then adds noise, so many land just outside the ball and are shrunk back onto
+    it. This is part of how the data are made, before any method sees them: not a release.
+
+    Parameters
+    ----------
+    ds : Dataset
+
+    Returns
+    -------
+    str or None
+    """
+    m = int(ds.extras.get("n_clipped") or 0)
+    if m == 0:
+        return None
+    share = f"{m} of {ds.n:,} points ({100 * m / ds.n:.3g} %)"
+    where = "at distance 1 from 0" if ds.params.get("spread", "sphere") == "sphere" else "within distance 1 of 0"
+    why = {"subspaces": f"each point is drawn on its subspace {where} and then gets Gaussian noise "
+                        f"(σ = {ds.params.get('sigma', 0):.3g}), which pushes {'many' if 5 * m > ds.n else 'some'} "
+                        "of them a little beyond length 1",
+           "yaleb": "the faces divided by the public pixel bound can still be longer than 1 after the "
+                    "per-subject projection",
+           "upload": "these rows of the file were longer than 1"}.get(ds.params.get("kind"), "these rows were "
+                                                                                               "longer than 1")
+    upload = ds.params.get("kind") == "upload"
+    model = "you chose it when uploading" if upload else "the paper's data model"
+    return (f"{share} lay outside the unit ball and were shrunk onto its surface (same direction, length 1). "
+            f"Why: {why}. The private methods' guarantee assumes every point has length at most 1 — a bound "
+            "fixed before anyone looks at the data — so the data are clipped to it first. This clipping is part "
+            f"of how the dataset is made ({model}): it happens before any method runs, releases nothing and "
+            "spends no ε.")
+
+
 def load_dataset(kind, **params):
     """Build a dataset from small parameters (what the app caches on and what a
     "reproduce in Python" snippet calls). ``random_state`` may be given as an int.
@@ -568,8 +676,10 @@ def load_dataset(kind, **params):
     Raises
     ------
     ValueError
-        If ``kind`` is not registered, or the loader refuses ``params``.
+        If ``kind`` is not registered, a parameter is outside :data:`GENERATOR_LIMITS`
+        (:func:`check_spec_limits`), or the loader refuses ``params``.
     """
     if kind not in DATASET_KINDS:
         raise ValueError(f"kind must be one of {', '.join(DATASET_KINDS)}; got {kind!r}")
+    check_spec_limits(kind, params)
     return DATASET_KINDS[kind](**params)
