@@ -67,11 +67,13 @@ PAPER_SPECS = {
                 "random_state": 0},
     # for the classroom: subspaces students can see without a projection (d = 3); the points
     # fill each line / disc (spread="ball"): on the paper's unit sphere a line's points would be
-    # two blobs at its ends and a plane's a ring
+    # two blobs at its ends and a plane's a ring. Data seed 10 draws subspaces far apart (lines
+    # at 66°, 66° and 88° to each other, planes at 84°), so that they are told apart by eye;
+    # seed 0 would put two lines and the two planes about 42° apart
     "lines_r3": {"kind": "subspaces", "n": 300, "d": 3, "k": 3, "q": 1, "sigma": 0.03, "spread": "ball",
-                 "random_state": 0},
+                 "random_state": 10},
     "planes_r3": {"kind": "subspaces", "n": 400, "d": 3, "k": 2, "q": 2, "sigma": 0.03, "spread": "ball",
-                  "random_state": 0},
+                  "random_state": 10},
     # a strong synthetic co-clustering: 200 documents × 150 terms, 3×3 blocks
     "blocks": {"kind": "blocks", "n_rows": 200, "n_cols": 150, "k": 3, "l": 3, "signal": 5.0, "noise": 0.5,
                "random_state": 0},
@@ -617,8 +619,8 @@ def check_spec_limits(kind, params):
         try:
             check(params[name], name, lo, hi)
         except ValueError:      # the same words with the bounds written out (never 2.14748e+09)
-            what = "an integer" if isinstance(lo, int) else "a number"
-            raise ValueError(f"{name} must be {what} from {lo:,} to {hi:,}; got {params[name]!r}") from None
+            what, span = ("an integer", f"{lo:,} to {hi:,}") if isinstance(lo, int) else ("a number", f"{lo:g} to {hi:g}")
+            raise ValueError(f"{name} must be {what} from {span}; got {params[name]!r}") from None
 
 
 def clipping_explanation(ds) -> str | None:

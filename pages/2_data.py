@@ -1,16 +1,19 @@
 """Data: generate or load every dataset of the papers, or upload your own; the choice is kept for the other pages.
 
 Uploads are parsed and validated by :func:`dpcore.upload.load_upload` (through
-:func:`ui.common.set_upload`); a rejected file shows dpcore's message and the previous dataset stays."""
+:func:`ui.common.set_upload`); a rejected file shows dpcore's message and the previous dataset stays.
+The generators' inputs take their limits from :data:`dpcore.data.GENERATOR_LIMITS`, the same
+numbers :func:`dpcore.data.load_dataset` enforces on a link's dataset spec (``data=``)."""
 import pandas as pd
 import streamlit as st
 
-from dpcore.data import CLUTO_NAMES, PAPER_SPECS
-from dpcore.plots.data import face_grid, projection_scatter, sparse_overview
+from dpcore.data import (CLUTO_NAMES, GENERATOR_LIMITS, MAX_DATA_SEED, MAX_GENERATED_CELLS, PAPER_SPECS,
+                         clipping_explanation)
+from dpcore.plots.data import face_grid, projection_note, projection_scatter, sparse_overview
 from dpcore.upload import LIMITS_TEXT, MAX_BYTES, WIDE_RATIO
 from ui.common import (DEFAULT_DATASET, current_dataset, current_spec_or_default, privacy_statement, set_dataset,
-                       set_upload)
-from ui.share import Preset, bind_url, preset_picker, publish_url
+                       set_upload, show_chart)
+from ui.share import Preset, check_link, preset_picker, publish_url
 
 KINDS = {
     "subspaces": "Synthetic union of subspaces (subspace paper §5)",
@@ -26,11 +29,20 @@ UPLOAD_HELP = ("CSV (also .tsv/.txt), .npy, .npz (a dense array, or a scipy.spar
                "Pickled (object) arrays are refused, never unpickled.")
 LOAD_AS = {"points": "points (rows = points, dense)", "counts": "count matrix (co-clustering, sparse)"}
 NORMS = {"none": "as uploaded", "rows": "scale each row to unit norm", "clip": "clip to the unit ball"}
+SPREADS = {"sphere": "at distance 1 from 0 (paper)", "ball": "spread over the unit ball"}
 FLASH_KEY = "_data_page_loaded"   # the success message shown after the rerun that follows a load
+URL_FIELDS = {}                   # no widget travels in the link: the dataset spec does (`data=`)
 
 PRESETS = {
     "Paper Fig. 2 (n=1000, d=10)": Preset({}, DEFAULT_DATASET,
                                           "Union of 3 subspaces of dimension 3 in R^10, σ = 0.1, clipped to the unit ball."),
+    "Three lines in R³ (see the subspaces)": Preset(
+        {}, PAPER_SPECS["lines_r3"], "3 lines through 0 in 3-D space, 300 points spread along them, noise σ = 0.03: "
+                                     "no projection, the picture shows the data as they are. Drag it to turn it."),
+    "Two planes in R³ (see the subspaces)": Preset(
+        {}, PAPER_SPECS["planes_r3"], "2 planes through 0 in 3-D space, 400 points spread over their unit discs, "
+                                      "noise σ = 0.03. The planes meet along a line: points near it are hard to "
+                                      "tell apart. Drag the picture to turn it."),
     "Yale B, 5 faces": Preset({}, PAPER_SPECS["yaleb_5"],
                               "5 subjects × 64 images, per-subject 9-D PCA, projected to d = 50 (§5)."),
     "classic3 co-clustering": Preset({}, {"kind": "cluto", "name": "classic3"},
@@ -42,9 +54,8 @@ PRESETS = {
 
 st.title("Data")
 st.markdown("Choose a dataset. The other pages use the one you load here.")
-bind_url("data", {})          # the dataset spec travels in the link's `data` parameter
+check_link("data", URL_FIELDS)          # the dataset spec travels in the link's `data` parameter
 preset_picker("data", PRESETS)
-publish_url({})
 
 spec = current_spec_or_default()
 kind = st.selectbox("Dataset type", list(KINDS), format_func=KINDS.get, index=list(KINDS).index(spec["kind"]),
@@ -58,34 +69,52 @@ def prev(name, default):
     return spec.get(name, default) if same else default
 
 
+CAP_TEXT = f"n × d at most {MAX_GENERATED_CELLS:,} cells"
+
+
+def num(col, label, name, default, help, **kw):
+    """A number input of a generator parameter, limits from dpcore.data.GENERATOR_LIMITS."""
+    lo, hi = GENERATOR_LIMITS[kind][name]
+    span = f"{lo:,} to {hi:,}" if isinstance(lo, int) else f"{lo:g} to {hi:g}"
+    return col.number_input(label, lo, hi, type(lo)(prev(name, default)), help=f"{help} Allowed: {span}.", **kw)
+
+
+def seed(col, help="Random seed of the generator."):
+    return int(col.number_input("seed", 0, MAX_DATA_SEED, int(prev("random_state", 0)), help=help))
+
+
 with st.form("dataset_form"):
     if kind == "subspaces":
         c1, c2, c3 = st.columns(3)
         new = dict(
             kind="subspaces",
-            n=c1.number_input("points n", 1, 100_000, int(prev("n", 1000)), help="Number of points."),
-            d=c2.number_input("ambient dimension d", 1, 1000, int(prev("d", 10)), help="Dimension of the space the points live in."),
-            k=c3.number_input("subspaces k", 1, 50, int(prev("k", 3)), help="Number of subspaces (clusters); labels are uniform over them."),
-            q=c1.number_input("subspace dimension q", 1, 1000, int(prev("q", 3)), help="Dimension of each subspace; must be < d."),
-            sigma=c2.number_input("noise σ", value=float(prev("sigma", 0.1)), step=0.01, format="%.3f",
-                                  help="Standard deviation of the Gaussian noise added to each point (must be ≥ 0)."),
+            n=num(c1, "points n", "n", 1000, f"Number of points; {CAP_TEXT}."),
+            d=num(c2, "ambient dimension d", "d", 10, f"Dimension of the space the points live in; {CAP_TEXT}. "
+                  "d = 3 draws the points as they are; larger d only as a projection."),
+            k=num(c3, "subspaces k", "k", 3, "Number of subspaces (clusters); labels are uniform over them."),
+            q=num(c1, "subspace dimension q", "q", 3, "Dimension of each subspace; must be < d."),
+            sigma=num(c2, "noise σ", "sigma", 0.1, "Standard deviation of the Gaussian noise added to each point.",
+                      step=0.01, format="%.3f"),
             model=c3.selectbox("noise model", ["paper", "stochastic"], index=["paper", "stochastic"].index(prev("model", "paper")),
                                help="paper (§5): noise N(0, σ² I_d); stochastic (§3.3): N(0, σ²/d · I_d)."),
-            clip=st.checkbox("clip points to the unit ball", bool(prev("clip", True)),
+            spread=c1.selectbox("points on each subspace", list(SPREADS), format_func=SPREADS.get,
+                                index=list(SPREADS).index(prev("spread", "sphere")),
+                                help="The paper puts every point at distance 1 from 0 (before the noise); spread "
+                                     "over the unit ball, the points fill the lines and discs: clearer pictures."),
+            clip=c2.checkbox("clip points to the unit ball", bool(prev("clip", True)),
                              help="The subspace algorithms assume ‖x‖ ≤ 1, a public bound."),
-            random_state=int(st.number_input("seed", 0, 2**31 - 1, int(prev("random_state", 0)), help="Random seed of the generator.")))
+            random_state=seed(c3))
     elif kind == "gaussians":
         c1, c2, c3 = st.columns(3)
         new = dict(
             kind="gaussians",
-            n=c1.number_input("points n", 1, 200_000, int(prev("n", 2000)), help="Number of points."),
-            d=c2.number_input("dimension d", 1, 2000, int(prev("d", 10)), help="Dimension of the space."),
-            k=c3.number_input("components k", 1, 200, int(prev("k", 4)), help="Number of Gaussian components."),
-            sigma=c1.number_input("component σ", value=float(prev("sigma", 0.1)), step=0.01, format="%.3f",
-                                  help="Standard deviation of each component (must be ≥ 0)."),
-            center_box=c2.number_input("centre box", value=float(prev("center_box", 1.0)), step=0.1,
-                                       help="Centres are uniform in [−box, box]^d."),
-            random_state=int(c3.number_input("seed", 0, 2**31 - 1, int(prev("random_state", 0)), help="Random seed.")))
+            n=num(c1, "points n", "n", 2000, f"Number of points; {CAP_TEXT}."),
+            d=num(c2, "dimension d", "d", 10, f"Dimension of the space; {CAP_TEXT}."),
+            k=num(c3, "components k", "k", 4, "Number of Gaussian components."),
+            sigma=num(c1, "component σ", "sigma", 0.1, "Standard deviation of each component.", step=0.01,
+                      format="%.3f"),
+            center_box=num(c2, "centre box", "center_box", 1.0, "Centres are uniform in [−box, box]^d.", step=0.1),
+            random_state=seed(c3))
     elif kind == "yaleb":
         c1, c2, c3 = st.columns(3)
         new = dict(
@@ -101,8 +130,7 @@ with st.form("dataset_form"):
             normalize=c2.selectbox("norm bound", ["rows", "pixels"], index=["rows", "pixels"].index(prev("normalize", "rows")),
                                    help="rows: each face scaled to unit norm (per-record, leaks nothing). "
                                         "pixels: divide by the public pixel bound."),
-            random_state=int(c3.number_input("seed", 0, 2**31 - 1, int(prev("random_state", 0)),
-                                             help="Seed for the choice of subjects and the projection.")))
+            random_state=seed(c3, "Seed for the choice of subjects and the projection."))
     elif kind == "cluto":
         new = dict(kind="cluto", name=st.selectbox("matrix", CLUTO_NAMES, index=CLUTO_NAMES.index(prev("name", "classic3")),
                                                    help="The seven CLUTO sets of the co-clustering paper's Table 1."))
@@ -132,13 +160,14 @@ with st.form("dataset_form"):
         c1, c2, c3 = st.columns(3)
         new = dict(
             kind="blocks",
-            n_rows=int(c1.number_input("rows", 2, 20_000, int(prev("n_rows", 200)), help="Number of rows (e.g. documents).")),
-            n_cols=int(c2.number_input("columns", 2, 20_000, int(prev("n_cols", 150)), help="Number of columns (e.g. terms).")),
-            k=int(c3.number_input("row clusters", 1, 50, int(prev("k", 3)), help="Number of row clusters.")),
-            l=int(c1.number_input("column clusters", 1, 50, int(prev("l", 3)), help="Number of column clusters.")),
-            signal=float(c2.number_input("block signal", value=float(prev("signal", 5.0)), help="Extra Poisson rate inside the blocks.")),
-            noise=float(c3.number_input("background rate", value=float(prev("noise", 0.5)), help="Poisson rate everywhere.")),
-            random_state=int(st.number_input("seed", 0, 2**31 - 1, int(prev("random_state", 0)), help="Random seed.")))
+            n_rows=num(c1, "rows", "n_rows", 200, f"Number of rows (e.g. documents); rows × columns at most "
+                                                   f"{MAX_GENERATED_CELLS:,} cells."),
+            n_cols=num(c2, "columns", "n_cols", 150, "Number of columns (e.g. terms)."),
+            k=num(c3, "row clusters", "k", 3, "Number of row clusters."),
+            l=num(c1, "column clusters", "l", 3, "Number of column clusters."),
+            signal=num(c2, "block signal", "signal", 5.0, "Extra Poisson rate inside the blocks."),
+            noise=num(c3, "background rate", "noise", 0.5, "Poisson rate everywhere."),
+            random_state=seed(st))
     submitted = st.form_submit_button("Generate / load", type="primary",
                                       help="Build the dataset with these parameters (or read the file). On an error "
                                            "the previous dataset is kept.")
@@ -160,6 +189,15 @@ if submitted:
         # identity (which includes the default) changes on the next run and the user's next edit is lost
         st.session_state[FLASH_KEY] = loaded
         st.rerun()
+    st.caption("The dataset below is still the one loaded before.")
+publish_url()
+
+
+def fmt(v):
+    """A summary value at 4 significant digits (never 1.0000000000000002)."""
+    return f"{v:.4g}" if isinstance(v, float) else f"{v:,}" if isinstance(v, int) else str(v)
+
+
 
 ds = current_dataset()
 st.subheader(ds.name)
@@ -168,7 +206,8 @@ if ds.params.get("kind") == "upload":
     classes = ds.extras.get("class_names")
     st.caption(f"SHA-256 {ds.extras['sha256'][:16]}… · {ds.extras['size_bytes']:,} bytes"
                + (f" · classes: {', '.join(classes[:20])}{', …' if len(classes) > 20 else ''}" if classes else ""))
-summary = pd.DataFrame({"value": [str(v) for v in ds.summary().values()]}, index=list(ds.summary().keys()))
+facts = ds.summary()
+summary = pd.DataFrame({"value": [fmt(v) for v in facts.values()]}, index=list(facts))
 left, right = st.columns([1, 2])
 with left:
     st.dataframe(summary, width="stretch")
@@ -177,17 +216,19 @@ with left:
         not_private=["the data themselves (nothing is released on this page)",
                      "the ground-truth labels, used only to evaluate"],
         caveats=[ds.privacy_note] if ds.privacy_note else [])
-    if ds.extras.get("n_clipped"):
-        st.caption(f"{ds.extras['n_clipped']} of {ds.n} rows were clipped to the public bound.")
+    if clipping_explanation(ds):
+        st.caption(clipping_explanation(ds))
 with right:
     if ds.kind == "counts":
-        st.plotly_chart(sparse_overview(ds.X, ds.labels), width="stretch")
-        st.caption("What to look for: documents sorted by class show bands of shared terms.")
+        show_chart(sparse_overview(ds.X, ds.labels, title=f"Count matrix: {ds.name}"), f"data counts {ds.name}")
+        st.caption("What to look for: each dot is a non-zero count (colour: how large). Rows are sorted by true "
+                   "class, with a red line between two classes; where a class uses some columns (terms) more "
+                   "than the others, its band of rows is denser in them — strong in synthetic blocks, faint in "
+                   "real text.")
     else:
         if "images" in ds.extras:
-            st.plotly_chart(face_grid(ds.extras["images"], ds.labels), width="stretch")
-        st.plotly_chart(projection_scatter(ds.X, ds.labels, subspace_sets={"true subspaces": ds.subspaces},
-                                           center_sets={"true centres": ds.centers}, label_name="class"),
-                        width="stretch")
-        st.caption("What to look for: each colour is a true class; with synthetic subspaces the true "
-                   "subspaces are drawn as lines or discs.")
+            show_chart(face_grid(ds.extras["images"], ds.labels), f"data faces {ds.name}")
+        show_chart(projection_scatter(ds.X, ds.labels, subspace_sets={"true subspaces": ds.subspaces},
+                                      center_sets={"true centres": ds.centers}, label_name="class"),
+                   f"data points {ds.name}")
+        st.caption(projection_note(ds.d, subspaces=ds.subspaces is not None, centres=ds.centers is not None))

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.data import (CLUTO_NAMES, load_cluto, load_dataset, load_yaleb, make_block_matrix,
+from dpcore.data import (CLUTO_NAMES, PAPER_SPECS, load_cluto, load_dataset, load_yaleb, make_block_matrix,
                          make_gaussian_mixture, make_union_of_subspaces)
 from dpcore.metrics import squared_distances_to_subspaces
 from dpcore.preprocessing import clip_rows
@@ -157,3 +157,67 @@ def test_dataset_kinds_change_only_by_explicit_registration():
     with pytest.raises(ValueError, match="already registered"):
         register_dataset_kind("gaussians", lambda **p: None)
     assert "gaussians" in DATASET_KINDS
+
+
+def test_spread_ball_fills_the_subspaces_and_keeps_everything_else():
+    n, d, k, q = 4000, 6, 2, 2
+    sphere = make_union_of_subspaces(n, d, k, q, 0.05, random_state=4, clip=False)
+    ball = make_union_of_subspaces(n, d, k, q, 0.05, random_state=4, clip=False, spread="ball")
+    assert np.array_equal(sphere.subspaces, ball.subspaces) and np.array_equal(sphere.labels, ball.labels)
+    U = ball.subspaces[ball.labels]
+    inside = lambda X: np.einsum("ndq,nd->nq", U, X)                   # coordinates in the own subspace
+    off = lambda X: X - np.einsum("ndq,nq->nd", U, inside(X))
+    assert np.allclose(off(sphere.X), off(ball.X))                     # the same noise off the subspace
+    a, b = inside(sphere.X), inside(ball.X)
+    # the same directions in the subspace, up to the noise (σ = 0.05, so a 0.3 margin is > 6σ)
+    cos = np.sum(a * b, axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    assert np.median(cos) > 0.99
+    # radii in the ball: r^q uniform on [0, 1] (r = |y| + noise of σ = 0.05 along the subspace: a loose KS bound)
+    r = np.linalg.norm(b, axis=1)
+    assert stats.kstest(np.clip(r, 0, 1) ** q, "uniform").statistic < 0.06
+    assert ball.params["spread"] == "ball" and "spread over the unit ball" in ball.description
+    with pytest.raises(ValueError, match="spread must be"):
+        make_union_of_subspaces(10, 3, 1, 1, spread="cube")
+
+
+def test_r3_presets_are_far_apart_and_separable_by_their_subspaces():
+    from dpcore.metrics import squared_distances_to_subspaces
+    for name, min_angle in (("lines_r3", 60), ("planes_r3", 80)):
+        ds = load_dataset(**PAPER_SPECS[name])
+        U = ds.subspaces
+        if U.shape[2] == 1:
+            dirs = U[:, :, 0]
+        else:
+            dirs = np.stack([np.cross(B[:, 0], B[:, 1]) for B in U])      # the planes' normals
+        cos = np.abs(dirs @ dirs.T)[np.triu_indices(len(U), 1)]
+        assert np.degrees(np.arccos(cos)).min() > min_angle
+        # the nearest true subspace gives the class of > 95 % of the points; the rest lie near 0 / the common line
+        nearest = squared_distances_to_subspaces(ds.X, U).argmin(axis=1)
+        assert (nearest == ds.labels).mean() > 0.95
+
+
+def test_load_dataset_enforces_the_form_limits_and_the_cell_cap():
+    from dpcore.data import GENERATOR_LIMITS, MAX_DATA_SEED, MAX_GENERATED_CELLS
+    hi = GENERATOR_LIMITS["subspaces"]["n"][1]
+    with pytest.raises(ValueError, match=f"n must be an integer from 1 to {hi:,}; got {hi + 1}"):
+        load_dataset(kind="subspaces", n=hi + 1, d=2, k=1, q=1)
+    with pytest.raises(ValueError, match="sigma must be a number from 0 to 10; got inf"):
+        load_dataset(kind="gaussians", sigma=float("inf"))
+    with pytest.raises(ValueError, match=f"random_state must be an integer from 0 to {MAX_DATA_SEED:,}"):
+        load_dataset(kind="blocks", random_state=MAX_DATA_SEED + 1)
+    with pytest.raises(ValueError, match=f"at most {MAX_GENERATED_CELLS:,} cells"):
+        load_dataset(kind="gaussians", n=hi, d=11)                      # each inside its limit, the product not
+    # every limit lets the papers' settings through, and the generators called directly keep their own ranges
+    for spec in PAPER_SPECS.values():
+        load_dataset(**dict(spec, **({"n": 20} if "n" in spec else {})))
+    assert make_union_of_subspaces(60, 3, 60, 1, random_state=0).n == 60   # k = 60 > the form's 50: allowed here
+
+
+def test_clipping_explanation_says_why_in_words():
+    from dpcore.data import clipping_explanation
+    ds = load_dataset(**PAPER_SPECS["fig2_middle"])
+    text = clipping_explanation(ds)
+    assert text.startswith(f"{ds.extras['n_clipped']} of 1,000 points (65.3 %)")
+    assert "σ = 0.1" in text and "length at most 1" in text and "spends no ε" in text
+    assert "n_clipped" not in text
+    assert clipping_explanation(make_union_of_subspaces(50, 5, 2, 2, 0.1, random_state=0, clip=False)) is None

@@ -32,7 +32,7 @@ def test_home_page_runs():
 
 def test_data_page_default_summary_and_parameter_change():
     at = page("2_data.py")
-    assert summary(at)["rows (n)"] == "1000"
+    assert summary(at)["rows (n)"] == "1,000"
     n_widget = next(w for w in at.number_input if w.label == "points n")
     n_widget.set_value(400)
     at.button[0].click()
@@ -44,7 +44,6 @@ def test_data_page_default_summary_and_parameter_change():
 @pytest.mark.parametrize("label,value,message", [
     ("subspaces k", 50, "n must be >= k"),
     ("subspace dimension q", 10, "q must be < d"),
-    ("noise σ", -0.5, "sigma must be"),
 ])
 def test_data_page_bad_input_shows_error_and_keeps_dataset(label, value, message):
     at = page("2_data.py")
@@ -55,8 +54,70 @@ def test_data_page_bad_input_shows_error_and_keeps_dataset(label, value, message
     at.button[0].click()
     at.run()
     assert not at.exception
-    assert any(message in e.value for e in at.error)
+    assert [e.value for e in at.error if message in e.value] == [e.value for e in at.error] and len(at.error) == 1
     assert summary(at) == before
+
+
+@pytest.mark.parametrize("kind,sizes", [("subspaces", {"points n": 1_000_000, "ambient dimension d": 11}),
+                                        ("gaussians", {"points n": 10_001, "dimension d": 1000}),
+                                        ("blocks", {"rows": 5000, "columns": 2001})])
+def test_data_page_refuses_a_dataset_above_the_cell_cap_once_and_keeps_the_dataset(kind, sizes):
+    """Each size is inside its input's limits, their product above MAX_GENERATED_CELLS (10M)."""
+    from dpcore.data import MAX_GENERATED_CELLS
+    at = page("2_data.py")
+    before, spec_before = summary(at), dict(at.session_state["dataset"]["spec"])
+    next(s for s in at.selectbox if s.label == "Dataset type").set_value(kind)
+    at.run()
+    for label, value in sizes.items():
+        w = next(w for w in at.number_input if w.label == label)
+        assert w.min <= value <= w.max            # the form itself lets each number through
+        w.set_value(value)
+    at.button[0].click()
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and f"at most {MAX_GENERATED_CELLS:,} cells" in at.error[0].value
+    assert summary(at) == before and at.session_state["dataset"]["spec"] == spec_before
+    assert any("still the one loaded before" in c.value for c in at.caption)
+
+
+def test_data_page_inputs_show_the_cell_cap_and_use_dpcore_limits():
+    from dpcore.data import GENERATOR_LIMITS, MAX_GENERATED_CELLS
+    at = page("2_data.py")
+    n = next(w for w in at.number_input if w.label == "points n")
+    assert (n.min, n.max) == GENERATOR_LIMITS["subspaces"]["n"]
+    assert f"{MAX_GENERATED_CELLS:,} cells" in n.help
+    sigma = next(w for w in at.number_input if w.label == "noise σ")
+    assert (sigma.min, sigma.max) == GENERATOR_LIMITS["subspaces"]["sigma"]
+
+
+@pytest.mark.parametrize("preset,d,q,k", [("Three lines in R³ (see the subspaces)", 3, 1, 3),
+                                          ("Two planes in R³ (see the subspaces)", 3, 2, 2)])
+def test_data_page_r3_presets_load_and_draw_the_raw_coordinates(preset, d, q, k):
+    import json
+    at = page("2_data.py")
+    next(s for s in at.selectbox if s.label == "Preset").set_value(preset)
+    at.run()
+    assert not at.exception and not at.error
+    facts = summary(at)
+    assert (facts["columns (d)"], facts["subspace dim (q)"], facts["classes"]) == (str(d), str(q), str(k))
+    fig = json.loads(at.get("plotly_chart")[-1].proto.spec)
+    assert fig["layout"]["scene"]["xaxis"]["title"]["text"] == "x1"
+    assert any("nothing projected" in c.value for c in at.caption)
+
+
+def test_data_page_high_dimensional_caption_says_what_a_projection_hides():
+    at = page("2_data.py")                      # the default: Fig. 2, R^10
+    text = " ".join(c.value for c in at.caption)
+    assert "can lie on top of each other" in text and "Three lines in R³" in text
+    assert "653 of 1,000 points (65.3 %)" in text and "spends no ε" in text
+
+
+def test_data_page_count_matrix_has_a_colour_bar_and_axis_titles():
+    import json
+    at = open_page("2_data.py", spec={"kind": "cluto", "name": "classic3"})
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert fig["data"][0]["marker"]["colorbar"]["title"]["text"] == "count"
+    assert all(fig["layout"][a]["title"]["text"] for a in ("xaxis", "yaxis", "xaxis2", "yaxis2", "xaxis3", "yaxis3"))
 
 
 @pytest.mark.parametrize("kind,expect", [("gaussians", "Gaussian mixture"), ("yaleb", "Extended Yale B"),

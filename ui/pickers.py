@@ -1,51 +1,84 @@
 """The dataset picker of the pages that choose their own data (Co-clustering, k-means): the
 Data page's dataset when its kind fits, a synthetic generator with its parameters, Yale B,
 or one of the seven CLUTO matrices. One home, so both pages offer the same choices the same
-way."""
+way.
+
+Limits and links. Each generator input's limits are defined once here (:data:`GAUSSIAN_LIMITS`,
+:data:`BLOCK_LIMITS`, all inside :data:`dpcore.data.GENERATOR_LIMITS`); a page that puts the
+picker's inputs into its link merges :func:`picker_url_fields` into its ``URL_FIELDS`` (the
+same numbers as parsers) and passes ``url_fields=URL_FIELDS`` to :func:`dataset_picker`, which
+then binds those inputs to the URL. A dataset whose n × d is above
+:data:`dpcore.data.MAX_GENERATED_CELLS` is refused by dpcore when it is built (the page shows
+the error)."""
 from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.data import CLUTO_NAMES, PAPER_SPECS
+from dpcore.data import CLUTO_NAMES, MAX_DATA_SEED, MAX_GENERATED_CELLS, PAPER_SPECS
 from ui.common import dataset_from_spec, is_upload_spec
+from ui.share import as_float, as_int
+
+#: limits of the Gaussian mixture's inputs (points n, dimension d, components, σ, data seed)
+GAUSSIAN_LIMITS = {"n": (10, 200_000), "d": (1, 2000), "comp": (1, 200), "sigma": (0.0, 10.0),
+                   "dseed": (0, MAX_DATA_SEED)}
+#: limits of the block matrix's inputs (rows, columns, row and column clusters, signal, noise)
+BLOCK_LIMITS = {"rows": (2, 20_000), "cols": (2, 20_000), "bk": (1, 50), "bl": (1, 50), "signal": (0.0, 100.0),
+                "noise": (0.0, 100.0)}
+CAP_HELP = f" The dataset may have at most {MAX_GENERATED_CELLS:,} cells (n × d)."
+CURRENT_LABEL = "current dataset (from the Data page)"
 
 
-def _blocks_params(key, default):
+def _bind(key, url_fields):
+    """``bind="query-params"`` for an input the page puts into its link."""
+    return {"bind": "query-params"} if url_fields and key in url_fields else {}
+
+
+def _number(col, label, key, limits, value, help, url_fields, **kw):
+    lo, hi = limits
+    return col.number_input(label, lo, hi, value, key=key, help=help, **_bind(key, url_fields), **kw)
+
+
+def _blocks_params(key, default, url_fields=None):
     """Widgets of a synthetic block count matrix (inside an expander); returns its spec."""
+    L = BLOCK_LIMITS
     with st.expander("Block matrix parameters", expanded=False):
         c1, c2, c3 = st.columns(3)
         return dict(
             kind="blocks",
-            n_rows=int(c1.number_input("rows", 2, 20_000, default["n_rows"], key=f"{key}_rows",
-                                       help="Number of rows (documents).")),
-            n_cols=int(c2.number_input("columns", 2, 20_000, default["n_cols"], key=f"{key}_cols",
-                                       help="Number of columns (terms).")),
-            k=int(c3.number_input("row clusters k", 1, 50, default["k"], key=f"{key}_bk",
-                                  help="True number of row clusters.")),
-            l=int(c1.number_input("column clusters l", 1, 50, default["l"], key=f"{key}_bl",
-                                  help="True number of column clusters.")),
-            signal=float(c2.number_input("signal", 0.0, 100.0, default["signal"], key=f"{key}_signal",
-                                         help="Extra Poisson rate inside a co-cluster.")),
-            noise=float(c3.number_input("noise", 0.0, 100.0, default["noise"], key=f"{key}_noise",
-                                        help="Poisson rate everywhere.")),
+            n_rows=int(_number(c1, "rows", f"{key}_rows", L["rows"], default["n_rows"],
+                               "Number of rows (documents)." + CAP_HELP.replace("n × d", "rows × columns"),
+                               url_fields)),
+            n_cols=int(_number(c2, "columns", f"{key}_cols", L["cols"], default["n_cols"],
+                               "Number of columns (terms).", url_fields)),
+            k=int(_number(c3, "row clusters k", f"{key}_bk", L["bk"], default["k"], "True number of row clusters.",
+                          url_fields)),
+            l=int(_number(c1, "column clusters l", f"{key}_bl", L["bl"], default["l"],
+                          "True number of column clusters.", url_fields)),
+            signal=float(_number(c2, "signal", f"{key}_signal", L["signal"], default["signal"],
+                                 "Extra Poisson rate inside a co-cluster.", url_fields)),
+            noise=float(_number(c3, "noise", f"{key}_noise", L["noise"], default["noise"], "Poisson rate everywhere.",
+                                url_fields)),
             random_state=default["random_state"])
 
 
-def _gaussians_params(key, default):
+def _gaussians_params(key, default, url_fields=None):
     """Widgets of a Gaussian mixture (inside an expander); returns its spec."""
+    L = GAUSSIAN_LIMITS
     with st.expander("Gaussian mixture parameters", expanded=False):
         c1, c2, c3 = st.columns(3)
         return dict(
             kind="gaussians",
-            n=int(c1.number_input("points n", 10, 200_000, default["n"], key=f"{key}_n", help="Number of points.")),
-            d=int(c2.number_input("dimension d", 1, 2000, default["d"], key=f"{key}_d", help="Dimension of the space.")),
-            k=int(c3.number_input("components", 1, 200, default["k"], key=f"{key}_comp",
-                                  help="Number of Gaussian components.")),
-            sigma=float(c1.number_input("component σ", 0.0, 10.0, default["sigma"], step=0.01, format="%.3f",
-                                        key=f"{key}_sigma", help="Standard deviation of every component.")),
+            n=int(_number(c1, "points n", f"{key}_n", L["n"], default["n"], "Number of points." + CAP_HELP,
+                          url_fields)),
+            d=int(_number(c2, "dimension d", f"{key}_d", L["d"], default["d"], "Dimension of the space." + CAP_HELP,
+                          url_fields)),
+            k=int(_number(c3, "components", f"{key}_comp", L["comp"], default["k"], "Number of Gaussian components.",
+                          url_fields)),
+            sigma=float(_number(c1, "component σ", f"{key}_sigma", L["sigma"], default["sigma"],
+                                "Standard deviation of every component.", url_fields, step=0.01, format="%.3f")),
             center_box=default["center_box"],
-            random_state=int(c2.number_input("data seed", 0, 2**31 - 1, default["random_state"], key=f"{key}_dseed",
-                                             help="Seed of the generator (the data, not the method's noise).")))
+            random_state=int(_number(c2, "data seed", f"{key}_dseed", L["dseed"], default["random_state"],
+                                     "Seed of the generator (the data, not the method's noise).", url_fields)))
 
 
 #: data kind -> (the Data page kinds that fit, {choice: (label, spec or widget function)}, CLUTO label)
@@ -60,17 +93,44 @@ PICKERS = {
 }
 
 
-def dataset_picker(key, data_kind, current_spec, help, prefix):
+def _choice_parser(data_kind):
+    """Parser of the picker's selectbox in a link, which Streamlit writes as the option's label
+    (the "current" label ends with the dataset's name, so only its start is compared)."""
+    _, generators, cluto_label = PICKERS[data_kind]
+    labels = {label: name for name, (label, _) in generators.items()}
+    labels.update({cluto_label.format(name=name): name for name in CLUTO_NAMES})
+
+    def parse(text):
+        if text.startswith(CURRENT_LABEL):
+            return "current"
+        if text in labels:
+            return labels[text]
+        raise ValueError(f"{text!r} is not one of the datasets offered")
+    return parse
+
+
+def picker_url_fields(key, data_kind, prefix) -> dict:
+    """The link parsers of a picker's inputs (its selectbox ``key`` and the generator inputs of
+    ``prefix``), with the same limits as the inputs; merge them into the page's URL_FIELDS."""
+    fields = {key: _choice_parser(data_kind)}
+    limits = BLOCK_LIMITS if data_kind == "counts" else GAUSSIAN_LIMITS
+    for name, (lo, hi) in limits.items():
+        fields[f"{prefix}_{name}"] = as_int(lo, hi) if isinstance(lo, int) else as_float(lo, hi)
+    return fields
+
+
+def dataset_picker(key, data_kind, current_spec, help, prefix, url_fields=None):
     """A selectbox (widget ``key``) of the datasets a page can use; returns the chosen spec.
 
     ``data_kind`` is "counts" or "points"; ``current_spec`` the Data page's spec, offered as
     "current" when its kind fits (an upload when its data kind does); ``prefix`` starts the
-    keys of the generator's parameter widgets (they travel in the page's link)."""
+    keys of the generator's parameter widgets. The selectbox and the inputs whose keys are in
+    ``url_fields`` (the page's URL_FIELDS) are bound to the URL."""
     kinds, generators, cluto_label = PICKERS[data_kind]
     choices = {}
     upload_fits = is_upload_spec(current_spec) and current_spec.get("data_kind") == data_kind
     if current_spec.get("kind") in kinds or upload_fits:
-        choices["current"] = f"current dataset (from the Data page): {dataset_from_spec(current_spec).name}"
+        choices["current"] = f"{CURRENT_LABEL}: {dataset_from_spec(current_spec).name}"
     for name, (label, _) in generators.items():
         choices[name] = label
     for name in CLUTO_NAMES:
@@ -78,10 +138,10 @@ def dataset_picker(key, data_kind, current_spec, help, prefix):
     if st.session_state.get(key) not in choices:       # e.g. "current" from a link, on data of another kind
         st.session_state.pop(key, None)
     choice = st.selectbox("Count matrix" if data_kind == "counts" else "Dataset", list(choices),
-                          format_func=choices.get, key=key, help=help)
+                          format_func=choices.get, key=key, help=help, **_bind(key, url_fields))
     if choice == "current":
         return dict(current_spec)
     if choice in generators:
         source = generators[choice][1]
-        return dict(source) if isinstance(source, dict) else source(prefix, PAPER_SPECS[choice])
+        return dict(source) if isinstance(source, dict) else source(prefix, PAPER_SPECS[choice], url_fields)
     return {"kind": "cluto", "name": choice}

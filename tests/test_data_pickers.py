@@ -1,0 +1,60 @@
+"""ui.pickers: the generator inputs of the Co-clustering and k-means pages stay inside dpcore's
+limits, their link parsers use the same numbers, and only the inputs a page lists are bound."""
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.data import GENERATOR_LIMITS
+from ui.pickers import BLOCK_LIMITS, GAUSSIAN_LIMITS, picker_url_fields
+
+# picker input -> dpcore parameter
+GAUSSIAN_NAMES = {"n": "n", "d": "d", "comp": "k", "sigma": "sigma"}
+BLOCK_NAMES = {"rows": "n_rows", "cols": "n_cols", "bk": "k", "bl": "l", "signal": "signal", "noise": "noise"}
+
+
+@pytest.mark.parametrize("limits,names,kind", [(GAUSSIAN_LIMITS, GAUSSIAN_NAMES, "gaussians"),
+                                               (BLOCK_LIMITS, BLOCK_NAMES, "blocks")])
+def test_picker_limits_are_inside_dpcore_limits(limits, names, kind):
+    for mine, theirs in names.items():
+        lo, hi = limits[mine]
+        dlo, dhi = GENERATOR_LIMITS[kind][theirs]
+        assert dlo <= lo <= hi <= dhi, mine
+
+
+def test_picker_url_fields_read_the_labels_streamlit_writes_and_the_input_limits():
+    fields = picker_url_fields("km_data", "points", "km")
+    assert fields["km_data"]("Gaussian mixture") == "gaussians"
+    assert fields["km_data"]("CLUTO classic3 (L2-normalised rows)") == "classic3"
+    assert fields["km_data"]("current dataset (from the Data page): union of subspaces (n=1000)") == "current"
+    with pytest.raises(ValueError):
+        fields["km_data"]("gaussians")                       # the option, not its label: not what the URL holds
+    assert fields["km_n"]("200000") == 200_000
+    with pytest.raises(ValueError):
+        fields["km_n"]("200001")
+    with pytest.raises(ValueError):
+        fields["km_sigma"]("inf")
+    counts = picker_url_fields("cc_matrix", "counts", "cc")
+    assert counts["cc_matrix"]("synthetic block matrix") == "blocks"
+    assert set(counts) == {"cc_matrix", "cc_rows", "cc_cols", "cc_bk", "cc_bl", "cc_signal", "cc_noise"}
+
+
+def _picker_app(bound):
+    import streamlit as st
+
+    from dpcore.data import PAPER_SPECS
+    from ui.pickers import dataset_picker, picker_url_fields
+    st.session_state.setdefault("km_data", "gaussians")
+    fields = picker_url_fields("km_data", "points", "km") if bound else None
+    spec = dataset_picker("km_data", "points", dict(PAPER_SPECS["fig2_middle"]), "help", "km", url_fields=fields)
+    st.write(spec)
+
+
+@pytest.mark.parametrize("bound", [True, False])
+def test_only_listed_inputs_are_bound_to_the_url(bound):
+    at = AppTest.from_function(_picker_app, args=(bound,), default_timeout=60)
+    at.run()
+    assert not at.exception
+    keys = {w.proto.query_param_key for w in list(at.selectbox) + list(at.number_input)}
+    expected = {"km_data", "km_n", "km_d", "km_comp", "km_sigma", "km_dseed"} if bound else {""}
+    assert keys == expected
+    n = next(w for w in at.number_input if w.label == "points n")
+    assert (n.min, n.max) == GAUSSIAN_LIMITS["n"] and "10,000,000 cells" in n.help
