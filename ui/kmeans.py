@@ -1,0 +1,409 @@
+"""The k-means page's helpers (pages/6_kmeans.py): the limits its widgets and its link share,
+its presets, the "ε side by side" run, and the drawing of both results with their privacy
+boxes.
+
+Decisions
+---------
+- Every limit is defined once here and used by the widget and by the link's parser, so a
+  link cannot carry a value the widget or the estimator would refuse (``km_eps=inf`` is
+  refused with a warning at load).
+- "ε side by side" runs ONE private method at 1-4 values of ε taken from a fixed ladder
+  (:data:`EPS_LADDER`, inside the ε widget's limits: a choice from a list cannot be out of
+  range or unparsable), each run with every other setting of the form. Each run is a
+  release on the same data: each is recorded in the session meter and the box adds them up
+  (sequential composition). The panels' ratios all use ONE k-means++ reference (the first
+  run's), so that their denominators agree.
+- Results are drawn newest first into slots created before the run starts, and drawn there
+  before the run too: Streamlit's Stop then leaves the previous results on screen.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import streamlit as st
+
+from dpcore.data import CLUTO_NAMES
+from dpcore.kmeans.candidate import stage_explanations
+from dpcore.kmeans.compare import METHODS, MethodResult, compare_methods
+from dpcore.plots.kmeans import budget_bars, candidate_view, centres_scatter, epsilon_panels, objective_bars
+from dpcore.preprocessing import normalize_rows
+from dpcore.privacy import basic_composition
+from ui.common import dataset_from_spec, privacy_statement, show_chart, show_ledger
+from ui.pickers import PICKERS
+from ui.seeds import MAX_SEED, seed_caveat, seed_label
+from ui.share import Preset, as_bool, as_float, as_int, list_of, one_of, snippet_expander
+
+# ----------------------------------------------------------------------------- limits (widget = link)
+EPS_MIN, EPS_MAX = 0.001, 1000.0
+#: the ε values offered side by side (log-spaced, inside [EPS_MIN, EPS_MAX])
+EPS_LADDER = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+MAX_SIDE_BY_SIDE = 4
+#: "noise wins" at 0.1, close to non-private at 100 on the presets' data (measured over 10 runs
+#: of the candidate method on the 8-Gaussian preset, objective ÷ k-means++: median 45 / 16 / 4.9 / 1.0)
+DEFAULT_EPS_SERIES = [0.1, 1.0, 10.0, 100.0]
+DELTA_MIN, DELTA_MAX = 1e-12, 0.1
+RADIUS_MIN, RADIUS_MAX = 1e-6, 1e6
+K_MAX = 200
+assert all(EPS_MIN <= e <= EPS_MAX for e in EPS_LADDER) and set(DEFAULT_EPS_SERIES) <= set(EPS_LADDER)
+
+
+def method_label(key):
+    """A method's name as the widgets show it (and the link carries it)."""
+    return METHODS[key][0]
+
+
+def eps_label(eps):
+    """An ε of the ladder as the multiselect shows it (and the link carries it): "0.1", "10"."""
+    return f"{eps:g}"
+
+
+def _picker_choice(text):
+    """The k-means picker's dataset choice from a link: its key or its label."""
+    labels = {k: v[0] for k, v in PICKERS["points"][1].items()}
+    labels.update({n: PICKERS["points"][2].format(name=n) for n in CLUTO_NAMES})
+    for key, label in labels.items():
+        if text in (key, label):
+            return key
+    if text == "current" or text.startswith("current dataset"):
+        return "current"
+    raise ValueError(f"{text!r} is not one of {', '.join(labels)}")
+
+
+URL_FIELDS = {
+    "km_data": _picker_choice, "km_n": as_int(10, 200_000), "km_d": as_int(1, 2000), "km_comp": as_int(1, 200),
+    "km_sigma": as_float(0.0, 10.0), "km_dseed": as_int(0, 2**31 - 1),
+    "km_k": as_int(1, K_MAX), "km_eps": as_float(EPS_MIN, EPS_MAX), "km_delta": as_float(DELTA_MIN, DELTA_MAX),
+    "km_radius": as_float(RADIUS_MIN, RADIUS_MAX), "km_methods": list_of(METHODS, method_label),
+    "km_leak": as_bool, "km_seed": as_int(0, MAX_SEED),
+    "km_eps_list": list_of(EPS_LADDER, eps_label), "km_eps_method": one_of(METHODS, method_label),
+}
+
+PRESETS = {
+    "64 Gaussians in R^100 (§7: n = 20,000, k = 16, ε = 1)": Preset(
+        {"km_data": "gaussians", "km_n": 20_000, "km_d": 100, "km_comp": 64, "km_sigma": 0.1, "km_dseed": 0,
+         "km_k": 16, "km_eps": 1.0, "km_delta": 1e-6, "km_radius": 14.0, "km_leak": False,
+         "km_methods": ["candidate", "sulq", "sample_aggregate", "dplloyd"],
+         "km_eps_list": [0.01, 0.1, 1.0, 10.0], "km_eps_method": "candidate"},
+        about="The paper's synthetic data (scaled to seconds). Objective ÷ k-means++: about 1.3 for the candidate "
+              "set, 1.4 for SuLQ, 8.6 for sample-and-aggregate, 4 for DP-Lloyd (they vary a little with the secret "
+              "noise). Λ = 14 comes from the generator. Side by side: the candidate set from ε = 0.01 (noise wins, "
+              "≈ 8.5) to ε = 10 (≈ 1.1)."),
+    "ε side by side: 8 Gaussians in R^50, ε = 0.1 to 100": Preset(
+        {"km_data": "gaussians", "km_n": 5000, "km_d": 50, "km_comp": 8, "km_sigma": 0.1, "km_dseed": 0,
+         "km_k": 8, "km_eps": 1.0, "km_delta": 1e-6, "km_radius": 10.0, "km_leak": False,
+         "km_methods": ["candidate", "sulq"], "km_eps_list": DEFAULT_EPS_SERIES, "km_eps_method": "candidate"},
+        about="Press \"Compare ε values side by side\": the candidate set at ε = 0.1, 1, 10, 100 on eight well "
+              "separated clusters. Objective ÷ k-means++ (11 runs): 33–135 at ε = 0.1 (noise wins), 11–20 at 1, "
+              "1.1–9 at 10, and 1.0 at 100 in most runs (up to 3). The numbers move with the secret noise; the trend "
+              "does not. Λ = 10 bounds the generator's points (its own bound is 9.9), so it is public."),
+    "The leaking radius (Λ read off the data)": Preset(
+        {"km_data": "gaussians", "km_n": 5000, "km_d": 50, "km_comp": 8, "km_sigma": 0.1, "km_dseed": 0,
+         "km_k": 8, "km_eps": 1.0, "km_delta": 1e-6, "km_leak": True,
+         "km_methods": ["candidate", "sulq"], "km_eps_list": DEFAULT_EPS_SERIES, "km_eps_method": "candidate"},
+        about="What a careless user does: Λ = max ‖x‖. The runs are then not private, at any ε; the page says so."),
+    "Yale B faces, 5 subjects": Preset(
+        {"km_data": "yaleb", "km_k": 5, "km_eps": 1.0, "km_delta": 1e-6, "km_radius": 1.0, "km_leak": False,
+         "km_methods": ["candidate", "sulq", "sample_aggregate"], "km_eps_list": DEFAULT_EPS_SERIES,
+         "km_eps_method": "candidate"},
+        about="Rows of unit norm, so Λ = 1 is public. Faces are not well separated clusters: every private method "
+              "stays well above k-means++ at ε = 1."),
+}
+
+STAGE_WORDS = {"candidate": "Candidate set", "localswap": "Local swaps", "recovery": "Recovery"}
+RESULT_KEY, SERIES_KEY, ORDER_KEY = "kmeans_result", "kmeans_series", "kmeans_order"
+
+
+def sig(x, digits=4):
+    """``x`` rounded to ``digits`` significant digits (for tables: 468533.3054 -> 468500)."""
+    x = float(x)
+    return x if not np.isfinite(x) or x == 0 else float(f"{x:.{digits}g}")
+
+
+def points_of(ds):
+    """The points the page clusters: CLUTO counts with rows scaled to norm 1."""
+    return normalize_rows(ds.X) if ds.kind == "counts" else ds.X
+
+
+# ----------------------------------------------------------------------------- ε side by side (pure)
+@dataclass
+class EpsilonSeries:
+    """One method at several ε on the same data (:func:`epsilon_series`).
+
+    Attributes
+    ----------
+    method, label : str
+        The method's key and name.
+    epsilons : list of float
+        The ε of every run, in order.
+    runs : list of MethodResult
+        One per ε; ``ratio`` is the objective ÷ ``reference``'s.
+    reference : MethodResult
+        The non-private k-means++ run.
+    radius : float
+        The Λ used.
+    radius_from_data : bool
+        True when Λ was read off the data (no run is private).
+    n_clipped : int
+        Rows changed by clipping to Λ.
+    """
+    method: str
+    label: str
+    epsilons: list
+    runs: list
+    reference: MethodResult
+    radius: float
+    radius_from_data: bool
+    n_clipped: int
+
+
+def epsilon_series(X, n_clusters, method, epsilons, radius, delta=1e-6, options=None, random_state=None,
+                   progress=None):
+    """Run ``method`` once per ε of ``epsilons`` with :func:`dpcore.kmeans.compare.compare_methods`.
+
+    Every ε is a separate release with its own noise: fresh OS entropy when ``random_state``
+    is None, else the child seed ``[random_state, i]`` of run i (public). Ratios are taken
+    against the FIRST run's k-means++ reference (all objectives are on the same clipped points).
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix, shape (n, d)
+    n_clusters : int
+    method : str
+        A key of :data:`dpcore.kmeans.compare.METHODS`.
+    epsilons : sequence of float
+        1 to :data:`MAX_SIDE_BY_SIDE` values in [EPS_MIN, EPS_MAX].
+    radius : float or "data"
+    delta : float, default 1e-6
+    options : dict, optional
+        Method key -> extra constructor parameters.
+    random_state : None or int, optional
+    progress : callable(fraction, text), optional
+
+    Returns
+    -------
+    EpsilonSeries
+
+    Raises
+    ------
+    ValueError
+        No ε, too many, or one outside the limits; and whatever compare_methods raises.
+    """
+    eps = [float(e) for e in epsilons]
+    if not 1 <= len(eps) <= MAX_SIDE_BY_SIDE:
+        raise ValueError(f"ε values side by side: choose 1 to {MAX_SIDE_BY_SIDE} values; got {len(eps)}")
+    for e in eps:
+        if not EPS_MIN <= e <= EPS_MAX:
+            raise ValueError(f"epsilon must be in [{EPS_MIN:g}, {EPS_MAX:g}]; got {e!r}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    report = progress or (lambda f, t: None)
+    runs, ref, first = [], None, None
+    for i, e in enumerate(eps):
+        def sub(f, text, i=i, e=e):
+            report((i + min(f, 1.0)) / len(eps), f"run {i + 1} of {len(eps)}, ε = {e:g}: {text}")
+        rs = None if random_state is None else [int(random_state), i]
+        cmp = compare_methods(X, n_clusters, e, radius, [method], delta, options, rs, progress=sub)
+        if first is None:
+            first, ref = cmp, cmp.reference
+        r = cmp.results[0]
+        runs.append(replace(r, ratio=r.objective / ref.objective, kmedian_ratio=r.kmedian_objective
+                            / ref.kmedian_objective))
+    return EpsilonSeries(method, method_label(method), eps, runs, ref, first.radius, first.radius_from_data,
+                         first.n_clipped)
+
+
+def series_total(series):
+    """(ε, δ) the runs of ``series`` spent together (sequential composition)."""
+    totals = [r.estimator.ledger_.total() for r in series.runs]
+    return basic_composition([t[0] for t in totals], [t[1] for t in totals])
+
+
+# ----------------------------------------------------------------------------- privacy words (pure)
+NOT_PRIVATE_COMMON = ["the points drawn and their colours (the raw data and its true classes, shown to teach)",
+                      "the objectives and ratios (computed from the raw data)",
+                      "the number of clipped points",
+                      "k-means++ and its centres (the non-private reference)"]
+
+
+def privacy_parts(labels, radius_from_data, seed, candidate=False, dplloyd=False, high_dim=False, series=False):
+    """(private, not private, caveats) of the page's privacy box, in words for students.
+
+    ``labels``: names of the private runs shown; ``series``: the box of the ε side-by-side
+    result (one method, several releases). With Λ read off the data or a public seed,
+    nothing is private and the box has no "Private" line."""
+    what = (f"the centres released by each of the {len(labels)} runs of {labels[0]}, one release per ε" if series
+            else f"the centres released by each private method ({', '.join(labels)})")
+    private = [what]
+    if candidate:
+        private.append("the candidate set and the chosen candidates in the projected space")
+    not_private = list(NOT_PRIVATE_COMMON)
+    caveats = list(seed_caveat(seed))
+    if radius_from_data:
+        caveats.append("Λ = max ‖x‖ was read off the data: NOTHING on this page is private for this run, "
+                       "whatever ε says")
+    if radius_from_data or seed is not None:
+        why = "Λ was read off the data" if radius_from_data else "their noise came from a public seed"
+        not_private = [f"{what}{' and the candidate set' if candidate else ''} — {why}"] + not_private
+        private = []
+    if dplloyd:
+        caveats.append("DP-Lloyd (diffprivlib): a cluster that receives no point is left where it was, with no "
+                       "noise added; which clusters are empty is therefore not protected by diffprivlib's noise.")
+    if high_dim:
+        caveats.append("the 2-D views use the top principal directions of the data (a display choice, not a release)")
+    return private, not_private, caveats
+
+
+def idle_privacy(leak, seed):
+    """The box before any run, consistent with the form's committed settings."""
+    if leak:
+        return [], ["anything this page would show: the box \"use Λ = max ‖x‖\" is ticked, so Λ is read off the "
+                    "data and NOTHING a run releases is private, whatever ε says"], ["press Run to cluster"]
+    if seed is not None:
+        return [], ["the centres a run releases: its noise would come from the public seed"], \
+            seed_caveat(seed) + ["press Run to cluster"]
+    return ["the centres each private method releases"], \
+        ["the points drawn and their true classes", "the objectives and ratios (computed from the raw data)",
+         "k-means++ and its centres"], ["press Run to cluster, or compare one method at several ε"]
+
+
+# ----------------------------------------------------------------------------- drawing
+def _dataset_of(res):
+    try:
+        return dataset_from_spec(res["spec"])
+    except ValueError:                # e.g. an uploaded file no longer held by the session
+        st.info("The last result's dataset is no longer available; press Run again.")
+        return None
+
+
+def _eps_col(private_run):
+    return "ε spent" if private_run else "nominal ε (not private)"
+
+
+def draw_comparison(res, live=True):
+    """The methods-at-one-ε result. ``live=False``: drawn while a new run is under way (the
+    result widget gets another key, charts another key, so both draws can share one script run)."""
+    import pandas as pd
+
+    rds = _dataset_of(res)
+    if rds is None:
+        return
+    tag = "" if live else "_prev"
+    RX, cmp, prm = points_of(rds), res["cmp"], res["params"]
+    n_m, private_run = len(cmp.results), not cmp.radius_from_data and prm["seed"] is None
+    st.subheader(f"{n_m} private method{'s' if n_m > 1 else ''} at ε = {prm['epsilon']:g}" if private_run else
+                 f"{n_m} method{'s' if n_m > 1 else ''} at a nominal ε = {prm['epsilon']:g} (not private)")
+    st.caption(f"{rds.name} · k = {prm['k']} · ε = {prm['epsilon']:g} · δ = {prm['delta']:.1e} · "
+               f"Λ = {cmp.radius:.4g}{' (read off the data!)' if cmp.radius_from_data else ''} · "
+               f"noise: {seed_label(prm['seed'])}")
+    if cmp.radius_from_data:
+        st.warning("Λ was computed from the data (max ‖x‖): none of these runs is differentially private.")
+    rows = [{"method": r.label, "k-means objective": sig(r.objective), "÷ k-means++": sig(r.ratio),
+             "k-median objective ÷ k-means++'s": sig(r.kmedian_ratio), "seconds": sig(r.seconds, 3),
+             _eps_col(private_run): sig(getattr(getattr(r.estimator, "ledger_", None), "epsilon", 0.0))}
+            for r in [cmp.reference] + cmp.results]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption(f"{cmp.n_clipped} of {RX.shape[0]:,} points lay outside the ball of radius Λ around 0 and were moved "
+               "onto its surface (clipped) before clustering; the count itself is exact, not private. Objectives "
+               "are evaluated on the clipped points (evaluation only).")
+    show_chart(objective_bars(cmp.ratios()), f"k-means objectives, {rds.name}, eps {prm['epsilon']:g}", key="km_bars" + tag)
+    st.caption("What to look for: bars near 1 are as good as non-private k-means++. On well separated clusters the "
+               "candidate-set method is usually the lowest private bar (the paper's §7); the bars move from run to "
+               "run with the secret noise.")
+    labels = {r.label: r for r in cmp.results}
+    shown = st.selectbox("centres to draw", list(labels), key="km_show" + tag, disabled=not live,
+                         help="Whose released centres are drawn over the points.")
+    r = labels[shown]
+    fig = centres_scatter(RX, rds.labels, {f"{shown} (released)": r.centres, "k-means++ (not private)":
+                                           cmp.reference.centres},
+                          title="Points (colour: true class) with the released and the non-private centres")
+    show_chart(fig, f"k-means centres, {shown}, {rds.name}, eps {prm['epsilon']:g}", key="km_scatter" + tag)
+    st.caption("What to look for: a released centre (black cross) near the middle of every true class; noise "
+               "shows as crosses pulled off the data or two crosses in one class.")
+    est = r.estimator
+    if r.key.startswith("candidate"):
+        st.markdown("**Inside the candidate-set method** — the projected space, the private candidate set and "
+                    "the k candidates the local swaps chose (their groups give the noisy means).")
+        show_chart(candidate_view(RX @ est.projection_, est.candidates_, est.swap_result_.centers_index,
+                                  est.candidate_result_.depths), f"k-means candidate set, {rds.name}",
+                   key="km_cand" + tag)
+        show_chart(budget_bars(est.ledger_), f"k-means budget split, eps {prm['epsilon']:g}", key="km_budget" + tag)
+        expl = stage_explanations(est.objective, est.recovery)
+        st.markdown("\n".join(f"- **{STAGE_WORDS.get(s, s)}** (ε = {est.budget_split_[s][0]:.3g}"
+                              + (f", δ = {est.budget_split_[s][1]:.1e}" if est.budget_split_[s][1] else "")
+                              + f"): {expl[s]}" for s in expl))
+    show_ledger(est.ledger_, title=f"Privacy ledger of {shown}")
+    privacy_statement(*privacy_parts([x.label for x in cmp.results], cmp.radius_from_data, prm["seed"],
+                                     candidate=any(x.key.startswith("candidate") for x in cmp.results),
+                                     dplloyd=any(x.key == "dplloyd" for x in cmp.results),
+                                     high_dim=RX.shape[1] > 2))
+    if live and res.get("code"):
+        snippet_expander(res["code"])
+
+
+def draw_series(res, live=True):
+    """The ε side-by-side result: small multiples, a table, the total ε, the privacy box."""
+    import pandas as pd
+
+    rds = _dataset_of(res)
+    if rds is None:
+        return
+    tag = "" if live else "_prev"
+    RX, ser, prm = points_of(rds), res["series"], res["params"]
+    private_run = not ser.radius_from_data and prm["seed"] is None
+    st.subheader(f"ε side by side: {ser.label}")
+    st.caption(f"{rds.name} · k = {prm['k']} · δ = {prm['delta']:.1e} · Λ = {ser.radius:.4g}"
+               f"{' (read off the data!)' if ser.radius_from_data else ''} · noise: {seed_label(prm['seed'])}")
+    if ser.radius_from_data:
+        st.warning("Λ was computed from the data (max ‖x‖): none of these runs is differentially private, "
+                   "whatever their ε.")
+    word = "" if private_run else " (nominal)"
+    panels = [{"title": f"ε = {e:g}{word}<br>objective ÷ k-means++ = {r.ratio:.3g}", "centres": r.centres,
+               "private": True} for e, r in zip(ser.epsilons, ser.runs)]
+    panels.append({"title": "k-means++, not private<br>objective ÷ k-means++ = 1", "centres": ser.reference.centres,
+                   "private": False})
+    fig = epsilon_panels(RX, rds.labels, panels, reference=ser.reference.centres,
+                         title=f"{ser.label}: the same data at {len(ser.epsilons)} values of ε, and without privacy")
+    show_chart(fig, f"k-means eps side by side, {ser.label}, {rds.name}", key="km_series" + tag)
+    st.caption("What to look for: at small ε the noise usually wins — the black crosses (released centres) sit "
+               "away from the open red diamonds (the non-private k-means++ centres) and the ratio in the title is well "
+               "above 1; as ε grows the crosses move towards the diamonds and the ratio falls towards 1 (last panel). "
+               "How far a given ε gets "
+               "varies with the secret noise, and some methods stop improving as ε grows (sample and aggregate; "
+               "SuLQ on some data): their error is not only noise.")
+    rows = [{"ε": e, "k-means objective": sig(r.objective), "÷ k-means++": sig(r.ratio), "seconds": sig(r.seconds, 3)}
+            for e, r in zip(ser.epsilons, ser.runs)]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="content")
+    eps, dlt = series_total(ser)
+    if private_run:
+        st.markdown(f"**Privacy spent by these {len(ser.runs)} runs together: ε = {eps:.4g}, δ = {dlt:.3g}** — each "
+                    "run is a release on the same data, so their ε add up (sequential composition); the sidebar's "
+                    "meter counts each of them.")
+    else:
+        st.markdown(f"**Nominal total of these {len(ser.runs)} runs: ε = {eps:.4g}** — none of them is private "
+                    f"({'Λ read off the data' if ser.radius_from_data else 'public seed'}); the sidebar's meter lists "
+                    "them apart and does not count them.")
+    privacy_statement(*privacy_parts([ser.label] * len(ser.runs), ser.radius_from_data, prm["seed"],
+                                     candidate=False, dplloyd=ser.method == "dplloyd",
+                                     high_dim=RX.shape[1] > 2, series=True))
+
+
+DRAW = {RESULT_KEY: draw_comparison, SERIES_KEY: draw_series}
+
+
+def draw_results(slots, live=True):
+    """Draw the stored results into ``slots``, the newest first (an empty slot stays empty)."""
+    order = [k for k in st.session_state.get(ORDER_KEY, []) if st.session_state.get(k) is not None]
+    for i, slot in enumerate(slots):
+        if i < len(order):
+            with slot.container():
+                DRAW[order[i]](st.session_state[order[i]], live=live)
+        else:
+            slot.empty()
+    return bool(order)
+
+
+def store_result(key, result):
+    """Keep ``result`` under ``key`` and make it the newest."""
+    st.session_state[key] = result
+    st.session_state[ORDER_KEY] = [key] + [k for k in st.session_state.get(ORDER_KEY, []) if k != key]
