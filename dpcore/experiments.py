@@ -12,6 +12,14 @@ Design
 - **Any executor.** Runs go through a ``concurrent.futures.Executor``: none (in process) for
   ``n_jobs=1``, a spawn-based process pool for ``n_jobs > 1``, or one you pass — e.g. a Dask
   distributed client's executor (:func:`dask_executor`) for sweeps that outgrow one machine.
+- **Workers import dpcore, not the caller's script.** A spawned worker normally re-runs the
+  parent's ``__main__`` before its first task. Under Streamlit ``__main__`` is the app's page
+  script, so every worker ran ``app.py`` without a session — importing Streamlit, drawing
+  nothing and logging "missing ScriptRunContext" dozens of times per sweep (issue 16). The
+  pool's processes (:func:`worker_context`) skip that step: a task names its estimator by
+  module ("module:Class") and its function is :func:`run_task`, so nothing in ``__main__`` is
+  needed. Algorithms registered from a script's top level are therefore not seen by the
+  workers: register them in an importable module (or run with ``n_jobs=1``).
 - **Resumable.** With ``store=DIR`` every finished run is written to its own JSON file named by
   a hash of everything that defines it; a re-run (after a crash or Ctrl-C) loads those files and
   computes only the missing runs.
@@ -26,13 +34,16 @@ import importlib
 import inspect
 import json
 import math
-import multiprocessing
 import os
+import re
+import threading
 import time
 import warnings
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
+from multiprocessing import context as mp_context
+from multiprocessing import spawn as mp_spawn
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +55,8 @@ from .data import load_dataset
 from .defaults import default_n_clusters, default_subspace_dim
 from .subspace.common import single_threaded
 
-__all__ = ["Algorithm", "ALGORITHMS", "METRICS", "PRESETS", "preset", "presets_for", "Sweep", "run_sweep", "summarize", "dask_executor", "run_seed"]
+__all__ = ["Algorithm", "ALGORITHMS", "METRICS", "PRESETS", "preset", "presets_for", "Sweep", "run_sweep", "summarize",
+           "dask_executor", "run_seed", "worker_context", "warning_summary"]
 
 
 # ----------------------------------------------------------------------------- registries
@@ -203,7 +215,11 @@ def presets_for(kind):
 
 
 def _metric_subspace_dw(ds, est):
-    return M.wasserstein_distance(ds.subspaces, est.subspaces_) if ds.subspaces is not None else math.nan
+    """d_W to the true subspaces; NaN without them, or when the run's q (or k) differs from the
+    planted one (d_W compares two sets of subspaces of the same shape)."""
+    if ds.subspaces is None or np.shape(est.subspaces_) != np.shape(ds.subspaces):
+        return math.nan
+    return M.wasserstein_distance(ds.subspaces, est.subspaces_)
 
 
 def _class_subspaces(X, labels, q):
@@ -399,6 +415,12 @@ def _dataset(spec_json):
     return load_dataset(**json.loads(spec_json))
 
 
+def _fitted_q(est):
+    """The dimension of the released subspaces (subspace methods), else NaN."""
+    U = getattr(est, "subspaces_", None)
+    return int(np.shape(U)[2]) if U is not None and np.ndim(U) == 3 else math.nan
+
+
 def run_task(task) -> dict:
     """Run one task (a dict from :meth:`Sweep.tasks`) and return its result row.
 
@@ -411,7 +433,8 @@ def run_task(task) -> dict:
     -------
     dict
         "algorithm", "name", "private", "released_private", "epsilon", "delta",
-        "epsilon_spent", "trial", "seed", "seconds", "warnings" and one column per metric
+        "epsilon_spent", "trial", "q" (dimension of the released subspaces; NaN for other
+        methods), "seed", "seconds", "warnings" and one column per metric
         (NaN where the metric does not apply to the family).
     """
     ds = _dataset(json.dumps(task["dataset"], sort_keys=True))
@@ -443,12 +466,65 @@ def run_task(task) -> dict:
            "released_private": released_private, "epsilon": task["epsilon"],
            "delta": getattr(est, "delta_spent_", math.nan) if entry.private else math.nan,
            "epsilon_spent": getattr(est, "epsilon_spent_", math.nan) if entry.private else math.nan,
-           "trial": task["trial"], "seed": int(ss.generate_state(1)[0]), "seconds": seconds,
+           "trial": task["trial"], "q": _fitted_q(est), "seed": int(ss.generate_state(1)[0]), "seconds": seconds,
            "warnings": " | ".join(dict.fromkeys(str(w.message) for w in caught))}
     for m in task["metrics"]:
         fn, families = METRICS[m]
         row[m] = float(fn(ds, est)) if entry.family in families else math.nan
     return row
+
+
+# ----------------------------------------------------------------------------- worker processes
+_launching = threading.local()          # .bare: this thread is starting a sweep worker
+_original_preparation_data = mp_spawn.get_preparation_data
+_install_lock = threading.Lock()
+
+
+def _preparation_data(name):
+    """:func:`multiprocessing.spawn.get_preparation_data`, without the parent's ``__main__``
+    when the calling thread is starting a sweep worker (:class:`_WorkerProcess`)."""
+    data = _original_preparation_data(name)
+    if getattr(_launching, "bare", False):
+        data.pop("init_main_from_path", None)
+        data.pop("init_main_from_name", None)
+    return data
+
+
+class _WorkerProcess(mp_context.SpawnProcess):
+    """A spawned process that does not re-run the parent's ``__main__`` (see the module docstring)."""
+
+    @staticmethod
+    def _Popen(process_obj):
+        _launching.bare = True
+        try:
+            return mp_context.SpawnProcess._Popen(process_obj)
+        finally:
+            _launching.bare = False
+
+
+class _WorkerContext(mp_context.SpawnContext):
+    Process = _WorkerProcess
+
+
+def worker_context():
+    """The multiprocessing context of the sweep's process pool: "spawn" (safe in a threaded
+    server, unlike "fork"), except that a worker does not re-run the parent's ``__main__``.
+
+    Under ``streamlit run`` the parent's ``__main__`` is the app script, which a worker would
+    run without a session (importing Streamlit and logging "missing ScriptRunContext" for
+    every st call); a worker needs only dpcore (:func:`run_task` and the estimators it names).
+    Only processes started through this context are affected: the standard library's
+    ``get_preparation_data`` is wrapped once, and the wrapper changes nothing unless the
+    calling thread is starting one of these processes.
+
+    Returns
+    -------
+    multiprocessing.context.SpawnContext
+    """
+    with _install_lock:
+        if mp_spawn.get_preparation_data is not _preparation_data:
+            mp_spawn.get_preparation_data = _preparation_data
+    return _WorkerContext()
 
 
 def dask_executor(address: str):
@@ -488,7 +564,7 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
     sweep : Sweep
         Validated here.
     n_jobs : int in [1, cpu_count], default 1
-        Worker processes (spawn-based pool) when no ``executor`` is given.
+        Worker processes (a spawn-based pool, :func:`worker_context`) when no ``executor`` is given.
     executor : concurrent.futures.Executor, optional
         Runs the tasks (e.g. :func:`dask_executor`); wins over ``n_jobs``.
     store : str or path-like, optional
@@ -535,7 +611,7 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
 
     own_pool = None
     if executor is None and n_jobs > 1 and len(todo) > 1:
-        executor = own_pool = ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("spawn"))
+        executor = own_pool = ProcessPoolExecutor(n_jobs, mp_context=worker_context())
     try:
         if executor is None:
             for key, task in todo:
@@ -583,3 +659,57 @@ def summarize(df: pd.DataFrame, metric: str, by=("algorithm", "epsilon")) -> pd.
     g = df.groupby(list(by), dropna=False, sort=False)[metric]
     out = g.agg(median="median", q25=lambda s: s.quantile(0.25), q75=lambda s: s.quantile(0.75), runs="count")
     return out.reset_index()
+
+
+_RUN_EPSILON = "\x00ε\x00"     # stands for a run's own ε in a warning while warnings are grouped
+
+
+def warning_summary(df: pd.DataFrame) -> list[dict]:
+    """The distinct warnings of a sweep, each once, with the runs that gave it.
+
+    Estimators put the run's ε into some warnings (sample-aggregate: "Theorem 3.1's utility
+    bound assumes epsilon > … ; got epsilon = 0.1: …"), so a sweep gives the same warning once
+    per ε. Here a run's own ε (written ``epsilon = {ε:g}`` or ``ε = {ε:g}``, as the estimators
+    format it) is taken out before grouping and the group's ε values are put back as a list:
+    one entry per warning, e.g. "… got epsilon = 0.1, 0.464, 2.15: …".
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Output of :func:`run_sweep` (columns "algorithm", "epsilon", "warnings"; a run's
+        warnings joined by " | ").
+
+    Returns
+    -------
+    list of dict
+        In order of first appearance: "message" (the text, with the ε list), "algorithms"
+        (labels, in order), "epsilons" (sorted, the private runs' ε that gave it), "runs"
+        (number of runs) and "of" (number of runs of those algorithms).
+
+    Raises
+    ------
+    ValueError
+        If ``df`` lacks one of the columns above.
+    """
+    for col in ("algorithm", "epsilon", "warnings"):
+        if col not in df.columns:
+            raise ValueError(f"df must be a sweep's results with a {col!r} column")
+    groups: dict[str, dict] = {}
+    for alg, eps, text in zip(df["algorithm"], df["epsilon"], df["warnings"]):
+        for msg in (m for m in str(text).split(" | ") if m and text == text):
+            key = msg
+            if isinstance(eps, (int, float)) and math.isfinite(eps):
+                key = re.sub(r"(epsilon|ε) = " + re.escape(f"{eps:g}") + r"(?![\d.e])", r"\1 = " + _RUN_EPSILON, msg)
+            g = groups.setdefault(key, {"algorithms": [], "epsilons": set(), "runs": 0})
+            if alg not in g["algorithms"]:
+                g["algorithms"].append(alg)
+            if _RUN_EPSILON in key:
+                g["epsilons"].add(float(eps))
+            g["runs"] += 1
+    out = []
+    for key, g in groups.items():
+        eps = sorted(g["epsilons"])
+        out.append({"message": key.replace(_RUN_EPSILON, ", ".join(f"{float(f'{e:.3g}'):g}" for e in eps)),
+                    "algorithms": g["algorithms"], "epsilons": eps, "runs": g["runs"],
+                    "of": int(df["algorithm"].isin(g["algorithms"]).sum())})
+    return out

@@ -1,5 +1,6 @@
 """The sweep engine: validation, determinism across workers and executors, resume."""
 import math
+import sys
 
 import numpy as np
 import pandas as pd
@@ -121,3 +122,54 @@ def test_objective_ratio_improves_with_epsilon_for_the_candidate_set():
                          metrics=["objective_ratio"]))
     med = df.groupby("epsilon")["objective_ratio"].median()
     assert med[1e3] < 1.5 < med[0.05]
+
+
+# ----------------------------------------------------------------------------- issue 16
+def _fake_streamlit_main(tmp_path, monkeypatch):
+    """Make ``__main__`` look as it does inside ``streamlit run``: a module without a spec whose
+    ``__file__`` is a script (there app.py). The script leaves a marker file when it is run."""
+    import types
+    marker = tmp_path / "main-was-run"
+    script = tmp_path / "fake_app.py"
+    script.write_text(f"open({str(marker)!r}, 'a').write('run\\n')\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    return marker
+
+
+@pytest.mark.slow     # three process pools: ~16 s on the shared 2-core machine
+def test_sweep_workers_do_not_rerun_the_callers_main_script(tmp_path, monkeypatch):
+    # issue 16: under Streamlit every spawned worker re-ran app.py without a session (Streamlit
+    # imported, "missing ScriptRunContext" logged for each st call). The control run with the
+    # plain "spawn" context shows that the fake __main__ really is re-run by an ordinary pool.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    marker = _fake_streamlit_main(tmp_path, monkeypatch)
+    df = run_sweep(sweep(trials=2), n_jobs=2)
+    assert len(df) == 4 and not marker.exists()
+    with ProcessPoolExecutor(1, mp_context=ex.worker_context()) as pool:
+        assert pool.submit(eval, "'streamlit' in __import__('sys').modules").result() is False
+    assert not marker.exists()
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        pool.submit(eval, "1").result()
+    assert marker.exists()                      # the control: plain spawn runs __main__ in the worker
+
+
+def test_dw_is_nan_when_the_runs_q_differs_from_the_planted_one():
+    df = run_sweep(sweep(algorithms=[{"name": "kplane", "label": "q=1", "params": {"subspace_dim": 1}},
+                                     {"name": "kplane", "label": "q=2", "params": {"subspace_dim": 2}}], trials=1))
+    by = df.set_index("algorithm")
+    assert np.isnan(by.loc["q=1", "d_W"]) and np.isfinite(by.loc["q=1", "cost"])
+    assert np.isfinite(by.loc["q=2", "d_W"])     # DATA plants q = 2
+
+
+def test_warning_summary_gives_each_warning_once_with_its_epsilons():
+    # sample-aggregate on n = 150 points: Theorem 3.1's ε condition fails at small ε, and its
+    # message names the run's ε; one entry must list all of them
+    df = run_sweep(sweep(algorithms=[{"name": "sample_aggregate", "label": "s.a.", "params": {"solver": "kplane"}}],
+                         epsilons=[0.1, 0.5, 1e4], trials=2))
+    th = [w for w in ex.warning_summary(df) if w["message"].startswith("Theorem 3.1's utility bound assumes epsilon")]
+    assert len(th) == 1, [w["message"] for w in ex.warning_summary(df)]
+    assert th[0]["epsilons"] == [0.1, 0.5] and th[0]["runs"] == 4 and th[0]["of"] == 6
+    assert "got epsilon = 0.1, 0.5:" in th[0]["message"]

@@ -1,6 +1,8 @@
 """AppTest runs of the Privacy–utility page (pages/7_privacy_utility.py): presets, links,
-bad sweeps and results that survive them."""
-import json
+bad sweeps and results that survive them, the figure a class sees, uploads."""
+import math
+from collections import OrderedDict
+from pathlib import Path
 
 import pytest
 
@@ -8,17 +10,21 @@ from apptest_helpers import open_page
 from apptest_helpers import widget as w
 
 SMALL = {"kind": "subspaces", "n": 150, "d": 5, "k": 2, "q": 1, "sigma": 0.05, "random_state": 0}
+FIG2_METHODS = ["SuLQ-10", "SuLQ-50", "s.a. TSC", "Gibbs", "k-plane"]
+TWO_PLANES = Path(__file__).resolve().parents[1] / "sample_data" / "uploads" / "two_planes.csv"
 
 
-def page(query=None, spec=SMALL):
-    return open_page("7_privacy_utility.py", spec=spec, query=query, timeout=180)
+def page(query=None, spec=SMALL, state=None):
+    return open_page("7_privacy_utility.py", spec=spec, query=query, timeout=180, state=state)
 
 
-def run_small(at, methods=("SuLQ-10", "k-plane"), metrics=("d_W",)):
+def run_small(at, methods=("SuLQ-10", "k-plane"), metrics=("d_W",), points=2, trials=1, log_range=None):
+    if log_range is not None:
+        w(at, "select_slider", "ε range (log10)").set_value(log_range)
     w(at, "multiselect", "methods").set_value(list(methods))
     w(at, "multiselect", "metrics").set_value(list(metrics))
-    w(at, "number_input", "ε points").set_value(2)
-    w(at, "number_input", "trials").set_value(1)
+    w(at, "number_input", "ε points").set_value(points)
+    w(at, "number_input", "trials").set_value(trials)
     w(at, "radio", "workers").set_value(1)
     next(b for b in at.button if b.label == "Run sweep").click()
     at.run()
@@ -31,45 +37,69 @@ def controls(at):
             for x in getattr(at, kind)}
 
 
+def figure(at):
+    import json
+    return json.loads(at.get("plotly_chart")[0].proto.spec)
+
+
+def ignored(at):
+    return " ".join(x.value for x in at.warning if "Ignored link parameters" in x.value)
+
+
 def test_defaults_follow_the_dataset():
     at = page()
-    assert w(at, "multiselect", "methods").value == ["SuLQ-10", "SuLQ-50", "s.a. TSC", "Gibbs"]
+    assert w(at, "multiselect", "methods").value == FIG2_METHODS     # k-plane: the dashed reference
     assert w(at, "multiselect", "metrics").value == ["d_W", "cost"]
+    assert w(at, "number_input", "subspace dimension q").value == 1   # SMALL plants q = 1
     counts = page(spec={"kind": "blocks", "n_rows": 40, "n_cols": 30, "random_state": 0})
     assert w(counts, "multiselect", "methods").value == ["DP-τCC", "Fast-τCC"]
     assert "d_W" not in w(counts, "multiselect", "metrics").options
+    assert not [x for x in counts.number_input if x.label == "subspace dimension q"]   # no q on count data
     mixture = page(spec={"kind": "gaussians", "n": 300, "d": 5, "k": 3, "random_state": 0})
     assert w(mixture, "multiselect", "metrics").value == ["objective_ratio"]
 
 
-def test_sweep_runs_and_the_link_reopens_the_same_controls():
-    at = run_small(page())
-    assert not at.error, [e.value for e in at.error]
+def test_a_link_opens_its_controls_and_runs():
+    # a link as Streamlit writes it: repeated parameters for multiselects and the range slider,
+    # the metrics by their labels
+    link = {"pu_methods": ["SuLQ-10", "k-plane"], "pu_metrics": ["d_W", "cost"], "pu_range": ["-1", "0"],
+            "pu_points": "2", "pu_trials": "1", "pu_jobs": "1", "pu_q": "1"}
+    at = page(query=link)
+    assert not ignored(at), ignored(at)
+    c = controls(at)
+    assert c[("multiselect", "methods")] == ["SuLQ-10", "k-plane"] and c[("multiselect", "metrics")] == ["d_W", "cost"]
+    assert c[("select_slider", "ε range (log10)")] == (-1, 0) and c[("number_input", "ε points")] == 2
+    next(b for b in at.button if b.label == "Run sweep").click()
+    at.run()
     df = at.session_state["privacy_utility"]["df"]
     assert len(df) == 2 + 1 and df["d_W"].notna().all()          # SuLQ-10 at 2 ε, k-plane once
+    assert sorted(df["epsilon"].dropna()) == [0.1, 1.0]
     assert len(at.get("plotly_chart")) == 1
-    link = {k: at.query_params[k] for k in at.query_params}
-    assert link["pu_methods"] == "SuLQ-10,k-plane" and link["pu_points"] == "2" and json.loads(link["data"]) == SMALL
-    again = page(query=link, spec=None)                           # a new session from the link
-    assert controls(again) == controls(at)
-    assert again.session_state["dataset"]["spec"] == SMALL
 
 
 @pytest.mark.parametrize("query, name", [
-    ({"pu_methods": "SuLQ-10,magic"}, "pu_methods"),
-    ({"pu_range": "3,-1"}, "pu_range"),
-    ({"pu_points": "99"}, "pu_points"),
+    ({"pu_methods": ["SuLQ-10", "magic"]}, "pu_methods"),
+    ({"pu_methods": ["DP-τCC", "SuLQ-10"]}, "pu_methods"),       # a method for count data, on points
+    ({"pu_range": ["3", "-1"]}, "pu_range"),
+    ({"pu_range": "-1,3"}, "pu_range"),                          # not the slider's format (two parameters)
+    ({"pu_points": "99"}, "pu_points"),                          # the widget's limit is 15
+    ({"pu_trials": "0"}, "pu_trials"),
+    ({"pu_q": "5"}, "pu_q"),                                     # d = 5: q ≤ 4
+    ({"pu_jobs": "3"}, "pu_jobs"),
+    ({"pu_metrics": ["tau_rc"]}, "pu_metrics"),                  # not a metric of point data (nor a label)
 ])
-def test_bad_link_parameters_are_ignored_with_a_warning(query, name):
+def test_link_values_outside_the_widgets_limits_are_refused_with_a_warning(query, name):
     at = page(query=query)
-    assert any(name in x.value and "Ignored link parameters" in x.value for x in at.warning)
-    assert w(at, "multiselect", "methods").value == ["SuLQ-10", "SuLQ-50", "s.a. TSC", "Gibbs"]
+    assert name in ignored(at), [x.value for x in at.warning]
+    assert not at.error
+    # the widgets keep their defaults; of a list, Streamlit keeps the items the widget offers
+    assert w(at, "multiselect", "methods").value == (["SuLQ-10"] if name == "pu_methods" else FIG2_METHODS)
+    assert w(at, "number_input", "ε points").value == 7 and w(at, "number_input", "subspace dimension q").value == 1
 
 
-def test_link_methods_for_another_kind_of_data_are_dropped():
-    # DP-τCC runs on count matrices only: on points it cannot be offered
-    at = page(query={"pu_methods": "DP-τCC,SuLQ-10"})
-    assert w(at, "multiselect", "methods").value == ["SuLQ-10"]
+def test_q_in_a_link_on_count_data_is_refused():
+    at = page(query={"pu_q": "2"}, spec={"kind": "blocks", "n_rows": 40, "n_cols": 30, "random_state": 0})
+    assert "pu_q" in ignored(at) and "point datasets only" in ignored(at)
 
 
 def test_presets_set_methods_metrics_grid_and_dataset():
@@ -87,16 +117,80 @@ def test_presets_set_methods_metrics_grid_and_dataset():
     assert at.session_state["dataset"]["spec"] == {"kind": "cluto", "name": "classic3"}
     assert w(at, "multiselect", "metrics").value == ["nmi", "tau_rc"]
     assert w(at, "select_slider", "ε range (log10)").value == (-1, 1)
+    w(at, "selectbox", "Preset").set_value("Paper Fig. 2 middle (4 private methods and k-plane, 7 ε × 5 trials)")
+    at.run()
+    assert w(at, "multiselect", "methods").value == FIG2_METHODS   # with its dashed reference (issue 16)
+    assert w(at, "number_input", "subspace dimension q").value == 3
+
+
+def _is_125(v):
+    """v is 1, 2 or 5 times a power of ten."""
+    m = v / 10 ** math.floor(math.log10(v) + 1e-9)
+    return any(math.isclose(m, c, rel_tol=1e-6) for c in (1, 2, 5))
+
+
+def test_figure_has_axis_titles_round_log_ticks_and_a_dashed_reference():
+    at = run_small(page(), methods=("SuLQ-10", "k-plane"), metrics=("d_W", "cost"), points=3)
+    layout = figure(at)["layout"]
+    axes = {k: v for k, v in layout.items() if k.startswith(("xaxis", "yaxis"))}
+    assert len(axes) == 4
+    for name, ax in axes.items():
+        assert ax.get("title", {}).get("text"), f"{name} has no title"
+        if ax.get("type") == "log":          # labels only at 1-2-5 values: no plotly minor labels "2, 3, …, 9"
+            assert ax.get("tickmode") == "array" and ax["tickvals"], name
+            assert all(_is_125(v) for v in ax["tickvals"]), (name, ax["tickvals"])
+    assert layout["xaxis"]["type"] == "log" and layout["xaxis"]["tickvals"] == [0.1, 1, 10, 100, 1000]
+    dashed = [t for t in figure(at)["data"] if t.get("line", {}).get("dash") == "dash"]
+    assert {t["name"] for t in dashed} == {"k-plane (non-private)"} and len(dashed) == 2   # one per panel
+    captions = " ".join(c.value for c in at.caption)
+    assert "Dashed: k-plane without privacy" in captions and "sample-aggregate" not in captions
+
+
+def test_a_sweep_without_a_non_private_method_says_there_is_no_dashed_line():
+    at = run_small(page(), methods=("SuLQ-10",), metrics=("d_W",))
+    assert not [t for t in figure(at)["data"] if t.get("line", {}).get("dash") == "dash"]
+    assert "there is no dashed reference line (add k-plane" in " ".join(c.value for c in at.caption)
+
+
+def test_theorem_31_warning_is_shown_once_for_all_its_epsilons():
+    # sample-aggregate on n = 150: Theorem 3.1's ε condition (ε > 2D/√m) fails at both ε of the
+    # grid, 0.01 and 0.1; its message names the run's ε, and was shown once per ε before issue 16
+    at = run_small(page(), methods=("s.a. TSC",), metrics=("d_W",), points=2, trials=2, log_range=(-2, -1))
+    text = " ".join(x.value for x in at.warning)
+    assert text.count("Theorem 3.1's utility bound assumes epsilon") == 1, text
+    assert "got epsilon = 0.01, 0.1:" in text and "(4 of 4 runs)" in text
+    captions = " ".join(c.value for c in at.caption)
+    assert "Gibbs" not in captions                                # no finding about methods not shown
+
+
+def _upload_state():
+    from dpcore.upload import load_upload, upload_key
+    ds = load_upload(TWO_PLANES.name, TWO_PLANES.read_bytes(), kind="points", labels="last_column")
+    return ds, {"uploaded_datasets": OrderedDict({upload_key(ds.params): ds})}
+
+
+def test_sweep_on_the_uploaded_two_planes_with_q():
+    ds, state = _upload_state()
+    at = page(spec=dict(ds.params), state=state)
+    q = w(at, "number_input", "subspace dimension q")
+    assert (q.value, q.min, q.max) == (3, 1, ds.d - 1)             # the fallback q, up to d − 1
+    assert w(at, "radio", "workers").options == ["1"]             # uploads run in this process
+    q.set_value(2)
+    at = run_small(at, methods=("SuLQ-10", "k-plane"), metrics=("d_W_class", "cost"))
+    assert not at.error, [e.value for e in at.error]
+    df = at.session_state["privacy_utility"]["df"]
+    assert (df["q"] == 2).all() and df["d_W_class"].notna().all() and len(at.get("plotly_chart")) == 1
 
 
 @pytest.mark.parametrize("methods, metrics, message", [
     ([], ["d_W"], "algorithms must name at least one algorithm"),
     (["SuLQ-10"], [], "metrics must name at least one metric"),
 ])
-def test_bad_sweep_shows_the_message_and_keeps_the_last_result(methods, metrics, message):
+def test_bad_sweep_shows_the_message_once_and_keeps_the_last_result(methods, metrics, message):
     at = run_small(page())
     before = at.session_state["privacy_utility"]["df"]
     run_small(at, methods, metrics)
-    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    assert [e.value for e in at.error] == [message] or sum(message in e.value for e in at.error) == 1, \
+        [e.value for e in at.error]
     assert at.session_state["privacy_utility"]["df"] is before
     assert len(at.get("plotly_chart")) == 1                       # the last figure is still shown

@@ -1,0 +1,50 @@
+"""The Privacy–utility page's texts come from the result (ui/sweep.py): a caption cannot
+claim what the figure beside it does not show (issue 16)."""
+import math
+
+import pandas as pd
+import pytest
+
+from ui.sweep import fmt, look_for
+
+
+def frame(medians, metric="d_W"):
+    """A sweep result with one run per (method, ε): ``medians`` maps a method to {ε: value}
+    (ε None: a non-private method)."""
+    rows = []
+    for alg, by_eps in medians.items():
+        for eps, v in by_eps.items():
+            rows.append({"algorithm": alg, "private": eps is not None, "epsilon": math.nan if eps is None else eps,
+                         metric: v})
+    return pd.DataFrame(rows)
+
+
+def test_sample_aggregate_behind_gibbs_is_counted_per_epsilon():
+    df = frame({"s.a. TSC": {0.1: 3.3, 10: 3.2, 1000: 1.9}, "Gibbs": {0.1: 3.4, 10: 0.6, 1000: 0.12},
+                "k-plane": {None: 0.1}})
+    text = look_for(df, ["d_W"])
+    assert "s.a. TSC is behind the best of Gibbs at 2 of the 3 ε values (all but 0.1), as in the subspace paper." \
+        in text
+    assert "best private median at ε = 1000 is Gibbs (0.12); at ε = 0.1, s.a. TSC (3.3)." in text
+    assert "Dashed: k-plane without privacy" in text and "does better than the non-private" not in text
+
+
+def test_a_private_method_above_the_non_private_line_is_said_so():
+    # co-clustering on classic3: DP-τCC's NMI above Fast-τCC's at ε ≥ 3.16 (as measured once)
+    df = frame({"DP-τCC": {0.1: 0.01, 1: 0.67, 3.16: 0.9, 10: 0.75}, "Fast-τCC": {None: 0.7}}, metric="nmi")
+    text = look_for(df, ["nmi"])
+    assert "DP-τCC does better than the non-private Fast-τCC at ε = 3.16, 10" in text
+    assert "best private median" not in text            # one private method: nothing to rank
+    assert "sample-aggregate" not in text and "subspace paper" not in text
+
+
+def test_without_a_non_private_method_the_caption_says_there_is_no_dashed_line():
+    text = look_for(frame({"candidate set": {1: 5.0, 10: 1.2}}, metric="objective_ratio"), ["objective_ratio"])
+    assert "there is no dashed reference line (add k-means++ to the methods" in text
+    assert "the ratio falls towards 1" in text
+
+
+@pytest.mark.parametrize("v, text", [(1000.0, "1000"), (0.46415888, "0.464"), (2.1544, "2.15"), (1e-3, "0.001"),
+                                     (1.0000000000000002, "1")])
+def test_numbers_at_three_significant_digits(v, text):
+    assert fmt(v) == text

@@ -1,0 +1,302 @@
+"""The Privacy–utility page's helpers (pages/7_privacy_utility.py): its controls' limits and
+link parsers, presets, the sweep it builds, and how a result is shown and explained.
+
+Decisions (issue 16):
+
+- **One limit, two users.** Every widget limit below (``MAX_POINTS``, ``MAX_TRIALS``,
+  :func:`q_limits`, the options of :func:`method_options`) is also the limit of its link
+  parser, so a link cannot carry a value the widget would refuse. The parsers of the
+  methods, metrics and q read the dataset: :func:`ui.share.check_link` loads the link's
+  dataset (parameter ``data``) before it parses the widget parameters.
+- **q for every point dataset**, uploads included: the subspace dimension of the subspace
+  methods (default :func:`dpcore.defaults.default_subspace_dim`). With true subspaces a q
+  other than the planted one leaves d_W empty (it compares sets of the same shape).
+- **Captions from the run.** What the figure shows is described from the result itself
+  (which methods, which metrics, which method is best at the smallest and the largest ε),
+  so a caption cannot contradict the figure beside it; a paper's finding is quoted only
+  next to the methods it is about.
+- **Warnings once.** :func:`dpcore.experiments.warning_summary` groups a warning that
+  repeats per ε or trial (Theorem 3.1's) into one line listing the ε values.
+"""
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from dpcore.experiments import ALGORITHMS, PRESETS as METHODS, Sweep, preset, presets_for, warning_summary
+from dpcore.plots.experiments import METRIC_TITLES, privacy_utility_figure
+from dpcore.privacy import PrivacyLedger
+from ui.common import DEFAULT_DATASET, current_dataset, privacy_statement, record_run, show_chart
+from ui.seeds import seed_caveat
+from ui.share import Preset, as_int, list_of, one_of
+
+KEY = "privacy_utility"
+PAGE = "privacy_utility"
+LOG_EPS = [-2, -1, 0, 1, 2, 3, 4, 5]          # the ε range slider: powers of ten
+DEFAULT_RANGE = (-1, 3)
+MAX_POINTS, MAX_TRIALS = 15, 50
+WORKERS = [1, 2]
+METRICS_FOR = {"points": ["d_W", "d_W_class", "cost", "nmi", "accuracy", "objective", "objective_ratio"],
+               "counts": ["nmi", "accuracy", "tau_rc"]}
+#: the metrics' names in the multiselect (and so in a link)
+METRIC_LABELS = {"d_W": "d_W", "d_W_class": "d_W to classes", "cost": "cost", "nmi": "NMI", "accuracy": "accuracy",
+                 "objective": "objective", "objective_ratio": "objective ratio", "tau_rc": "τ of the table"}
+METRIC_HELP = ("d_W: distance of the released subspaces to the true ones (eq. 2; synthetic subspaces only). "
+               "d_W to classes: to each class's best q-dimensional subspace (labelled data such as Yale B). "
+               "cost: k-means subspace cost (eq. 3). NMI / accuracy: agreement of the (non-private) labels with "
+               "the true classes. objective: k-means objective of the released centres; objective ratio: that ÷ "
+               "the true centres' objective (Gaussian mixtures). τ of the table: Goodman–Kruskal τ (rows given "
+               "columns) of the released contingency table.")
+LOWER_IS_BETTER = {"d_W", "d_W_class", "cost", "objective", "objective_ratio"}
+#: the non-private method that gives each family's dashed reference line
+REFERENCE = {"subspace": "k-plane", "kmeans": "k-means++", "cocluster": "Fast-τCC"}
+
+
+def metric_label(m):
+    return METRIC_LABELS.get(m, m)
+
+
+def family(method):
+    return ALGORITHMS[METHODS[method]["name"]].family
+
+
+def defaults_for(ds):
+    """(methods, metrics) a user of the field would start with on this dataset: the private
+    methods of its family and the non-private one that draws the dashed reference line."""
+    if ds.kind == "counts":
+        return ["DP-τCC", "Fast-τCC"], ["nmi"]
+    if ds.centers is not None:                          # a Gaussian mixture: the k-means methods
+        return ["candidate set", "SuLQ k-means", "DP-Lloyd", "k-means++"], ["objective_ratio"]
+    if ds.subspaces is not None:                        # the paper's Fig. 2 methods
+        return ["SuLQ-10", "SuLQ-50", "s.a. TSC", "Gibbs", "k-plane"], ["d_W", "cost"]
+    return ["SuLQ-10", "Gibbs", "k-plane"], (["d_W_class", "cost"] if ds.labels is not None else ["cost"])
+
+
+def q_limits(ds):
+    """(lowest, highest) subspace dimension q on ``ds``: 1 … d − 1."""
+    return 1, max(1, ds.d - 1)
+
+
+# ----------------------------------------------------------------------------- link parsers
+def _link_dataset():
+    return current_dataset()     # check_link has already made the link's dataset current
+
+
+def _methods(texts):
+    return list_of(presets_for(_link_dataset().kind))(texts)
+
+
+def _metrics(texts):
+    return list_of(METRICS_FOR[_link_dataset().kind], metric_label)(texts)
+
+
+def _q(text):
+    ds = _link_dataset()
+    if ds.kind != "points":
+        raise ValueError("q applies to point datasets only")
+    return as_int(*q_limits(ds))(text)
+
+
+def _range(texts):
+    """The ε range slider in a link: two repeated parameters, e.g. ``pu_range=-1&pu_range=3``."""
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    if len(texts) != 2:
+        raise ValueError("needs two values (low and high)")
+    lo, hi = (one_of(LOG_EPS)(t) for t in texts)
+    if lo > hi:
+        raise ValueError(f"{lo} > {hi}")
+    return lo, hi
+
+
+for _parse in (_methods, _metrics, _range):
+    _parse.is_list = True
+
+URL_FIELDS = {"pu_methods": _methods, "pu_metrics": _metrics, "pu_range": _range, "pu_q": _q,
+              "pu_points": as_int(1, MAX_POINTS), "pu_trials": as_int(1, MAX_TRIALS), "pu_seed": as_int(0, 2**31 - 1),
+              "pu_jobs": one_of(WORKERS)}
+
+# ----------------------------------------------------------------------------- presets
+MIXTURE = {"kind": "gaussians", "n": 5000, "d": 50, "k": 8, "sigma": 0.1, "center_box": 1.0, "random_state": 0}
+CLASSIC3 = {"kind": "cluto", "name": "classic3"}
+PRESETS = {
+    "Paper Fig. 2 middle (4 private methods and k-plane, 7 ε × 5 trials)": Preset(
+        {"pu_methods": ["SuLQ-10", "SuLQ-50", "s.a. TSC", "Gibbs", "k-plane"], "pu_metrics": ["d_W", "cost"],
+         "pu_range": (-1, 3), "pu_points": 7, "pu_trials": 5, "pu_q": 3, "pu_jobs": 2}, DEFAULT_DATASET,
+        "The subspace paper's Fig. 2 (middle): n = 1000, d = 10, k = 3, q = 3, σ = 0.1; the non-private k-plane "
+        "as the dashed reference. About a minute with 2 workers."),
+    "Quick look: SuLQ-10 against Gibbs": Preset(
+        {"pu_methods": ["SuLQ-10", "Gibbs", "k-plane"], "pu_metrics": ["d_W"], "pu_range": (-1, 3),
+         "pu_points": 5, "pu_trials": 2, "pu_q": 3, "pu_jobs": 2}, DEFAULT_DATASET,
+        "Two private methods and the non-private k-plane as the dashed line. About 15 s."),
+    "Co-clustering Fig. 2 on classic3 (DP-τCC against Fast-τCC)": Preset(
+        {"pu_methods": ["DP-τCC", "Fast-τCC"], "pu_metrics": ["nmi", "tau_rc"], "pu_range": (-1, 1), "pu_points": 5,
+         "pu_trials": 3, "pu_jobs": 2}, CLASSIC3,
+        "Row NMI of DP-τCC (4 iterations) against ε, with the non-private Fast-τCC dashed (the co-clustering "
+        "paper's Fig. 2), and τ of the released table beside it (its Fig. 3). About 10 s."),
+    "k-means on 8 Gaussians in R^50 (objective ratio)": Preset(
+        {"pu_methods": ["candidate set", "SuLQ k-means", "DP-Lloyd", "k-means++"], "pu_metrics": ["objective_ratio"],
+         "pu_range": (-1, 2), "pu_points": 4, "pu_trials": 3, "pu_q": 3, "pu_jobs": 2}, MIXTURE,
+        "The high-dimensional k-means paper's comparison on a smaller mixture (public radius from the generator), "
+        "k-means++ dashed. About 20 s."),
+}
+
+
+# ----------------------------------------------------------------------------- the run
+def build_sweep(spec, methods, metrics, grid, trials, q, seed):
+    """The :class:`~dpcore.experiments.Sweep` of the form; ``q`` (None on count data) goes to
+    every subspace method."""
+    algs = []
+    for m in methods:
+        a = preset(m)
+        if q is not None and family(m) == "subspace":
+            a["params"]["subspace_dim"] = int(q)
+        algs.append(a)
+    return Sweep(dataset=spec, algorithms=algs, epsilons=list(grid), trials=int(trials), metrics=list(metrics),
+                 seed=seed).validated()
+
+
+def record_sweep(df, seed):
+    """Add the sweep's private runs to the session meter: the runs that released something
+    private (not private with a public seed) and, apart, those that did not."""
+    counted, leaked = PrivacyLedger(), PrivacyLedger()
+    for _, r in df[df["private"]].iterrows():
+        (counted if r["released_private"] else leaked).record(
+            f"{r['algorithm']} trial {r['trial']}", "see method", r["epsilon_spent"],
+            0.0 if np.isnan(r["delta"]) else r["delta"])
+    if len(counted):
+        record_run(counted, "privacy–utility sweep", private=seed is None,
+                   reason="" if seed is None else f"public master seed {seed} (reproducible mode)")
+    if len(leaked):
+        record_run(leaked, "privacy–utility sweep", private=False,
+                   reason="runs that released nothing private (e.g. a radius read off the data)")
+
+
+def progress_text(done, total, elapsed):
+    """The bar's text; it still reads right when Stop freezes the bar."""
+    eta = f", about {elapsed / done * (total - done):.0f} s left" if done else ""
+    return (f"Sweep: {done} of {total} runs · {elapsed:.0f} s{eta} (Stop, top right, cancels; the last "
+            "result stays below)")
+
+
+# ----------------------------------------------------------------------------- texts
+def fmt(v):
+    """A number at three significant digits, without exponent below 10⁵ (1000, not 1e+03)."""
+    return f"{float(f'{v:.3g}'):g}"
+
+
+def look_for(df, metrics):
+    """The caption under the figure, from the result: how to read it, the dashed lines that are
+    (or are not) there, the best method at the smallest and the largest ε, and a paper's
+    finding only beside the methods it is about."""
+    algs = list(dict.fromkeys(df["algorithm"]))
+    private = [a for a in algs if bool(df.loc[df["algorithm"] == a, "private"].iloc[0])]
+    reference = [a for a in algs if a not in private]
+    shown = [m for m in metrics if df[m].notna().any()]
+    words = {"d_W": "d_W falls", "d_W_class": "d_W falls", "cost": "the cost falls", "nmi": "NMI rises",
+             "accuracy": "accuracy rises", "objective": "the objective falls",
+             "objective_ratio": "the ratio falls towards 1", "tau_rc": "τ of the table rises"}
+    parts = [("Each line is a private method's median over its trials, the band the middle half of its runs. "
+              "Larger ε means weaker privacy, so utility should improve from left to right"
+              + (" (" + ", ".join(dict.fromkeys(words[m] for m in shown)) + ")" if shown else "")
+              + "; with few trials the medians wobble.")]
+    if reference:
+        parts.append("Dashed: " + ", ".join(reference) + " without privacy, what no privacy buys.")
+    else:
+        fams = dict.fromkeys(family(a) for a in algs if a in METHODS)
+        parts.append("No non-private method was run, so there is no dashed reference line (add "
+                     + " or ".join(REFERENCE[f] for f in fams) + " to the methods to draw one).")
+    if shown and private:
+        parts += _observations(df, shown[0], private, reference)
+    return " ".join(parts)
+
+
+def _observations(df, m, private, reference):
+    """Sentences about what this run shows for metric ``m``: the best private method at the
+    smallest and the largest ε, a private method doing better than a non-private reference,
+    and sample-aggregate against Gibbs and SuLQ (the subspace paper's comparison)."""
+    better = (lambda a, b: a < b) if m in LOWER_IS_BETTER else (lambda a, b: a > b)
+    rows = df[df[m].notna()]
+    med = rows[rows["private"]].groupby(["algorithm", "epsilon"])[m].median()
+    eps = sorted(rows.loc[rows["private"], "epsilon"].unique())
+    name, out = metric_label(m), []
+    if len(private) > 1:
+        def best(e):
+            at = {a: med[(a, e)] for a in private if (a, e) in med.index}
+            a = min(at, key=at.get) if m in LOWER_IS_BETTER else max(at, key=at.get)
+            return f"{a} ({fmt(at[a])})"
+        text = f"In this run ({name}), the best private median at ε = {fmt(eps[-1])} is {best(eps[-1])}"
+        out.append(text + (f"; at ε = {fmt(eps[0])}, {best(eps[0])}." if len(eps) > 1 else "."))
+    for ref in reference:
+        level = rows.loc[rows["algorithm"] == ref, m].median()
+        for a in private:
+            above = [e for e in eps if (a, e) in med.index and better(med[(a, e)], level)]
+            if above:
+                out.append(f"{a} does better than the non-private {ref} at ε = {', '.join(fmt(e) for e in above)}: "
+                           "they are different algorithms, and the non-private one is a reference, not a limit.")
+    sa = [a for a in private if a.startswith("s.a.")]
+    others = [a for a in private if a in ("Gibbs", "SuLQ-10", "SuLQ-50")]
+    for a in sa:
+        if not others:
+            break
+        behind = [e for e in eps if (a, e) in med.index and any(
+            (o, e) in med.index and better(med[(o, e)], med[(a, e)]) for o in others)]
+        rest = [fmt(e) for e in eps if e not in behind]
+        text = (f"{a} is behind the best of {', '.join(others)} at {len(behind)} of the {len(eps)} ε values"
+                + (f" (all but {', '.join(rest)})" if rest and len(rest) <= 3 else ""))
+        out.append(text + (", as in the subspace paper." if 2 * len(behind) >= len(eps) else "."))
+    return out
+
+
+def show_warnings(df):
+    """Each distinct warning of the runs once (see :func:`dpcore.experiments.warning_summary`)."""
+    items = warning_summary(df)
+    if not items:
+        return
+    lines = [f"- **{', '.join(w['algorithms'])}** ({w['runs']} of {w['of']} runs): {w['message']}" for w in items]
+    st.warning("Warnings from the runs, each shown once:\n" + "\n".join(lines))
+
+
+def _display_table(df):
+    """The runs for the table: floats at four significant digits (the CSV keeps them all)."""
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype.kind == "f":
+            out[c] = out[c].map(lambda v: float(f"{v:.4g}") if np.isfinite(v) else v)
+    return out
+
+
+def show_result(res):
+    """The last finished sweep: figure, captions, warnings, downloads and the runs."""
+    df, metrics, run = res["df"], res["metrics"], res.get("run", 0)
+    st.subheader(f"{res['dataset']} — {len(df)} runs in {res['seconds']:.1f} s")
+    fig = privacy_utility_figure(df, metrics)
+    show_chart(fig, f"privacy-utility {res['dataset']} {' '.join(metric_label(m) for m in metrics)}",
+               key=f"pu_chart_{run}")
+    empty = [METRIC_TITLES.get(m, m) for m in metrics if df[m].isna().all()]
+    if empty:
+        st.caption("No method gives a value for: " + "; ".join(empty) + " (the metric does not apply to these "
+                   "methods or this dataset, or q differs from the true subspaces' dimension).")
+    st.caption(look_for(df, metrics))
+    show_warnings(df)
+    c1, c2 = st.columns(2)
+    c1.download_button("Download results (CSV)", df.to_csv(index=False), "privacy_utility.csv", "text/csv",
+                       key=f"pu_csv_{run}")
+    c2.download_button("Download figure (HTML)", fig.to_html(include_plotlyjs=True), "privacy_utility.html",
+                       "text/html", key=f"pu_html_{run}")
+    with st.expander("All runs"):
+        st.dataframe(_display_table(df), hide_index=True, width="stretch")
+
+
+def show_privacy(res):
+    """The page's privacy box; a public seed of the shown result is named."""
+    privacy_statement(
+        private=["every private run's released output (subspaces, tables, centres); each run spends its own ε"],
+        not_private=["the metrics: they compare releases with the data and the true labels (evaluation only)",
+                     "labels from assigning raw points to released subspaces or centres"],
+        caveats=seed_caveat(res.get("seed") if res else None) + [
+            "A sweep is many releases: the session meter adds every private run's ε. Real deployments release "
+            "once; sweeps are for studying the methods on public or synthetic data.",
+            "Gibbs is private only asymptotically, when its chain has mixed.",
+            "k-means methods on data without a public radius (anything but a Gaussian mixture) read the radius off "
+            "the data, which is not private; the run's warning says so and the meter lists those runs as "
+            "non-private."])
