@@ -38,7 +38,8 @@ PRESETS = {
                                           "Union of 3 subspaces of dimension 3 in R^10, σ = 0.1, clipped to the unit ball."),
     "Three lines in R³ (see the subspaces)": Preset(
         {}, PAPER_SPECS["lines_r3"], "3 lines through 0 in 3-D space, 300 points spread along them, noise σ = 0.03: "
-                                     "no projection, the picture shows the data as they are. Drag it to turn it."),
+                                     "no projection, the picture shows the data as they are. Near 0, where the lines "
+                                     "meet, points are hard to tell apart. Drag the picture to turn it."),
     "Two planes in R³ (see the subspaces)": Preset(
         {}, PAPER_SPECS["planes_r3"], "2 planes through 0 in 3-D space, 400 points spread over their unit discs, "
                                       "noise σ = 0.03. The planes meet along a line: points near it are hard to "
@@ -194,7 +195,9 @@ publish_url()
 
 
 def fmt(v):
-    """A summary value at 4 significant digits (never 1.0000000000000002)."""
+    """A summary value at 4 significant digits (never 1.0000000000000002); whole counts in full."""
+    if isinstance(v, float) and v.is_integer() and abs(v) >= 1e4:
+        return f"{int(v):,}"
     return f"{v:.4g}" if isinstance(v, float) else f"{v:,}" if isinstance(v, int) else str(v)
 
 
@@ -210,7 +213,7 @@ facts = ds.summary()
 summary = pd.DataFrame({"value": [fmt(v) for v in facts.values()]}, index=list(facts))
 left, right = st.columns([1, 2])
 with left:
-    st.dataframe(summary, width="stretch")
+    st.table(summary)           # a table wraps long values (a dataframe cuts the name off)
     privacy_statement(
         private=[],
         not_private=["the data themselves (nothing is released on this page)",

@@ -72,7 +72,7 @@ def test_higher_dimensions_keep_pca_and_say_so():
     fig = projection_scatter(ds.X, ds.labels, subspace_sets={"true subspaces": ds.subspaces})
     assert fig.layout.scene.xaxis.title.text == "principal direction 1"
     assert "principal directions" in fig.layout.title.text
-    assert fig.layout.scene.camera.eye.x is None                        # plotly's own view
+    assert fig.layout.scene.camera.eye.x == fig.layout.scene.camera.eye.y  # plotly's direction, no fitted view
     note = projection_note(ds.d, subspaces=True)
     assert "R^10" in note and "can lie on top of each other" in note and "Three lines in R³" in note
     assert "nothing projected" in projection_note(3, subspaces=True)
@@ -116,5 +116,6 @@ def test_sparse_overview_has_axis_titles_a_colour_bar_and_class_lines():
     bar = fig.data[0].marker.colorbar
     assert bar.title.text == "count" and list(bar.ticktext)[:2] == ["1", "2"]
     assert len(fig.layout.shapes) == 2                                  # a line between each two of 3 classes
-    # the colour bar sits between the spy plot and the first histogram, overlapping neither
-    assert fig.layout.xaxis.domain[1] < bar.x < fig.layout.xaxis2.domain[0]
+    # the colour bar sits right of the spy plot, level with it: clear of the histograms below
+    assert bar.x >= fig.layout.xaxis.domain[1]
+    assert bar.y - bar.len / 2 >= fig.layout.yaxis2.domain[1]

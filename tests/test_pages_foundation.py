@@ -14,7 +14,7 @@ def page(name):
 
 
 def summary(at):
-    return dict(zip(at.dataframe[0].value.index, at.dataframe[0].value["value"]))
+    return dict(zip(at.table[0].value.index, at.table[0].value["value"]))
 
 
 def test_app_shell_runs_with_navigation_and_sidebar():

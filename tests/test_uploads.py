@@ -309,7 +309,7 @@ def data_page(spec=PREV):
 
 
 def summary(at):
-    return dict(zip(at.dataframe[0].value.index, at.dataframe[0].value["value"]))
+    return dict(zip(at.table[0].value.index, at.table[0].value["value"]))
 
 
 def choose_kind(at, kind):

@@ -110,7 +110,7 @@ def _subspace_traces(U, P, name, style, dims, showlegend, disc_opacity=DISC_OPAC
     return traces
 
 
-def _camera(U, length=2.5, tilt=20.0):
+def _camera(U, length=2.7, tilt=20.0):
     """A view of raw 3-D data that shows the subspaces ``U`` (k, 3, q) apart.
 
     Lines: from the direction most orthogonal to all of them (they appear at full length).
@@ -173,7 +173,8 @@ def projection_scatter(X, labels=None, subspace_sets=None, center_sets=None, dim
     camera : "auto", dict or None, default="auto"
         The 3-D view. "auto": for data in their own 3 coordinates, a view that shows the
         subspaces apart (see :func:`_camera`; from the set named "true…", else the first);
-        plotly's default otherwise. A dict is used as the scene's camera; None: plotly's.
+        otherwise plotly's direction from a little further away. A dict is used as the
+        scene's camera; None: plotly's own.
 
     Decisions. When d ≤ dims the points are drawn in their own coordinates, every axis on
     the same scale (a cube from −r to r, r the largest coordinate): in R³ lines look like
@@ -228,15 +229,17 @@ def projection_scatter(X, labels=None, subspace_sets=None, center_sets=None, dim
         for tr in _subspace_traces(U, P, legend, SUBSPACE_STYLES[s], dims, True, DISC_OPACITY[s == 0]):
             fig.add_trace(tr)
         extent.append(1.0)
-    symbols = ["x", "diamond", "cross", "square"]
+    # in 3-D plotly draws markers as text glyphs, and a browser without "✖" shows an "x" as an
+    # empty box: diamonds there
+    symbols = ["x", "diamond", "cross", "square"] if dims == 2 else ["diamond", "square", "circle-open", "diamond-open"]
     for s, (name, C) in enumerate((center_sets or {}).items()):
         if C is None:
             continue
         Z = np.atleast_2d(C) @ P
         extent.append(np.abs(Z).max(initial=0.0))
         kw = dict(x=Z[:, 0], y=Z[:, 1], mode="markers", name=name,
-                  marker=dict(size=9 if dims == 3 else 14, symbol=symbols[s % 4], color=SUBSPACE_STYLES[s % 4]["color"],
-                              line=dict(width=1, color="white")))
+                  marker=dict(size=5 if dims == 3 else 14, symbol=symbols[s % 4], color=SUBSPACE_STYLES[s % 4]["color"],
+                              line=dict(width=0 if dims == 3 else 1, color="white")))
         fig.add_trace(go.Scatter3d(z=Z[:, 2], **kw) if dims == 3 else go.Scatter(**kw))
     if axis_titles is None:
         axis_titles = [f"x{i + 1}" for i in range(dims)] if raw else [f"principal direction {i + 1}"
@@ -256,7 +259,9 @@ def projection_scatter(X, labels=None, subspace_sets=None, center_sets=None, dim
                 tr.marker.colorbar.update(x=1.0, xanchor="right")
         if camera == "auto":
             first = next((name for name in sets if styles[name] == 0), None)
-            camera = _camera(sets[first]) if raw and first is not None and sets[first].shape[1] == 3 else None
+            camera = (_camera(sets[first]) if raw and first is not None and sets[first].shape[1] == 3
+                      else dict(eye=dict(x=1.8, y=1.8, z=1.35)))   # plotly's direction, a little further:
+            # its default cuts the axis titles off in a page column
         if camera is not None:
             scene["camera"] = camera
         fig.update_layout(scene=scene)
@@ -269,8 +274,8 @@ def projection_scatter(X, labels=None, subspace_sets=None, center_sets=None, dim
 def projection_note(d, subspaces=False, centres=False, dims=None, colours="each colour is a true class"):
     """The caption of a :func:`projection_scatter` of points in R^d, in words a student follows:
     what the picture shows and, when d > dims, what a projection cannot show (groups that are
-    apart in R^d can overlap in every 3-D view: three 3-D subspaces of R^10 look fully mixed
-    even when a method separates them almost perfectly), pointing to the R³ presets.
+    apart in R^d can overlap in a 3-D view: three 3-D subspaces of R^10 look fully mixed even
+    when a method separates them almost perfectly), pointing to the R³ presets.
 
     Parameters
     ----------
@@ -289,8 +294,12 @@ def projection_note(d, subspaces=False, centres=False, dims=None, colours="each 
     """
     dims = dims or (2 if d <= 2 else 3)
     drawn = "drawn" if d <= dims else "projected too and drawn"
-    what = (colours + (f"; the true subspaces are {drawn} through 0 in solid black (a line for a 1-D subspace, a disc otherwise)"
-                       if subspaces else "") + ("; the true centres as crosses" if centres else "") + ".")
+    what = colours
+    if subspaces:
+        what += f"; the true subspaces are {drawn} through 0 in solid black (a line for a 1-D subspace, a disc otherwise)"
+    if centres:
+        what += f"; the true centres as black {'diamonds' if dims == 3 else 'crosses'}"
+    what += "."
     if d <= dims:
         text = f"What to look for: the points in their own {d} coordinates, nothing projected — {what}"
         if subspaces:
@@ -384,38 +393,37 @@ def sparse_overview(A, row_labels=None, max_rows=400, max_cols=400, random_state
     if sorted_rows:
         rows = rows[np.argsort(np.asarray(row_labels)[rows], kind="stable")]
     sub = A[rows][:, cols].tocoo()
-    fig = make_subplots(rows=1, cols=3, subplot_titles=(f"{rows.size} sampled rows × {cols.size} most frequent "
-                                                         "columns", "row sums", "column sums"))
-    # the spy plot, its colour bar, then the two histograms, each with room for its y-axis title
-    domains = [(0.0, 0.47), (0.6, 0.77), (0.85, 0.99)]
-    for i, dom in enumerate(domains):
-        fig.layout[f"xaxis{'' if i == 0 else i + 1}"].domain = dom
-        fig.layout.annotations[i].x = sum(dom) / 2
+    # the spy plot on top (full width, its colour bar at the right), the two histograms below:
+    # side by side, three panels and a colour bar do not fit a page column
+    fig = make_subplots(rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]], row_heights=[0.62, 0.38],
+                        vertical_spacing=0.2, horizontal_spacing=0.14,
+                        subplot_titles=(f"{rows.size} sampled rows × {cols.size} most frequent columns",
+                                        "row sums", "column sums"))
     top = float(sub.data.max()) if sub.nnz else 1.0
     ticks = [c for c in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000) if c <= top] or [1]
-    x_end = domains[0][1]
+    y0, y1 = fig.layout.yaxis.domain
     fig.add_trace(go.Scattergl(
         x=sub.col, y=sub.row, mode="markers", showlegend=False, name="count",
         text=sub.data, hovertemplate="row %{y}, column %{x}: count %{text}<extra></extra>",
         marker=dict(size=3, color=np.log1p(sub.data), colorscale="Viridis", cmin=0.0, cmax=np.log1p(top),
                     colorbar=dict(title=dict(text="count", side="right"), tickvals=np.log1p(ticks).tolist(),
-                                  ticktext=[str(t) for t in ticks], x=x_end + 0.005, xanchor="left",
-                                  thickness=12, len=0.9))), 1, 1)
+                                  ticktext=[str(t) for t in ticks], x=1.0, xanchor="left", y=(y0 + y1) / 2,
+                                  len=y1 - y0, thickness=12))), 1, 1)
     fig.update_xaxes(title_text=f"column (the {cols.size} most frequent, in file order)", row=1, col=1)
-    fig.update_yaxes(title_text="row, sorted by true class" if sorted_rows else "row (a random sample)",
+    fig.update_yaxes(title_text="row, by true class" if sorted_rows else "row (a random sample)",
                      autorange="reversed", row=1, col=1)
     if sorted_rows:
         sorted_labels = np.asarray(row_labels)[rows]
         for b in np.flatnonzero(sorted_labels[1:] != sorted_labels[:-1]):
             fig.add_hline(y=b + 0.5, line=dict(color="crimson", width=1), row=1, col=1)
     fig.add_trace(go.Histogram(x=np.asarray(A.sum(axis=1)).ravel(), showlegend=False, name="rows",
-                               marker_color="slategray"), 1, 2)
+                               marker_color="slategray"), 2, 1)
     fig.add_trace(go.Histogram(x=np.log10(colsum[colsum > 0]), showlegend=False, name="columns",
-                               marker_color="slategray"), 1, 3)
-    fig.update_xaxes(title_text="total count of a row", row=1, col=2)
-    fig.update_yaxes(title_text="number of rows", row=1, col=2)
-    fig.update_xaxes(title_text="log10 total of a column", row=1, col=3)
-    fig.update_yaxes(title_text="number of columns", row=1, col=3)
+                               marker_color="slategray"), 2, 2)
+    fig.update_xaxes(title_text="total count of a row", row=2, col=1)
+    fig.update_yaxes(title_text="number of rows", row=2, col=1)
+    fig.update_xaxes(title_text="log10 total count of a column", row=2, col=2)
+    fig.update_yaxes(title_text="number of columns", row=2, col=2)
     fig.update_annotations(font_size=12)
-    fig.update_layout(title=title, height=440, margin=dict(l=0, r=0, t=70, b=0))
+    fig.update_layout(title=title, height=720, margin=dict(l=0, r=40, t=70, b=0))
     return fig
