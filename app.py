@@ -1,15 +1,16 @@
 """dpclust-explorer: entry point. Run with ``streamlit run app.py``.
 
 Builds the navigation over every file in ``pages/`` (ordered by the number that starts
-each file name; the title is the rest of the name), runs the page, then draws the shared
-sidebar, so that its dataset name and privacy meter show the state after the page's run.
+each file name; the title is the rest of the name), draws the shared sidebar, runs the page,
+then draws the sidebar again in the same place, so that its dataset name and privacy meter
+show the state after the page's run (and, if the user stops a run, the state before it).
 """
 from pathlib import Path
 
 import streamlit as st
 
 from ui import warmup
-from ui.common import IN_APP_KEY, PageStop, sidebar
+from ui.common import IN_APP_KEY, PageStop, sidebar, sidebar_slot
 
 PAGES_DIR = Path(__file__).parent / "pages"
 ICONS = {"home": ":material/home:", "data": ":material/dataset:", "cluster": ":material/scatter_plot:",
@@ -30,6 +31,7 @@ def discover_pages():
 
 st.set_page_config(page_title="dpclust-explorer", page_icon=":material/lock:", layout="wide")
 navigation = st.navigation(discover_pages())
+meter_slot = sidebar_slot()   # the state before the page: what stays if the user presses Stop during a run
 st.session_state[IN_APP_KEY] = True
 try:
     navigation.run()
@@ -37,5 +39,5 @@ except PageStop:          # a page ended early (ui.common.stop_page): the sideba
     pass
 finally:
     st.session_state.pop(IN_APP_KEY, None)
-sidebar()                 # after the page: the dataset and the privacy meter include this run
+sidebar(meter_slot)       # after the page: the dataset and the privacy meter include this run
 warmup.start()   # after the first page is drawn: the other pages' imports, in the background

@@ -25,15 +25,45 @@ DP is bought with noise or randomness, so every private result here is shown nex
 non-private one, with what was released privately, what was not, and the budget spent.
 """)
 
+st.subheader("A lesson in eight steps (about 90 minutes)")
+st.markdown("""
+Walk the pages in this order. Each step names the **Preset** (a box at the top of the page) that
+makes its point; choose it, press the page's button, and talk about what appears.
+
+1. **Home** (5 min) — the promise of DP above: one person's record changed, the release almost
+   equally likely. Small ε = strong privacy = more noise.
+2. **Data**, preset *Three lines in R³* (5 min) — a *union of subspaces*: every point lies near
+   one of three lines through the origin. Turn the 3-D picture; this is what the clustering
+   methods must find. *Two planes in R³* shows the same with planes.
+3. **Cluster**, same data (15 min) — run the non-private k-plane first (it finds the lines),
+   then a private method, then **Compare ε**: the same data at several ε side by side, next to
+   the non-private result. The privacy box says what was released privately and what was not;
+   the sidebar meter adds up the ε you spent.
+4. **Gibbs**, preset *Quick look* (15 min) — the exponential mechanism, sampled by a Markov
+   chain. Its privacy holds only once the chain has *mixed*: watch the traces and the R̂/ESS
+   verdict. The preset *from the k-plane start* shows a start that is not private.
+5. **Audit**, preset *Gibbs start leak* (10 min) — do not trust, measure: run a method many
+   times on two neighbouring datasets and see how much it really leaks (ε̂) against its claim.
+6. **Co-clustering**, the *Figure 1* example and preset *Synthetic blocks* (15 min) — documents ×
+   words; the neighbour is one word count changed by one. The frequency plot shows the e^±ε band
+   that DP promises.
+7. **k-means**, preset *The leaking radius* then **Compare ε** (10 min) — a norm bound read off
+   the data breaks the guarantee; the page says so and the meter does not count the run.
+8. **Privacy–utility**, preset *Paper Fig. 2 middle* (15 min) — the papers' figure: utility
+   against ε for several methods, the non-private methods as dashed lines.
+
+Every chart downloads as a PNG for slides from the camera icon in its toolbar.
+""")
+
 st.subheader("The pages")
 st.markdown("""
 | page | what you do there |
 |---|---|
 | **Data** | generate a union of subspaces or a Gaussian mixture, or load Extended Yale B faces or a CLUTO document-term matrix; see a summary and a figure. The other pages use the dataset chosen here. |
-| **Cluster** | run a subspace clustering solver (k-plane, TSC, SSC, LRR) and, as they land, the private ones (sample-aggregate, SuLQ k-plane) at any ε. |
+| **Cluster** | run a subspace clustering solver (k-plane, TSC, SSC, LRR) or a private one (sample-aggregate, SuLQ k-plane) at any ε, and compare several ε side by side. |
 | **Gibbs** | the exponential mechanism for subspace clustering, sampled by Gibbs: watch chains mix, because its privacy holds only once they have. |
 | **Co-clustering** | Fast-τCC and private DP-τCC on documents × terms. |
-| **k-means** | private k-means in high dimension, with its baselines. |
+| **k-means** | private k-means in high dimension, with its baselines, and several ε side by side. |
 | **Privacy–utility** | sweep ε for several methods and see utility rise as privacy weakens (the papers' Fig. 2). |
 | **Audit** | run a method many times on two neighbouring datasets and measure how much it really leaks (ε̂). |
 """)

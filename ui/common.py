@@ -307,10 +307,36 @@ def record_estimator(estimator, label: str, random_state, dataset: str | None = 
     record_run(estimator.ledger_, label, private=private, reason=reason, dataset=dataset)
 
 
-def sidebar():
-    """The shared sidebar: current dataset and the session's privacy meter. ``app.py`` draws it
-    after the page has run, so both show the state after the page's run."""
+def format_epsilon(eps: float) -> str:
+    """ε as a student reads it: 4 significant digits, no exponent below a billion
+    (25 490 → "25,490", 0.5 → "0.5")."""
+    if eps == 0 or 1e-3 <= abs(eps) < 1e4:
+        return f"{eps:.4g}"
+    if 1e4 <= abs(eps) < 1e9:
+        return f"{eps:,.0f}"
+    return f"{eps:.3e}"
+
+
+def _reset_meter():
+    st.session_state[SESSION_METER_KEY] = SessionMeter()
+
+
+def sidebar_slot():
+    """Start the shared sidebar before the page runs: an area for :func:`sidebar` and the meter's
+    reset button below it. The area is filled at once with the state before the page; the page
+    may end with Streamlit's Stop, after which nothing more is drawn, so that is what stays."""
     with st.sidebar:
+        slot = st.empty()
+        st.button("Reset privacy meter", key="_reset_budget", on_click=_reset_meter)
+    sidebar(slot)
+    return slot
+
+
+def sidebar(slot=None):
+    """The shared sidebar: current dataset and the session's privacy meter. ``app.py`` draws it
+    into ``slot`` (:func:`sidebar_slot`) before the page and again after the page has run, so
+    both show the state after the page's run."""
+    with (st.sidebar.container() if slot is None else slot.container()):
         try:
             ds = current_dataset()
         except ValueError as exc:  # a stale spec: fall back to the default
@@ -322,7 +348,7 @@ def sidebar():
         meter = session_meter()
         eps, dlt = meter.private_total(ds.name)
         n_private = sum(1 for r in meter.runs if r["dataset"] == ds.name and r["private"])
-        st.metric("Private ε spent on this dataset", f"{eps:.4g}", help=(
+        st.metric("Private ε spent on this dataset", format_epsilon(eps), help=(
             "Sum of the ε of every private run on this dataset in this session (sequential composition). "
             "Running an algorithm again on the same data is a new release and spends again. Runs on other "
             "datasets are counted separately."))
@@ -330,19 +356,16 @@ def sidebar():
         nonpriv = meter.nonprivate_runs(ds.name)
         if nonpriv:
             st.caption(f"⚠️ {len(nonpriv)} non-private run(s) on this dataset (nominal ε "
-                       f"{basic_composition([r['epsilon'] for r in nonpriv])[0]:.4g}, not counted: they protect "
+                       f"{format_epsilon(basic_composition([r['epsilon'] for r in nonpriv])[0])}, not counted: they protect "
                        "nobody). Last: " + nonpriv[-1]["reason"])
         if meter.runs and meter.runs[-1]["dataset"] != ds.name:     # a page that chose its own data
             last = meter.runs[-1]
-            st.caption(f"Last run: {last['label']} on **{last['dataset']}**, ε = {last['epsilon']:.4g} "
-                       + (f"(private ε on that dataset: {meter.private_total(last['dataset'])[0]:.4g})"
+            st.caption(f"Last run: {last['label']} on **{last['dataset']}**, ε = {format_epsilon(last['epsilon'])} "
+                       + (f"(private ε on that dataset: {format_epsilon(meter.private_total(last['dataset'])[0])})"
                           if last["private"] else "(not private, not counted)"))
         others = [d for d in meter.datasets() if d != ds.name]
         if others:
             with st.expander("Other datasets"):
                 for d in others:
                     e, _ = meter.private_total(d)
-                    st.caption(f"{d}: private ε {e:.4g}, {len(meter.nonprivate_runs(d))} non-private run(s)")
-        if st.button("Reset privacy meter", key="_reset_budget"):
-            st.session_state[SESSION_METER_KEY] = SessionMeter()
-            st.rerun()
+                    st.caption(f"{d}: private ε {format_epsilon(e)}, {len(meter.nonprivate_runs(d))} non-private run(s)")
