@@ -56,11 +56,11 @@ def test_true_set_is_solid_and_other_sets_are_told_apart_in_the_legend():
     # the found set first: the style follows the name "true…", not the order
     fig = projection_scatter(ds.X, ds.labels, subspace_sets={"found": found, "true": ds.subspaces})
     rims = {t.name: t for t in traces(fig, "scatter3d", "lines") if t.showlegend}
-    assert set(rims) == {"true (solid black discs)", "found (dashed red discs)"}
-    assert rims["true (solid black discs)"].line.dash == "solid"
-    assert rims["found (dashed red discs)"].line.dash == "dash"
+    assert set(rims) == {"true: solid black discs", "found: dashed red discs"}
+    assert rims["true: solid black discs"].line.dash == "solid"
+    assert rims["found: dashed red discs"].line.dash == "dash"
     opacity = {m.legendgroup: m.opacity for m in traces(fig, "mesh3d")}
-    assert opacity["true (solid black discs)"] > opacity["found (dashed red discs)"]
+    assert opacity["true: solid black discs"] > opacity["found: dashed red discs"]
     # the 3-D camera comes from the true planes: from it the two discs are seen nearly edge-on (an X)
     eye = np.array([fig.layout.scene.camera.eye[a] for a in "xyz"])
     normals = [np.cross(B[:, 0], B[:, 1]) for B in ds.subspaces]

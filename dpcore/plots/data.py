@@ -225,7 +225,7 @@ def projection_scatter(X, labels=None, subspace_sets=None, center_sets=None, dim
     for name, U in sets.items():
         s = styles[name]
         shape = "lines" if U.shape[2] == 1 or dims == 2 else "discs"
-        legend = f"{name} ({STYLE_WORDS[s]} {shape})"
+        legend = f"{name}: {STYLE_WORDS[s]} {shape}"
         for tr in _subspace_traces(U, P, legend, SUBSPACE_STYLES[s], dims, True, DISC_OPACITY[s == 0]):
             fig.add_trace(tr)
         extent.append(1.0)
