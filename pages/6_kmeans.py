@@ -45,7 +45,7 @@ spec = current_spec()
 data_spec = dataset_picker("km_data", "points", spec, prefix="km", help=(
     "Points to cluster: the Data page's choice when it is a point set, a Gaussian mixture (the paper's synthetic "
     "data is 64 Gaussians in R^100), Yale B faces, or a CLUTO document-term matrix with every row scaled to norm 1 "
-    "(a per-record map: it leaks nothing)."))
+    "(a per-record map: it leaks nothing)."), url_fields=URL_FIELDS)
 ds = run_guarded(dataset_from_spec, data_spec)
 if ds is None:
     stop_page()

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from apptest_helpers import open_page
+from apptest_helpers import link_of, open_page
 from dpcore.kmeans.common import DataDerivedRadiusWarning
 from ui.kmeans import DEFAULT_EPS_SERIES, EPS_MAX, K_MAX
 
@@ -224,3 +224,21 @@ def test_side_by_side_with_a_public_seed_is_not_private_and_repeats():
     at.run()
     assert series_table(at)["k-means objective"].equals(first["k-means objective"])   # the seed repeats the runs
     assert len([r for r in meter_runs(at) if "side by side" in r["label"]]) == 4        # ... each a new release
+
+
+def test_link_round_trip_restores_dataset_and_side_by_side_controls():
+    at = page()
+    set_small_mixture(at)
+    multiselect(at, "ε values side by side").set_value([0.05, 50.0])
+    next(s for s in at.selectbox if s.label == "method side by side").set_value("sulq")
+    number(at, "privacy budget ε").set_value(2.0)
+    button(at, "Run").click()
+    at.run()
+    link = link_of(at)
+    assert link["km_data"] == "Gaussian mixture" and link["km_n"] == "1500" and link["km_eps_list"] == ["0.05", "50"]
+    again = page(query=link)
+    assert not again.warning
+    for label in ("points n", "dimension d", "components", "clusters k", "privacy budget ε"):
+        assert number(again, label).value == number(at, label).value, label
+    assert multiselect(again, "ε values side by side").value == [0.05, 50.0]
+    assert next(s for s in again.selectbox if s.label == "method side by side").value == "sulq"

@@ -23,14 +23,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 import streamlit as st
 
-from dpcore.data import CLUTO_NAMES
 from dpcore.kmeans.candidate import stage_explanations
 from dpcore.kmeans.compare import METHODS, MethodResult, compare_methods
 from dpcore.plots.kmeans import budget_bars, candidate_view, centres_scatter, epsilon_panels, objective_bars
 from dpcore.preprocessing import normalize_rows
 from dpcore.privacy import basic_composition
 from ui.common import dataset_from_spec, privacy_statement, show_chart, show_ledger
-from ui.pickers import PICKERS
+from ui.pickers import picker_url_fields
 from ui.seeds import MAX_SEED, seed_caveat, seed_label
 from ui.share import Preset, as_bool, as_float, as_int, list_of, one_of, snippet_expander
 
@@ -58,21 +57,8 @@ def eps_label(eps):
     return f"{eps:g}"
 
 
-def _picker_choice(text):
-    """The k-means picker's dataset choice from a link: its key or its label."""
-    labels = {k: v[0] for k, v in PICKERS["points"][1].items()}
-    labels.update({n: PICKERS["points"][2].format(name=n) for n in CLUTO_NAMES})
-    for key, label in labels.items():
-        if text in (key, label):
-            return key
-    if text == "current" or text.startswith("current dataset"):
-        return "current"
-    raise ValueError(f"{text!r} is not one of {', '.join(labels)}")
-
-
 URL_FIELDS = {
-    "km_data": _picker_choice, "km_n": as_int(10, 200_000), "km_d": as_int(1, 2000), "km_comp": as_int(1, 200),
-    "km_sigma": as_float(0.0, 10.0), "km_dseed": as_int(0, 2**31 - 1),
+    **picker_url_fields("km_data", "points", "km"),     # the dataset picker's inputs, with its own limits
     "km_k": as_int(1, K_MAX), "km_eps": as_float(EPS_MIN, EPS_MAX), "km_delta": as_float(DELTA_MIN, DELTA_MAX),
     "km_radius": as_float(RADIUS_MIN, RADIUS_MAX), "km_methods": list_of(METHODS, method_label),
     "km_leak": as_bool, "km_seed": as_int(0, MAX_SEED),
