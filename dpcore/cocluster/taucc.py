@@ -323,7 +323,10 @@ def _block_pattern(K0, L0):
     """
     small, large = min(K0, L0), max(K0, L0)
     rows = [tuple(int(i == j) for j in range(small)) for i in range(small)]
-    extra = [v for w in range(2, small + 1) for v in itertools.combinations(range(small), w)]
+    # only the first |K0 − L0| vectors are needed: listing all 2^small of them would exhaust the
+    # memory already at K0 = L0 = 30
+    vectors = (v for w in range(2, small + 1) for v in itertools.combinations(range(small), w))
+    extra = list(itertools.islice(vectors, large - small))
     for e in range(large - small):
         v = extra[e % len(extra)] if extra else tuple(range(small))
         rows.append(tuple(int(j in v) for j in range(small)))
