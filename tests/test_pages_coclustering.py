@@ -36,6 +36,7 @@ def test_page_runs_on_blocks_and_shows_results_ledger_and_statement():
     assert "DP k-means row NMI" in m
     assert float(m["DP-τCC row NMI"]) == 1.0  # strong 3×3 blocks at ε = 1 (reproducible run, seed 0)
     assert "Fast-τCC row NMI" in m and m["released T size"] == "3 × 3"
+    assert "τ (columns → rows) of released T" in m and "τ (rows → columns) of released T" in m
     # the ledger table: 4𝓘 = 16 releases summing to ε = 1, and the session meter got them
     ledgers = [d.value for d in at.dataframe if "mechanism" in d.value.columns]
     assert len(ledgers[0]) == 16 and abs(ledgers[0]["epsilon"].sum() - 1.0) < 1e-12
@@ -44,23 +45,58 @@ def test_page_runs_on_blocks_and_shows_results_ledger_and_statement():
     assert "final row assignment used for NMI" in text and "ONE cell" in text
 
 
-def test_bad_input_shows_error_and_keeps_previous_result():
+def test_bad_input_shows_error_once_and_keeps_previous_result():
     at = page()
     button(at, "Run").click()
     at.run()
     before = metrics(at)
-    number(at, "privacy budget ε").set_value(0.0)
+    number(at, "rows").set_value(50)                # a smaller block matrix ...
+    at.run()
+    number(at, "row clusters K0").set_value(60)     # ... with more row clusters than rows
     button(at, "Run").click()
     at.run()
     assert not at.exception
-    assert any("epsilon must be > 0" in e.value for e in at.error)
-    assert metrics(at) == before
-    number(at, "privacy budget ε").set_value(1.0)
-    number(at, "row clusters K0").set_value(1)
-    button(at, "Run").click()
+    errors = [e.value for e in at.error]
+    assert errors == ["n_row_clusters (K0) must be <= the number of rows (50) and n_col_clusters (L0) <= the number "
+                      "of columns (150); got K0=60, L0=3"]
+    assert metrics(at) == before                    # the previous result is still shown
+
+
+def test_a_second_run_redraws_without_duplicate_elements():
+    """The previous result is drawn before a run (so that Stop leaves it visible) and the new
+    one after it in the same script run: a reproducible run repeated gives identical charts,
+    which must not collide."""
+    at = page()
+    next(c for c in at.checkbox if c.label == "reproducible (noise public)").check()
     at.run()
-    assert any("n_row_clusters (K0) must be an integer >= 2" in e.value for e in at.error)
-    assert metrics(at) == before
+    for _ in range(2):
+        button(at, "Run").click()
+        at.run()
+        assert not at.exception and not at.error
+    # the previous result's charts were replaced by the new ones: matrix, tables, τ per step (+ Fig. 1's matrices)
+    assert [c.key for c in at.get("plotly_chart")] == ["cc_chart_matrix", "cc_chart_tables", "cc_chart_tau", None]
+    assert [s.value for s in at.subheader].count(at.subheader[0].value) == 1
+
+
+def test_fast_taucc_starts_one_by_one_equal_n_init():
+    """run_cocluster runs Fast-τCC's starts one at a time (a progress step each); it must give
+    what FastTauCC(n_init=…) gives from the same seed."""
+    import numpy as np
+    from dpcore.cocluster.taucc import FastTauCC
+    from dpcore.data import PAPER_SPECS, load_dataset
+    from ui.cocluster import run_cocluster
+
+    class Bar:
+        def progress(self, *a, **k):
+            pass
+
+    ds = load_dataset(**PAPER_SPECS["blocks"])
+    for seed in (0, 3):
+        p = dict(epsilon=1.0, I=1, K0=3, L0=3, seed=seed, n_init=5, fast=True, km=False)
+        res = run_cocluster(ds, dict(PAPER_SPECS["blocks"]), p, Bar())
+        ref = FastTauCC(n_row_clusters=3, n_col_clusters=3, n_init=5, random_state=seed).fit(ds.X)
+        assert np.array_equal(res["fast"].row_labels_, ref.row_labels_)
+        assert np.array_equal(res["fast"].column_labels_, ref.column_labels_)
 
 
 def test_cluto_dataset_and_figure1_simulation():
@@ -79,7 +115,17 @@ def test_cluto_dataset_and_figure1_simulation():
     at.run()
     assert not at.exception
     table = next(d.value for d in at.dataframe if "frequency on A" in d.value.columns)
-    assert 1 <= len(table) <= 10
-    # frequencies out of 20 runs per matrix
+    assert 1 <= len(table) <= 11                    # the 10 most frequent and "all other …"
+    # frequencies out of 20 runs per matrix, and they add up to 1 with the "all other" row
     for col in ("frequency on A", "frequency on A′"):
         assert ((table[col] * 20).round(9) % 1 == 0).all() and table[col].between(0, 1).all()
+        assert abs(table[col].sum() - 1) < 1e-9
+    fig = at.session_state["cocluster_fig1"]
+    assert fig["runs"] == 20 and fig["eps"] == 1.0
+    names = [t["name"] for t in _chart_specs(at)[-1]["data"]]
+    assert names[1:] == ["frequency on A", "frequency on A′"] and names[0].startswith("allowed on A′")
+
+
+def _chart_specs(at):
+    import json
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]

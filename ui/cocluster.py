@@ -1,50 +1,336 @@
-"""The Co-clustering page's Fig. 1 section: why co-clustering leaks more than clustering, and
-a simulation of DP-τCC's released column partitions on the paper's two public matrices."""
+"""The Co-clustering page's pieces: the limits of its controls (one home for the widgets and
+the link parsers), its presets, the run behind its Run button, the result view, and the
+Fig. 1 section (why co-clustering leaks more than clustering, with a simulation of DP-τCC's
+released column partitions on the paper's two public matrices).
+
+Limits of the controls, and why (each used by the widget AND by the page's link parser, so a
+link never carries a value that the form or the estimator would refuse at Run):
+
+- K0, L0 in [2, :data:`MAX_CLUSTERS`]: DP-τCC and Fast-τCC need ≥ 2; at 100 × 100 clusters on
+  the largest CLUTO set (reviews, 4069 × 18483) one run takes about 2 s and a few MB (the
+  utilities are m × L0). The estimators also need K0 ≤ rows and L0 ≤ columns: that depends
+  on the matrix and is checked at Run, with the estimator's message.
+- 𝓘 in [1, :data:`MAX_ITER`]: 100 iterations take about 3 s on reviews.
+- Fast-τCC restarts in [1, :data:`MAX_RESTARTS`]: one start takes up to 2 s on reviews.
+- ε in [:data:`EPS_MIN`, :data:`EPS_MAX`]: ε must be > 0; 0.001 is the smallest the
+  three-decimal input shows, and above 1000 nothing changes any more (at ε = 1000 the noise of
+  a table cell is already below one count).
+"""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dpcore.cocluster.dptaucc import DPTauCC
 from dpcore.cocluster.examples import column_partition_frequencies, figure1_solutions
-from dpcore.plots.cocluster import figure1_leak
-from ui.common import run_guarded
+from dpcore.cocluster.taucc import FastTauCC
+from dpcore.data import MAX_DENSE_CELLS
+from dpcore.export import estimator_snippet
+from dpcore.kmeans.baselines import DPLloydKMeans
+from dpcore.metrics import nmi
+from dpcore.plots.cocluster import (TAU_CR_LABEL, TAU_RC_LABEL, contingency_heatmaps, figure1_leak,
+                                    frequency_band_rows, partition_frequency_band, reordered_matrix, tau_history)
+from dpcore.validation import check_int, check_random_state
+from ui.common import Timer, dataset_from_spec, privacy_statement, run_guarded, show_chart, show_ledger
+from ui.seeds import seed_caveat, seed_label
+from ui.share import Preset, as_int, snippet_expander
+
+RESULT_KEY = "cocluster_result"
+FIG1_KEY = "cocluster_fig1"
+
+MAX_CLUSTERS = 100
+MAX_ITER = 100
+MAX_RESTARTS = 20
+EPS_MIN, EPS_MAX = 0.001, 1000.0
+#: the Fig. 1 simulation: ε of each simulated run, and runs on each matrix (about 5 ms a run)
+FIG1_EPS_MIN, FIG1_EPS_MAX = 0.05, 10.0
+FIG1_RUNS_MIN, FIG1_RUNS_MAX = 20, 2000
+
+STOP_NOTE = " (Stop, top right, cancels; the last result stays below)"
+
+TAU_HELP = ("Goodman–Kruskal τ of the table T: how much knowing the {given} cluster of a random word occurrence "
+            "(one unit of count) reduces the error of guessing its {guessed} cluster; 0 = not at all, "
+            "1 = no error left.")
+TAU_RC_HELP = TAU_HELP.format(given="column", guessed="row")
+TAU_CR_HELP = TAU_HELP.format(given="row", guessed="column")
+
+# The presets' texts were checked against runs (scripts in the issue-16 report): classic3 at ε = 1,
+# K0 = L0 = 3: DP-τCC row NMI 0.48–0.71 (5–95 % of 100 runs, median 0.68), Fast-τCC (5 starts)
+# 0.91–0.93 in 17 of 20 runs and 0.71 in 3; reviews at ε = 0.5, K0 = L0 = 5: DP-τCC 0.34–0.37
+# (40 runs), Fast-τCC 0.37–0.42 (6 runs); blocks from K0 = L0 = 6: Fast-τCC ended at the 3 × 3
+# blocks (NMI 1) in 199 of 200 runs, DP-τCC at ε = 1 in 166 of 200, otherwise two blocks merged
+# (NMI ≈ 0.73). From K0 = L0 = 3 both lose a block about every other run (a merged 2 × 2 is a
+# fixed point), which is why the blocks preset starts from more clusters than there are.
+PRESETS = {
+    "classic3 co-clustering (ε = 1, 𝓘 = 4)": Preset(
+        {"cc_matrix": "classic3", "cc_eps": 1.0, "cc_iter": 4, "cc_K0": 3, "cc_L0": 3, "cc_fast": True,
+         "cc_ninit": 5, "cc_km": False},
+        about="The paper's CLUTO setting on classic3 (3 classes). In our runs DP-τCC's row NMI was mostly "
+              "between 0.5 and 0.7, Fast-τCC's about 0.92 (0.71 when it loses a cluster): roughly three quarters "
+              "of the non-private result. Every run differs: the noise is fresh and secret."),
+    "reviews at a small budget (ε = 0.5)": Preset(
+        {"cc_matrix": "reviews", "cc_eps": 0.5, "cc_iter": 4, "cc_K0": 5, "cc_L0": 5, "cc_fast": True,
+         "cc_ninit": 5, "cc_km": False},
+        about="The largest CLUTO set (about 10 s with Fast-τCC's 5 starts). Its documents are long, so hiding one "
+              "word occurrence costs little: at ε = 0.5 DP-τCC's row NMI was 0.34–0.37 in our runs, close to "
+              "Fast-τCC's 0.37–0.42."),
+    "Synthetic blocks, 3×3 co-clusters": Preset(
+        {"cc_matrix": "blocks", "cc_eps": 1.0, "cc_iter": 4, "cc_K0": 6, "cc_L0": 6, "cc_fast": True,
+         "cc_ninit": 5, "cc_km": False},
+        about="A 200×150 Poisson block matrix with 3×3 strong blocks, started from 6×6 clusters: clusters that "
+              "nobody chooses disappear. In 200 of our runs Fast-τCC ended at the 3×3 blocks (NMI 1) 199 times, "
+              "DP-τCC at ε = 1 about 4 times in 5; otherwise it merged two blocks (NMI ≈ 0.73). Which one you "
+              "get depends on the secret noise: press Run again to see."),
+}
+
+
+# ----------------------------------------------------------------------------- link
+def whole_number(lo, hi):
+    """``ui.share.as_int(lo, hi)`` that also refuses "inf" with a ValueError (``int(float("inf"))``
+    raises OverflowError, which the link check does not catch: a traceback instead of a warning)."""
+    parse = as_int(lo, hi)
+
+    def parse_finite(text):
+        try:
+            return parse(text)
+        except OverflowError:
+            raise ValueError(f"{text!r} is not a whole number") from None
+    return parse_finite
+
+
+# ----------------------------------------------------------------------------- run
+def run_cocluster(ds, data_spec, p, bar):
+    """The run behind the Run button, with a progress bar ``bar`` (an ``st.empty``); returns the
+    result dict or raises ValueError (shown by ``run_guarded``). ``p``: epsilon, I, K0, L0,
+    seed, n_init, fast, km.
+
+    Fast-τCC's starts run one by one with one shared generator (``n_init=1`` each, the best
+    sum of the two τ kept, ties to the first): the same result as ``FastTauCC(n_init=…)``
+    (see tests/test_cocluster.py), with a progress step per start - on reviews a start takes
+    seconds."""
+    n_init = check_int(p["n_init"], "n_init (Fast-τCC restarts)", 1, MAX_RESTARTS)
+    bar.progress(0.0, text="DP-τCC: starting" + STOP_NOTE)
+    dp = DPTauCC(n_row_clusters=p["K0"], n_col_clusters=p["L0"], epsilon=p["epsilon"], n_iter=p["I"],
+                 random_state=p["seed"])
+    with Timer() as t_dp:
+        dp.fit(ds.X, callback=lambda t, total: bar.progress(0.6 * t / total,
+                                                            text=f"DP-τCC: iteration {t} of {total}{STOP_NOTE}"))
+    code = None if data_spec.get("kind") == "upload" else estimator_snippet(data_spec, dp, prints=[
+        ("row NMI:", "nmi(ds.labels, model.row_assignment_)"),
+        ("privacy spent (epsilon, delta):", "model.ledger_.total()")], imports=["from dpcore.metrics import nmi"])
+    res = dict(spec=data_spec, params=dict(p), dp=dp, code=code, t_dp=t_dp.seconds, fast=None, km=None, notes=[])
+    if p["fast"]:
+        rng = check_random_state(p["seed"])
+        with Timer() as t_f:
+            for i in range(n_init):
+                bar.progress(0.6 + 0.25 * i / n_init, text=f"Fast-τCC: start {i + 1} of {n_init}{STOP_NOTE}")
+                f = FastTauCC(n_row_clusters=p["K0"], n_col_clusters=p["L0"], n_init=1, random_state=rng).fit(ds.X)
+                best = res["fast"]
+                if best is None or f.tau_rc_ + f.tau_cr_ > best.tau_rc_ + best.tau_cr_ + 1e-12:
+                    res["fast"] = f
+        res["t_fast"] = t_f.seconds
+    if p["km"] and ds.n * ds.d > MAX_DENSE_CELLS:
+        res["notes"].append(f"DP k-means skipped: diffprivlib needs a dense {ds.n}×{ds.d} array "
+                            f"({ds.n * ds.d:,} cells > {MAX_DENSE_CELLS:,}).")
+    elif p["km"]:
+        bar.progress(0.85, text="DP k-means (diffprivlib)" + STOP_NOTE)
+        with Timer() as t_k:
+            res["km"] = DPLloydKMeans(n_clusters=int(p["K0"]), epsilon=p["epsilon"], radius=1.0, nonnegative=True,
+                                      random_state=p["seed"]).fit(ds.X)
+        res["t_km"] = t_k.seconds
+    return res
+
+
+# ----------------------------------------------------------------------------- result
+def _sig(x, digits=3):
+    """``x`` rounded to ``digits`` significant digits (a float, shown without a tail of digits)."""
+    return float(f"{x:.{digits}g}")
+
+
+def show_result(res, tag=""):
+    """Draw a stored result. ``tag`` tells apart the keys of its charts and widgets when the
+    previous result is drawn before a run and the new one after it in the same script run."""
+    rds = run_guarded(dataset_from_spec, res["spec"])
+    if rds is None:                   # e.g. an uploaded file that is no longer held by the session
+        st.info("The last result's dataset is no longer available; press Run again.")
+        return
+    dp, fast, km, p = res["dp"], res["fast"], res["km"], res["params"]
+    for note in res.get("notes", []):
+        st.warning(note)
+    st.subheader(f"Results on {rds.name} (ε = {p['epsilon']:g}, 𝓘 = {p['I']}, K0 = {p['K0']}, L0 = {p['L0']})")
+    st.caption(f"Seed: {seed_label(p['seed'])}")
+    cols = st.columns(4)
+    if rds.labels is not None:
+        cols[0].metric("DP-τCC row NMI", f"{nmi(rds.labels, dp.row_assignment_):.3f}",
+                       help="Rows assigned to the last private T using the raw data (the paper's evaluation "
+                            "step; NOT private), compared with the true classes.")
+        cols[1].metric("NMI of the private row partition", f"{nmi(rds.labels, dp.row_labels_):.3f}",
+                       help="The row partition drawn by the last exponential-mechanism step (private; rows of a "
+                            "deleted cluster count as one extra group).")
+        if fast is not None:
+            cols[2].metric("Fast-τCC row NMI", f"{nmi(rds.labels, fast.row_labels_):.3f}",
+                           help="Non-private reference with the same K0, L0 (best of the restarts).")
+        if km is not None:
+            cols[3].metric("DP k-means row NMI", f"{nmi(rds.labels, km.labels_):.3f}",
+                           help="diffprivlib DPLloyd with the same ε (labels: nearest released centre, NOT private).")
+    cols = st.columns(4)
+    cols[0].metric(f"{TAU_RC_LABEL} of released T", f"{dp.tau_rc_:.3g}", help=TAU_RC_HELP)
+    cols[1].metric(f"{TAU_CR_LABEL} of released T", f"{dp.tau_cr_:.3g}", help=TAU_CR_HELP)
+    cols[2].metric("released T size", f"{dp.T_.shape[0]} × {dp.T_.shape[1]}",
+                   help="Row clusters × column clusters left at the end (clusters nobody chose disappear).")
+    cols[3].metric("DP-τCC time", f"{res['t_dp']:.3g} s")
+    if fast is not None:
+        st.caption(f"Fast-τCC: {TAU_RC_LABEL} = {fast.tau_rc_:.3g}, {TAU_CR_LABEL} = {fast.tau_cr_:.3g}, "
+                   f"{fast.n_row_clusters_}×{fast.n_col_clusters_} co-clusters, {fast.n_iter_} rounds "
+                   f"({'converged' if fast.converged_ else 'stopped at max_iter'}), {res['t_fast']:.3g} s.")
+    if km is not None:
+        st.caption(f"DP k-means: {km.n_iter_} iterations, {res['t_km']:.3g} s.")
+
+    tabs = st.tabs(["Reordered matrix", "Contingency tables", "τ per step", "Ledger"])
+    eps_name = f"eps {p['epsilon']:g}"
+    with tabs[0]:
+        options = ["DP-τCC (private partitions)"] + (["Fast-τCC"] if fast is not None else [])
+        view = st.radio("Order rows and columns by", options, horizontal=True, key="cc_view" + tag,
+                        help="Rows and columns are grouped by cluster; red lines separate the clusters.")
+        model, who = (dp, "DP-τCC") if view.startswith("DP") else (fast, "Fast-τCC")
+        fig = reordered_matrix(rds.X, model.row_labels_, model.column_labels_, title=f"Matrix ordered by {who}")
+        show_chart(fig, f"cocluster matrix ordered by {who}, {rds.name}, {eps_name}", key="cc_chart_matrix" + tag)
+        st.caption("What to look for: dense blocks on the diagonal of the grid, one per row cluster × column "
+                   "cluster; at small ε the private partitions scatter them. The picture shows the raw counts (the "
+                   "data owner's view); only the partitions come from the run.")
+    with tabs[1]:
+        tables = {"released T (private)": dp.T_, "exact T, same partitions": dp.T_exact_}
+        if fast is not None:
+            tables["Fast-τCC's T"] = fast.T_
+        show_chart(contingency_heatmaps(tables), f"cocluster contingency tables, {rds.name}, {eps_name}",
+                   key="cc_chart_tables" + tag)
+        st.caption("What to look for: the released T should show the same strong cells as the exact T of the same "
+                   "partitions (not private, shown for teaching); discrete Laplace noise of scale 1/ε₁ per "
+                   "cell (ε₁ = 10 % of ε/(2𝓘)) blurs the small ones. Negative cells are set to 0 and all-zero "
+                   "rows or columns deleted. Fast-τCC's T is not private either.")
+    with tabs[2]:
+        show_chart(tau_history(dp.history_), f"cocluster tau per step, {rds.name}, {eps_name}",
+                   key="cc_chart_tau" + tag)
+        st.caption(f"What to look for: {TAU_RC_LABEL} says how much knowing the column cluster of a word occurrence "
+                   f"helps to guess its row cluster, {TAU_CR_LABEL} the reverse (0: not at all, 1: perfectly). "
+                   "Both should climb over the steps; with a small ε per step they stall near 0 - the trade-off "
+                   "between ε and 𝓘 of the paper's Fig. 3.")
+        with st.expander("Numbers of this plot"):
+            st.dataframe(pd.DataFrame([{
+                "iteration": h["iteration"], "after the update of": h["after"], "row clusters": h["K"],
+                "column clusters": h["L"], "utility sensitivity Δ": _sig(h["delta_sigma"]),
+                TAU_RC_LABEL: _sig(h["tau_rc"]), TAU_CR_LABEL: _sig(h["tau_cr"])} for h in dp.history_]),
+                hide_index=True, width="stretch")
+    with tabs[3]:
+        show_ledger(dp.ledger_, "Privacy ledger of the DP-τCC run")
+        if km is not None:
+            show_ledger(km.ledger_, "Privacy ledger of the DP k-means run")
+    _privacy_box(p["seed"], km is not None)
+    if res.get("code") and not tag:     # its download button has no key: drawn once, with the final result
+        snippet_expander(res["code"])
+
+
+def _privacy_box(seed, with_km):
+    private = ["every released contingency table T (discrete Laplace) and the τ values computed from it",
+               "the column partition and the row partition drawn by the exponential mechanism"]
+    not_private = ["the final row assignment used for NMI (raw rows against the last private T)",
+                   "the exact T shown next to the released one", "Fast-τCC's results",
+                   "the class labels (used only to compute NMI)", "the reordered matrix picture (raw counts)"]
+    caveats = ["DP-τCC's neighbouring matrices differ by 1 in ONE cell (one word occurrence in one document), "
+               "not by a whole document; DP k-means protects a whole row."]
+    if with_km:
+        private.append("DP k-means centres")
+        not_private.append("DP k-means labels (raw rows against the released centres)")
+        caveats.append("DP k-means (diffprivlib's DPLloyd) leaves a cluster that receives no row where it was, with "
+                       "no noise: which clusters are empty is not protected.")
+    if seed is not None:
+        not_private = ["all of the above 'private' outputs too: their noise came from a public seed"] + not_private
+        private = []
+    privacy_statement(private, not_private, seed_caveat(seed) + caveats)
+
+
+# ----------------------------------------------------------------------------- Fig. 1
+def simulate_fig1(epsilon, n_runs, bar, chunk=100):
+    """:func:`dpcore.cocluster.examples.column_partition_frequencies` in chunks of ``chunk``
+    runs per matrix (one shared generator of fixed seed 0: the matrices are public, so the
+    simulation needs no secret noise and gives a lecturer the same picture every time), with
+    a progress step per chunk. Returns the same rows (partition, freq_A, freq_A_prime)."""
+    n_runs = check_int(n_runs, "runs on each matrix", FIG1_RUNS_MIN, FIG1_RUNS_MAX)
+    rng = np.random.default_rng(0)
+    counts, done = {}, 0
+    while done < n_runs:
+        step = min(chunk, n_runs - done)
+        bar.progress(done / n_runs, text=f"Simulating: {done} of {n_runs} runs on each matrix{STOP_NOTE}")
+        for r in column_partition_frequencies(epsilon, step, 1, rng):
+            c = counts.setdefault(r["partition"], [0, 0])
+            c[0] += round(r["freq_A"] * step)
+            c[1] += round(r["freq_A_prime"] * step)
+        done += step
+    keys = sorted(counts, key=lambda k: -(counts[k][0] + counts[k][1]))
+    return [dict(partition=k, freq_A=counts[k][0] / n_runs, freq_A_prime=counts[k][1] / n_runs) for k in keys]
+
+
+def _show_fig1(fig1, tag=""):
+    eps, n_runs = fig1["eps"], fig1["runs"]
+    show_chart(partition_frequency_band(fig1["rows"], eps, n_runs), f"fig1 release frequencies, eps {eps:g}",
+               key="cc_chart_fig1" + tag)
+    st.caption(f"What to look for: each orange bar (how often DP-τCC released that product grouping on A′) ends "
+               f"inside its grey band, between e^(−ε) = {np.exp(-eps):.3g} and e^ε = {np.exp(eps):.3g} times the "
+               "blue bar (the same grouping on A), up to the whiskers of the simulation. That is ε-DP: one purchase "
+               "more or less changes the probability of any release by at most a factor e^ε. Each bar is a "
+               "frequency over the simulated runs, so it wobbles; more runs make the whiskers shorter. At ε = 1 the "
+               "two matrices give much the same groupings; try ε = 4: A's best grouping 1 2 3 | 4 5 6 then comes "
+               "out several times more often on A than on A′ - the leak of Fig. 1, now bounded by e^ε.")
+    with st.expander("Numbers of this plot"):
+        rows = frequency_band_rows(fig1["rows"], eps, top=10)
+        st.dataframe(pd.DataFrame([{
+            "released column partition": r["label"], "frequency on A": _sig(r["freq_A"]),
+            "frequency on A′": _sig(r["freq_A_prime"]),
+            "ratio A′/A": _sig(r["freq_A_prime"] / r["freq_A"]) if r["freq_A"] > 0 else None,
+            "allowed on A′ from": _sig(r["low"]), "to": _sig(r["high"])} for r in rows]),
+            hide_index=True, width="stretch", height=35 * (len(rows) + 1) + 3)   # every row, "all other" too
+        st.caption("Products by number; '|' separates the groups; '(3: none)' lists products in no group. The last "
+                   "row adds up all the groupings not drawn: the bound holds for any set of releases. These "
+                   "simulations use the fixed public matrices of Fig. 1, so they spend no budget of your data.")
 
 
 def figure1_section():
     """The paper's Fig. 1 (A and A′, their best co-clusterings) and the frequency simulation."""
     st.subheader("Why co-clustering leaks more than clustering (the paper's Fig. 1)")
     sol = figure1_solutions()
-    st.plotly_chart(figure1_leak(sol["A"], sol["A_prime"],
-                                 (sol["A_solution"]["rows"], sol["A_solution"]["cols"]),
-                                 (sol["A_prime_solution"]["rows"], sol["A_prime_solution"]["cols"]),
-                                 sol["A_solution"]["T"], sol["A_prime_solution"]["T"]), width="stretch")
+    show_chart(figure1_leak(sol["A"], sol["A_prime"],
+                            (sol["A_solution"]["rows"], sol["A_solution"]["cols"]),
+                            (sol["A_prime_solution"]["rows"], sol["A_prime_solution"]["cols"]),
+                            sol["A_solution"]["T"], sol["A_prime_solution"]["T"]), "fig1 neighbouring matrices")
     st.markdown("""
     Rows are customers u1–u4, columns products p1–p6. A′ differs from A in one cell: customer u3
-    bought one unit of product p3. The best 2×2 co-clusterings (exhaustive search of
-    τ̂_{R|C} + τ̂_{C|R}) are the paper's: the **table** changes from T to T′, and so does the
-    **column partition** - p3 moves from {p1, p2, p3} to {p3, …, p6}. Publishing either the table or
-    the product groups tells whether u3's purchase is in the data. DP-τCC randomises both: below,
-    the frequency of each released column partition on A and on A′ may differ by at most a factor
-    e^ε (up to sampling error).
+    bought one unit of product p3. The best 2×2 co-clusterings (an exhaustive search for the
+    largest sum of the two τ) are the paper's: the **table** changes from T to T′, and so does
+    the **column partition** - p3 moves from {p1, p2, p3} to {p3, …, p6}. Publishing either the
+    table or the product groups tells whether u3's purchase is in the data. DP-τCC randomises
+    both: below, DP-τCC runs many times on A and on A′, and the figure shows how often each
+    product grouping comes out.
     """)
     with st.form("fig1_form"):
         c1, c2 = st.columns(2)
-        eps_fig = c1.number_input("ε for the simulation", value=2.0, step=0.5, format="%.2f",
-                                  help="Budget of each simulated DP-τCC run (K0 = L0 = 2, 𝓘 = 1). Must be > 0.")
-        runs_fig = c2.number_input("runs on each matrix", value=200, min_value=10, max_value=2000, step=50,
-                                   help="More runs = smaller sampling error (about 5 ms per run).")
+        eps_fig = c1.number_input("ε for the simulation", FIG1_EPS_MIN, FIG1_EPS_MAX, 1.0, step=0.5, format="%.2f",
+                                  help=f"Budget of each simulated DP-τCC run (K0 = L0 = 2, 𝓘 = 1), from "
+                                       f"{FIG1_EPS_MIN:g} to {FIG1_EPS_MAX:g}. The smaller ε, the narrower the "
+                                       "band and the more alike the two bars.")
+        runs_fig = c2.number_input("runs on each matrix", FIG1_RUNS_MIN, FIG1_RUNS_MAX, 400, step=100,
+                                   help="More runs = shorter whiskers (about 5 ms per run).")
         go_fig = st.form_submit_button("Simulate DP-τCC on A and A′")
+    bar, slot = st.empty(), st.empty()
+    previous = st.session_state.get(FIG1_KEY)
     if go_fig:
-        rows = run_guarded(column_partition_frequencies, eps_fig, int(runs_fig), 1, 0)
+        if previous is not None:
+            with slot.container():
+                _show_fig1(previous, "_prev")
+        rows = run_guarded(simulate_fig1, float(eps_fig), int(runs_fig), bar)
+        bar.empty()
         if rows is not None:
-            st.session_state["cocluster_fig1"] = dict(eps=eps_fig, rows=rows)
-    fig1 = st.session_state.get("cocluster_fig1")
-    if fig1 is not None:
-        df = pd.DataFrame(fig1["rows"]).head(10)
-        df["ratio A/A′"] = np.where(df["freq_A_prime"] > 0, df["freq_A"] / df["freq_A_prime"].where(df["freq_A_prime"] > 0, 1), np.nan)
-        st.dataframe(df.rename(columns={"freq_A": "frequency on A", "freq_A_prime": "frequency on A′"}),
-                     hide_index=True, width="stretch")
-        st.caption(f"The 10 most frequent released column partitions (p-numbers; '|' separates clusters, '/' lists "
-                   f"products in no cluster). DP bounds each true ratio by e^ε = {np.exp(fig1['eps']):.2f}. These "
-                   "simulations use the fixed public matrices of Fig. 1, so they spend no budget of your data.")
+            previous = st.session_state[FIG1_KEY] = dict(eps=float(eps_fig), runs=int(runs_fig), rows=rows)
+    if previous is not None:
+        with slot.container():
+            _show_fig1(previous)
