@@ -247,9 +247,11 @@ def show_ledger(ledger: PrivacyLedger, title="Privacy ledger of this run"):
         return
     import pandas as pd   # here, not at start-up: the Home page and the sidebar do not need it
 
-    st.dataframe(pd.DataFrame(ledger.as_records()), hide_index=True, width="stretch")
+    rows = [{"release": r["what"], "mechanism": r["mechanism"], "ε": format_epsilon(r["epsilon"]),
+             "δ": f"{r['delta']:.3g}", "note": r["note"]} for r in ledger.as_records()]
+    st.table(pd.DataFrame(rows), hide_index=True)     # a static table: long notes wrap instead of being cut
     eps, dlt = ledger.total()
-    st.caption(f"Total spent: ε = {eps:.6g}, δ = {dlt:.3g}")
+    st.caption(f"Total spent: ε = {format_epsilon(eps)}, δ = {dlt:.3g}")
 
 
 @dataclass

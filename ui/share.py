@@ -107,9 +107,15 @@ def _with_repro(fields: dict) -> dict:
     return out
 
 
-def _link_value(params, key, parse):
-    """The URL text of ``key`` in the form ``parse`` reads: a list for list fields."""
-    return params.get_all(key) if getattr(parse, "is_list", False) else params[key]
+def _bad_list_entries(texts, parse) -> list:
+    """The entries of a list parameter that ``parse`` refuses one by one."""
+    bad = []
+    for text in texts:
+        try:
+            parse([text])
+        except (ValueError, TypeError):
+            bad.append(text)
+    return bad
 
 
 def check_link(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
@@ -146,7 +152,18 @@ def check_link(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
             repro = key[: -len(SEED_SUFFIX)] + REPRO_SUFFIX
             if key.endswith(SEED_SUFFIX) and params.get(repro, "").lower() != "true":
                 raise ValueError("a seed is used only with \"reproducible (noise public)\" ticked")
-            parse(_link_value(params, key, parse))
+            if getattr(parse, "is_list", False):
+                texts = params.get_all(key)
+                try:
+                    parse(texts)
+                except (ValueError, TypeError):
+                    bad = _bad_list_entries(texts, parse)
+                    if not 0 < len(bad) < len(texts):
+                        raise
+                    # a multiselect keeps the options it knows: say which were dropped, keep the rest
+                    rejected.append(f"{key} (the values {', '.join(map(repr, bad))}; the others were kept)")
+                continue
+            parse(params[key])
         except (ValueError, TypeError) as exc:
             rejected.append(f"{key} ({exc})")
             del st.query_params[key]
