@@ -29,6 +29,7 @@ widgets are created with the new values.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -43,11 +44,24 @@ DATA_PARAM = "data"
 
 
 # ----------------------------------------------------------------------------- field parsers
+def _number(x) -> str:
+    return f"{x:,}" if isinstance(x, int) else f"{x:.4g}"
+
+
+def _range_text(lo, hi) -> str:
+    if lo is not None and hi is not None:
+        return f"between {_number(lo)} and {_number(hi)}"
+    return f"at least {_number(lo)}" if lo is not None else f"at most {_number(hi)}"
+
+
 def as_int(lo=None, hi=None) -> Callable[[str], int]:
     def parse(text):
-        v = int(float(text))
+        v = float(text)
+        if not math.isfinite(v) or v != int(v):
+            raise ValueError(f"{text!r} is not a whole number")
+        v = int(v)
         if (lo is not None and v < lo) or (hi is not None and v > hi):
-            raise ValueError(f"{v} is outside [{lo}, {hi}]")
+            raise ValueError(f"{v} is not {_range_text(lo, hi)}")
         return v
     return parse
 
@@ -55,8 +69,10 @@ def as_int(lo=None, hi=None) -> Callable[[str], int]:
 def as_float(lo=None, hi=None) -> Callable[[str], float]:
     def parse(text):
         v = float(text)
-        if not v == v or (lo is not None and v < lo) or (hi is not None and v > hi):
-            raise ValueError(f"{v} is outside [{lo}, {hi}]")
+        if not math.isfinite(v):
+            raise ValueError(f"{text!r} is not a finite number")
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            raise ValueError(f"{v:.4g} is not {_range_text(lo, hi)}")
         return v
     return parse
 
@@ -107,6 +123,24 @@ def _with_repro(fields: dict) -> dict:
     return out
 
 
+def _drop_link_parameter(key: str) -> None:
+    """Remove ``key`` from the URL and from the snapshot of the URL at page load, which is what
+    Streamlit seeds bound widgets from. Removing it from ``st.query_params`` alone is not enough:
+    a bound whole-number input would still be seeded from ``?k=inf`` and raise OverflowError
+    (Streamlit 1.67 catches only ValueError, TypeError and IndexError there). The snapshot is
+    internal to Streamlit (``QueryParams.set_initial_query_params_from_current``, the call
+    Streamlit itself makes after a page switch); if a later version moves it, the link check
+    still warns, and the widget falls back to Streamlit's own handling."""
+    del st.query_params[key]
+    try:
+        from streamlit.runtime.state import get_session_state
+
+        with get_session_state().query_params() as qp:
+            qp.set_initial_query_params_from_current()
+    except (ImportError, AttributeError):      # another Streamlit layout
+        pass
+
+
 def _bad_list_entries(texts, parse) -> list:
     """The entries of a list parameter that ``parse`` refuses one by one."""
     bad = []
@@ -144,7 +178,7 @@ def check_link(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
             st.session_state[DATASET_KEY] = {"spec": spec}
         except (ValueError, TypeError) as exc:
             rejected.append(f"{DATA_PARAM} ({exc})")
-            del st.query_params[DATA_PARAM]
+            _drop_link_parameter(DATA_PARAM)
     for key, parse in fields.items():
         if key not in params:
             continue
@@ -164,9 +198,9 @@ def check_link(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
                     rejected.append(f"{key} (the values {', '.join(map(repr, bad))}; the others were kept)")
                 continue
             parse(params[key])
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, OverflowError) as exc:
             rejected.append(f"{key} ({exc})")
-            del st.query_params[key]
+            _drop_link_parameter(key)
     if rejected:
         st.warning("Ignored link parameters that this page cannot use: " + "; ".join(rejected)
                    + ". The other settings of the link were applied.")

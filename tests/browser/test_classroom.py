@@ -38,6 +38,8 @@ BAD_LINKS = [
     ("/cluster", {"cl_k": "abc"}, "cl_k"),
     ("/gibbs", {"g_chains": "99999"}, "g_chains"),
     ("/coclustering", {"cc_K0": "1e9"}, "cc_K0"),
+    ("/coclustering", {"cc_K0": "inf"}, "cc_K0"),       # Streamlit alone would seed int(inf): OverflowError
+    ("/cluster", {"cl_k": "inf"}, "cl_k"),
     ("/kmeans", {"km_eps": "inf"}, "km_eps"),
     ("/privacy_utility", {"pu_trials": "-3"}, "pu_trials"),
     ("/audit", {"audit_trials": "1"}, "audit_trials"),
