@@ -36,6 +36,13 @@ def released_subspaces_figure(X, released, true=None, nonprivate=None, labels=No
     ``labels`` are typically the estimator's ``labels_``; the title then states that these
     colours are not private.
 
+    The sets are passed in the order true, released, non-private, so that they get the
+    styles :func:`dpcore.plots.data.projection_scatter` gives in that order (the legend names
+    each style). With d ≤ 3 the points and subspaces are drawn in their own coordinates
+    (lines for q = 1, discs for q = 2), otherwise in the top principal directions of X.
+    The note that the colours are not private goes on a second, smaller title line, so that
+    the title is not cut in a narrow column.
+
     Parameters
     ----------
     X : array_like, shape (n, d)
@@ -58,14 +65,17 @@ def released_subspaces_figure(X, released, true=None, nonprivate=None, labels=No
     plotly.graph_objects.Figure
         The figure.
     """
-    sets = {"released (private)": released}
-    if nonprivate is not None:
-        sets["non-private solver"] = nonprivate
-    if true is not None:
-        sets["true"] = true
+    sets = {"true": true, "released (private)": released, "non-private solver": nonprivate}
     note = NOT_PRIVATE_NOTE if labels is not None else "released subspaces"
-    return projection_scatter(X, labels=labels, subspace_sets=sets, dims=dims,
-                              title=f"{title} — {note}" if title else note)
+    fig = projection_scatter(X, labels=labels, subspace_sets=sets, dims=dims,
+                             title=f"{title}<br><sup>{note}</sup>" if title else note)
+    fig.update_layout(margin=dict(t=70 if title else 40))
+    return fig
+
+
+def _superscript(n) -> str:
+    """``n`` in superscript digits (R¹⁸ rather than R^18)."""
+    return str(n).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
 
 
 def classical_mds(dist, dims=2):
@@ -138,8 +148,9 @@ def aggregation_map(est, true_subspaces=None, title="Sample-aggregate: subset so
     fig = go.Figure()
     fig.add_trace(go.Scatter(
         x=Y[:m, 0], y=Y[:m, 1], mode="markers", name="subset solutions (not private)",
-        marker=dict(size=9, color=r, colorscale="Viridis", showscale=True, colorbar=dict(title="r_i(t0)")),
-        text=[f"subset {i}: r_i(t0) = {r[i]:.3g}" for i in range(m)], hoverinfo="text"))
+        marker=dict(size=9, color=r, colorscale="Viridis", showscale=True,
+                    colorbar=dict(title=dict(text="r<sub>i</sub>(t₀)", side="right"))),
+        text=[f"subset {i}: r_i(t₀) = {r[i]:.3g}" for i in range(m)], hoverinfo="text"))
     c = est.chosen_index_
     fig.add_trace(go.Scatter(x=[Y[c, 0]], y=[Y[c, 1]], mode="markers", name=f"chosen g(B) = subset {c}",
                              marker=dict(size=18, color="rgba(0,0,0,0)", line=dict(color="crimson", width=3))))
@@ -149,10 +160,12 @@ def aggregation_map(est, true_subspaces=None, title="Sample-aggregate: subset so
         fig.add_trace(go.Scatter(x=[Y[m + a, 0]], y=[Y[m + a, 1]], mode="markers", name=name,
                                  marker=styles[name]))
     fig.update_layout(
-        title=f"{title}<br><sup>m = {m}, t0 = {est.t0_}, S(B) = {est.smooth_sensitivity_:.3g}, "
-              f"noise sd S(B)/alpha = {est.noise_scale_:.3g} per coordinate of R^{est.encoding_dim_}</sup>",
-        height=480, margin=dict(l=0, r=0, t=70, b=0), xaxis_title="MDS 1 (d_W scale)", yaxis_title="MDS 2",
-        yaxis=dict(scaleanchor="x"))
+        title=f"{title}<br><sup>m = {m}, t₀ = {est.t0_}, S(B) = {est.smooth_sensitivity_:.3g}, "
+              f"noise sd S(B)/α = {est.noise_scale_:.3g} per coordinate of R{_superscript(est.encoding_dim_)}</sup>",
+        height=520, margin=dict(l=0, r=0, t=70, b=0), xaxis_title="MDS 1 (d_W scale)", yaxis_title="MDS 2",
+        yaxis=dict(scaleanchor="x"),
+        # the legend below the map, the colour bar on its right: neither covers the other or the dots
+        legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0))
     return fig
 
 
@@ -182,7 +195,9 @@ def smooth_sensitivity_terms(est, title="Where S(B) comes from"):
     colors = ["crimson" if i == best else "steelblue" for i in range(len(vals))]
     fig = go.Figure(go.Bar(x=ks, y=vals, marker_color=colors, text=[f"{v:.3g}" for v in vals], textposition="auto"))
     fig.update_layout(title=f"{title}: S(B) = 2 × {max(vals):.3g} = {est.smooth_sensitivity_:.3g} (not private)",
-                      height=320, margin=dict(l=0, r=0, t=40, b=0), yaxis_title="rho_j(t) e^(-beta k)")
+                      height=340, margin=dict(l=0, r=0, t=40, b=0),
+                      yaxis_title="ρ<sub>j</sub>(t) · e<sup>−βk</sup>",
+                      xaxis_title="term k (j-th smallest distance to the t-th nearest neighbour)")
     return fig
 
 
@@ -223,7 +238,11 @@ def sulq_trajectory(est, X=None, true_subspaces=None, title="SuLQ k-plane iterat
     else:
         cost = [np.nan] + list(est.cost_history_)
     fig.add_trace(go.Scatter(x=it, y=cost, mode="lines+markers", name="cost"), row=rows, col=1)
-    fig.update_layout(title=f"{title}: {est.n_queries_} queries at per-query epsilon = {est.per_query_epsilon_:.3g}, "
-                            f"sigma = {est.noise_sigma_:.3g}", height=420, margin=dict(l=0, r=0, t=60, b=0))
+    fig.update_layout(title=f"{title}: {est.n_queries_} queries at per-query ε = {est.per_query_epsilon_:.3g}, "
+                            f"σ = {est.noise_sigma_:.3g}", height=420, margin=dict(l=0, r=0, t=60, b=0),
+                      showlegend=False)
     fig.update_xaxes(title_text="iteration", row=rows, col=1)
+    if true_subspaces is not None:
+        fig.update_yaxes(title_text="d_W", row=1, col=1)
+    fig.update_yaxes(title_text="cost", row=rows, col=1)
     return fig

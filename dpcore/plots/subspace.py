@@ -57,8 +57,10 @@ def affinity_heatmap(W, labels, max_points=400, random_state=0, title="Affinity 
         fig.add_shape(type="line", x0=c, x1=c, y0=-0.5, y1=len(idx) - 0.5, line=dict(color="white", width=1))
         fig.add_shape(type="line", y0=c, y1=c, x0=-0.5, x1=len(idx) - 0.5, line=dict(color="white", width=1))
     fig.update_layout(title=title, height=480, margin=dict(l=0, r=0, t=40, b=0),
-                      xaxis=dict(title="points (sorted by class)", showticklabels=False),
-                      yaxis=dict(autorange="reversed", showticklabels=False, scaleanchor="x"))
+                      xaxis=dict(title="point j (sorted by class)", showticklabels=False, showgrid=False,
+                                 zeroline=False, constrain="domain"),
+                      yaxis=dict(title="point i (sorted by class)", autorange="reversed", showticklabels=False,
+                                 showgrid=False, zeroline=False, scaleanchor="x", constrain="domain"))
     return fig
 
 
@@ -83,5 +85,6 @@ def runs_comparison(records, metric="accuracy", title=""):
     xs = [r["run"] for r in records if r.get(metric) is not None]
     ys = [r[metric] for r in records if r.get(metric) is not None]
     fig = go.Figure(go.Bar(x=xs, y=ys, text=[f"{v:.3g}" for v in ys], textposition="auto"))
-    fig.update_layout(title=title or metric, height=320, margin=dict(l=0, r=0, t=40, b=0), yaxis_title=metric)
+    fig.update_layout(title=title or metric, height=320, margin=dict(l=0, r=0, t=40, b=0), yaxis_title=metric,
+                      xaxis=dict(title="run", type="category"))
     return fig

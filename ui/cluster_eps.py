@@ -1,0 +1,189 @@
+"""The Cluster page's "Compare ε" section: one click runs the chosen private method on the
+current dataset at up to four values of ε and shows the results side by side (small
+multiples, :func:`dpcore.plots.small_multiples.subspace_small_multiples`), the non-private
+solver's result as the last panel.
+
+Privacy: every private run is a release of its own. Each is added to the session meter
+(:func:`ui.common.record_estimator`) as it finishes, so the comparison at ε = 1, 10, 100,
+1000 spends 1111 on the dataset; the section says so. Noise is fresh and secret unless the
+page's "reproducible (noise public)" box is ticked: then every panel uses the page's seed
+(the same seed as a Run at that ε, so each panel can be reproduced alone) and the meter lists
+the runs as not private.
+
+Stop (the button top right) keeps the previous comparison: it is drawn into its slot before
+the runs start and replaced only after all of them succeeded.
+"""
+from __future__ import annotations
+
+import warnings
+
+import streamlit as st
+
+from dpcore.plots.small_multiples import subspace_small_multiples
+from dpcore.privacy import basic_composition
+from ui.cluster import BIND, EPSILON_GRID, METHODS, SA_SOLVERS, evaluate, fmt, reference_name, run_method, run_reference
+from ui.common import privacy_statement, record_estimator, run_guarded, show_chart
+from ui.seeds import seed_label
+from ui.share import list_of
+
+CMP_KEY = "cl_cmp_eps"
+CMP_RESULT_KEY = "cluster_eps_compare"
+#: most ε values in one comparison (panels: these plus the non-private one)
+MAX_EPS = 4
+#: from "the noise wins" to "close to non-private" on the page's datasets (Fig. 2, lines and
+#: planes in R³): measured with secret noise, see the presets' texts
+DEFAULT_EPS = [1.0, 10.0, 100.0, 1000.0]
+
+
+def eps_label(e) -> str:
+    return f"{e:g}"
+
+
+def _at_most(parse, n):
+    """A list parser that also refuses more than ``n`` values (the multiselect's own limit)."""
+    def checked(texts):
+        values = parse(texts)
+        if len(values) > n:
+            raise ValueError(f"at most {n} values; got {len(values)}")
+        return values
+    checked.is_list = True
+    return checked
+
+
+#: the section's link parameters, with the widget's own options, labels and limit
+URL_FIELDS = {CMP_KEY: _at_most(list_of(EPSILON_GRID, eps_label), MAX_EPS)}
+
+
+def _metric(m):
+    """The panel title's metrics, 3 significant digits: accuracy when the classes are known and
+    d_W when the true subspaces are (both: for lines in R³ random lines already score an accuracy
+    of about 0.7, so accuracy alone flatters a bad release), else the cost."""
+    out = []
+    if m["accuracy"] is not None:
+        out.append(f"accuracy {m['accuracy']:.3g}")
+    if m["d_W to truth"] is not None:
+        out.append(f"d_W {m['d_W to truth']:.3g}")
+    return ", ".join(out) or f"cost {m['k-means subspace cost (eq. 3)']:.3g}"
+
+
+def run_comparison(key, params, k, q, seed, ds, eps_values, bar):
+    """Fit method ``key`` at every ε of ``eps_values`` and its non-private reference; record every
+    private run in the session meter as soon as it is released. Returns the stored comparison."""
+    method = METHODS[key]
+    panels, rows, ledgers = [], [], []
+    for i, eps in enumerate(eps_values):
+        bar.progress(i / (len(eps_values) + 1),
+                     text=f"Compare ε: run {i + 1} of {len(eps_values)} (ε = {eps_label(eps)}). Stop, top right, "
+                          "cancels; the last comparison stays below.")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # the single run shows the estimator's warnings
+            model, seconds, _, _ = run_method(key, {**params, "epsilon": eps}, k, q, seed, ds.X, with_reference=False)
+        record_estimator(model, f"{method.label}, ε = {eps_label(eps)} (Compare ε)", seed)
+        ledgers.append(model.ledger_.total())
+        m = evaluate(ds, model, seconds)
+        panels.append(dict(title=f"ε = {eps_label(eps)}: {_metric(m)}", labels=model.labels_,
+                           subspaces=model.subspaces_))
+        rows.append({"run": f"ε = {eps_label(eps)} (private)", **m})
+    bar.progress(len(eps_values) / (len(eps_values) + 1),
+                 text="Compare ε: the non-private solver. Stop, top right, cancels; the last comparison stays below.")
+    ref_name = reference_name(key, params)
+    reference = run_reference(key, params, k, q, seed, ds.X)
+    if reference is not None:
+        m = evaluate(ds, reference, None)
+        label = SA_SOLVERS.get(ref_name, ref_name)
+        panels.append(dict(title=f"non-private {label}: {_metric(m)}", labels=reference.labels_,
+                           subspaces=reference.subspaces_))
+        rows.append({"run": f"non-private {label}", **m})
+    eps_total, delta_total = basic_composition([e for e, _ in ledgers], [d for _, d in ledgers])
+    fig = subspace_small_multiples(ds.X, panels, true=ds.subspaces, reference=ds.labels,
+                                   cols=min(len(panels), 3 if len(panels) > 4 else len(panels)),
+                                   found_name="found")
+    return dict(method=key, label=method.label, dataset=ds.name, d=ds.d, eps=list(eps_values), seed=seed, fig=fig,
+                rows=rows,
+                eps_total=eps_total, delta_total=delta_total, reference=reference is not None, ref_name=ref_name)
+
+
+def _draw(cmp, current_dataset):
+    """The stored comparison: small multiples, their table and the privacy box with the ε spent."""
+    import pandas as pd
+
+    if cmp["dataset"] != current_dataset:
+        st.warning(f"This comparison was computed on another dataset ({cmp['dataset']}); press Compare ε to "
+                   "compare on the current one.")
+    show_chart(cmp["fig"], f"cluster compare eps {cmp['method']} {cmp['dataset']} "
+               + " ".join(eps_label(e) for e in cmp["eps"]))
+    public = cmp["seed"] is not None
+    n = len(cmp["eps"])
+    st.caption(f"{cmp['label']} at ε = {', '.join(eps_label(e) for e in cmp['eps'])}"
+               + (", then the non-private solver on all the data" if cmp["reference"] else "")
+               + ". Same axes in every panel; colours = clusters, renumbered to match the true classes so that a "
+               "colour means the same class in every panel; the legend names the line styles of the true subspaces "
+               "and of each panel's own. Each private panel is one run with its own noise"
+               + ("" if not public else f" (public seed {cmp['seed']} in every panel)")
+               + ": run it again and the panels change, so judge the trend, not a single panel."
+               + ("" if cmp["d"] <= 3 else f" The data (d = {cmp['d']}) are shown through their top three principal "
+                  "directions (PC 1–3), where subspaces that are apart can overlap: read the titles and the table."))
+    cols = ["accuracy", "NMI", "d_W to truth", "k-means subspace cost (eq. 3)"]
+    table = pd.DataFrame([{"run": r["run"], **{("cost (eq. 3)" if c.startswith("k-means") else c): fmt(r[c])
+                                               for c in cols}} for r in cmp["rows"]]).set_index("run")
+    st.dataframe(table, width="stretch")
+    releases = "1 private release" if n == 1 else f"{n} private releases"
+    total = (f"ε = {fmt(cmp['eps_total'])}" if n == 1 else
+             "ε = " + " + ".join(eps_label(e) for e in cmp["eps"]) + f" = {fmt(cmp['eps_total'])}")
+    spent = (f"This comparison made {releases} on {cmp['dataset']}: {total} in total (δ = {cmp['delta_total']:.3g}), "
+             "by sequential composition; the privacy meter in the sidebar counts every one.")
+    if public:
+        spent = (f"This comparison made {n} run{'s' if n > 1 else ''} with the public seed {cmp['seed']}: NOT "
+                 f"private, listed in the meter as non-private (nominal ε {fmt(cmp['eps_total'])}, not counted).")
+    privacy_statement(
+        private=[] if public else ["the released subspaces of each ε panel (one release per panel"
+                                   + (")" if n == 1 else f", {n} in all)")],
+        not_private=(["the released subspaces too: their noise came from a public seed"] if public else [])
+        + ["the colours: raw points assigned to each panel's subspaces", "the metrics in the titles and the "
+           "table (computed from the raw data and the truth, to evaluate)",
+           "the last panel: the non-private solver on the raw data"],
+        caveats=[spent])
+
+
+def compare_section(ds, key, k, q, params, seed):
+    """The "Compare ε" section: its own form (the ε values), a progress bar while it runs, the
+    small multiples and the ε spent. ``params`` are the method's parameters from the page's
+    form (their ε is replaced by each compared value); ``seed`` is None (secret noise) or the
+    page's public seed."""
+    st.subheader("Compare ε side by side")
+    method = METHODS[key]
+    if not method.private:
+        st.caption("Choose a private method above (sample-aggregate or SuLQ k-plane) to run it at several values "
+                   "of ε with one click and see the results side by side.")
+        return
+    with st.form("cluster_eps_form"):
+        eps_values = st.multiselect(
+            f"values of ε (at most {MAX_EPS})", EPSILON_GRID, default=DEFAULT_EPS, format_func=eps_label,
+            max_selections=MAX_EPS, key=CMP_KEY, bind=BIND,
+            help="Each value is one private run of the method chosen above, with its parameters (k, q and the "
+                 "method's settings; ε replaced by this value). Each run spends its ε: the comparison spends "
+                 "their sum.")
+        go = st.form_submit_button("Compare ε", type="primary")
+    st.caption(f"Runs {method.label} on {ds.name} at each ε (each a private release, all added to the meter), "
+               f"then the non-private solver; seed: {seed_label(seed)}.")
+    progress_slot, result_slot = st.empty(), st.empty()
+    previous = st.session_state.get(CMP_RESULT_KEY)
+    if previous is not None:
+        with result_slot.container():
+            _draw(previous, ds.name)
+    if not go:
+        return
+    kept = " The previous comparison is kept." if previous is not None else ""
+    with progress_slot.container():       # the bar and any error stay in this slot: nothing below moves
+        if not eps_values:
+            st.error("Choose at least one value of ε to compare." + kept)
+            return
+        bar = st.progress(0.0, text="Compare ε: starting…")
+        out = run_guarded(run_comparison, key, params, k, q, seed, ds, sorted(eps_values), bar)
+        if out is None:
+            bar.progress(1.0, text="Compare ε failed." + kept)
+            return
+    progress_slot.empty()
+    st.session_state[CMP_RESULT_KEY] = out
+    with result_slot.container():
+        _draw(out, ds.name)
