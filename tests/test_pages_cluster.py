@@ -130,8 +130,9 @@ def test_private_method_runs_shows_ledger_statement_and_spends_budget(method):
     assert "the released subspaces" in private_part and "labels" in not_private_part
     assert not attribute_names(statement), statement
     # the ledger of the run shows the chosen total ε, and the session meter took it
-    ledgers = [d.value for d in at.dataframe if "epsilon" in d.value.columns]
-    assert ledgers and float(ledgers[0]["epsilon"].sum()) == pytest.approx(1000.0)
+    ledgers = [t.value for t in at.table if "ε" in t.value.columns]
+    assert ledgers and sum(float(e) for e in ledgers[0]["ε"]) == pytest.approx(1000.0)
+    assert any(c.value.startswith("Total spent: ε = 1000,") for c in at.caption)
     meter = at.session_state["session_meter"]
     assert meter.private_total(meter.runs[0]["dataset"])[0] == pytest.approx(1000.0)
     assert any("Where the noise goes" in md.value for md in at.markdown)
