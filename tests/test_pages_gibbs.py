@@ -2,10 +2,14 @@
 import pytest
 
 from apptest_helpers import open_page, widget
+from dpcore.subspace.gibbs import MAX_CHAINS
+from ui.gibbs import MAX_PAGE_ITER
+
+SMALL = {"kind": "subspaces", "n": 300, "d": 6, "k": 2, "q": 2, "sigma": 0.01, "random_state": 0}
 
 
-def page():
-    return open_page("4_gibbs.py")
+def page(query=None, spec=None):
+    return open_page("4_gibbs.py", query=query, spec=spec)
 
 
 def small_run(at, eps="1, 10", n_iter=20, chains=2):
@@ -34,26 +38,79 @@ def test_page_runs_chains_and_shows_traces_table_verdicts_and_ledger():
     meter = at.session_state["session_meter"]
     assert meter.private_total(meter.runs[0]["dataset"])[0] == pytest.approx(11.0)  # two releases, ε = 1 and 10
     assert any("asymptotically" in i.value for i in at.info)  # the privacy statement
+    assert not any("_," in i.value or "_ " in i.value for i in at.info)   # words, not attribute names
 
 
-@pytest.mark.parametrize("field,value,message", [
-    ("sweeps per chain (n_iter)", 0, "n_iter (sweeps per chain) must be an integer in [1, 10000]"),
-    ("chains", 40, "n_chains must be an integer in [1, 32]"),
-    ("ε values (comma-separated)", "1, 0", "epsilon must be > 0"),
-    ("ε values (comma-separated)", "-2", "epsilon must be > 0"),
-    ("ε values (comma-separated)", "ten", "epsilon must be a number > 0"),
+def test_tables_show_numbers_at_four_significant_digits():
+    at = small_run(page(spec=SMALL), eps="1", n_iter=20, chains=2)
+    for frame in at.dataframe:
+        for column in frame.value.columns:
+            for value in frame.value[column]:
+                if column == "ESS":                                     # a count of draws: a whole number
+                    assert value == "–" or value.isdigit(), value
+                elif isinstance(value, float):
+                    assert value == float(f"{value:.4g}"), value
+                elif isinstance(value, str) and value.replace(".", "", 1).isdigit():
+                    assert len(value.replace(".", "").lstrip("0")) <= 4, value
+
+
+@pytest.mark.parametrize("value,message", [
+    ("1, 0", "epsilon must be > 0"),
+    ("-2", "epsilon must be > 0"),
+    ("ten", "epsilon must be a number > 0"),
 ])
-def test_bad_parameters_show_error_and_keep_previous_result(field, value, message):
-    at = small_run(page(), eps="2", n_iter=10, chains=1)
+def test_bad_epsilon_is_shown_once_and_the_previous_result_is_kept(value, message):
+    at = small_run(page(spec=SMALL), eps="2", n_iter=10, chains=1)
     before = at.session_state["gibbs_result"]["runs"][2.0]["cost"].copy()
-    kind = "text_input" if field.startswith("ε") else "number_input"
-    widget(at, kind, field).set_value(value)
+    widget(at, "text_input", "ε values (comma-separated)").set_value(value)
     at.button[0].click()
     at.run()
     assert not at.exception
-    assert any(message in e.value for e in at.error)
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and message in errors[0], errors           # one box, dpcore's words
+    assert "previous run" in errors[0]                                  # ... and it is true: it is kept
     after = at.session_state["gibbs_result"]["runs"]
     assert list(after) == [2.0] and (after[2.0]["cost"] == before).all()
+    assert len(at.get("plotly_chart")) == 1                             # and still drawn
+
+
+def test_bad_epsilon_without_a_previous_result_does_not_claim_one():
+    at = page(spec=SMALL)
+    widget(at, "text_input", "ε values (comma-separated)").set_value("0")
+    at.button[0].click()
+    at.run()
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "epsilon must be > 0" in errors[0] and "previous" not in errors[0], errors
+
+
+def test_widget_limits_are_the_estimators_and_the_pages():
+    at = page()
+    chains = widget(at, "number_input", "chains")
+    sweeps = widget(at, "number_input", "sweeps per chain (n_iter)")
+    assert (chains.min, chains.max) == (1, MAX_CHAINS)
+    assert (sweeps.min, sweeps.max) == (1, MAX_PAGE_ITER)
+
+
+@pytest.mark.parametrize("key,value", [("g_chains", "99999"), ("g_chains", "0"), ("g_iter", "20000"),
+                                       ("g_k", "1000000"), ("g_q", "10"),
+                                       ("g_eps", "1, inf"),
+                                       ("g_init", "magic")])
+def test_link_values_beyond_the_limits_are_refused_with_a_warning(key, value):
+    at = page(query={key: value})
+    warnings = [w.value for w in at.warning]
+    assert any("Ignored link parameters" in w and key in w for w in warnings), warnings
+    assert not at.error
+    defaults = {"g_chains": 8, "g_iter": 1000, "g_k": 3, "g_q": 3, "g_eps": "0.1, 1, 10, 100", "g_init": "random"}
+    assert at.session_state[key] == defaults[key]                      # the form keeps its own value
+
+
+def test_link_values_within_the_limits_are_applied():
+    at = page(query={"g_chains": str(MAX_CHAINS), "g_iter": "300", "g_eps": "2, 5", "g_init": "k-plane (NOT private)"})
+    assert not at.warning, [w.value for w in at.warning]
+    assert widget(at, "number_input", "chains").value == MAX_CHAINS
+    assert widget(at, "number_input", "sweeps per chain (n_iter)").value == 300
+    assert widget(at, "text_input", "ε values (comma-separated)").value == "2, 5"
+    assert widget(at, "selectbox", "start (init)").value == "kplane"
 
 
 def test_nonprivate_start_is_flagged():
@@ -68,3 +125,12 @@ def test_one_sweep_run_is_reported_as_not_mixed():
     at = small_run(page(), eps="1", n_iter=1, chains=1)
     assert not at.error
     assert any("not yet mixed" in w.value and "too few sweeps" in w.value for w in at.warning)
+
+
+def test_one_chain_verdict_says_that_rhat_needs_two_chains():
+    at = small_run(page(spec=SMALL), eps="1", n_iter=60, chains=1)
+    verdicts = [m.value for m in list(at.success) + list(at.warning) if "ε = 1:" in m.value]
+    assert len(verdicts) == 1
+    assert "needs at least 2 chains" in verdicts[0] and "effective sample size" in verdicts[0], verdicts
+    at = small_run(at, eps="1", n_iter=60, chains=2)                    # two chains: no such note
+    assert not any("needs at least 2 chains" in m.value for m in list(at.success) + list(at.warning))

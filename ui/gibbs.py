@@ -1,21 +1,52 @@
-"""The Gibbs page's run helpers: its input checks (bounds that keep a run from freezing the
-app), one fit per ε with a progress bar, and the tables and verdicts kept in the session."""
+"""The Gibbs page's helpers: its controls' limits (the same numbers for the widgets and for the
+link parsers), its input checks (bounds that keep a run from freezing the app), one fit per ε
+with a progress bar, the tables and verdicts kept in the session, and the drawing of a result.
+
+Decisions
+---------
+- Every limit is defined once here and used by the widget, by the link parser (``URL_FIELDS``
+  of the page) and by :func:`check_run`: a link cannot carry a value that the form would
+  refuse at Run (``g_chains=99999`` is refused when the link is opened, with a warning).
+- The number of clusters k and the subspace dimension q depend on the dataset (1 ≤ k ≤ n,
+  1 ≤ q < d, as :class:`dpcore.subspace.gibbs.GibbsSubspaceClustering` checks them); their link
+  parsers read the dataset of the link (``check_link`` handles ``data`` first).
+- A result is drawn by :func:`draw_result` twice in a run that re-runs the chains: first the
+  stored previous result (so that Streamlit's Stop leaves it on the screen), then the new one.
+  ``stage`` keeps the two drawings' element keys apart; the "Reproduce in Python" expander (its
+  download button has no key) is drawn only in the final drawing.
+"""
 from __future__ import annotations
 
-from dpcore.validation import check_epsilon, check_int
+import math
+
+import pandas as pd
+import streamlit as st
+
 from dpcore.metrics import clustering_accuracy, wasserstein_distance
-from dpcore.subspace.diagnostics import diagnostics_table, mixing_verdict
-from dpcore.subspace.gibbs import MAX_CHAINS, GibbsSubspaceClustering
-from ui.common import Timer
+from dpcore.plots.gibbs import TRACE_LABELS, traces_grid
+from dpcore.subspace.diagnostics import MIN_ESS, RHAT_THRESHOLD, diagnostics_table, mixing_verdict
+from dpcore.subspace.gibbs import MAX_CHAINS, GibbsSubspaceClustering, mean_release_epsilon
+from dpcore.validation import check_epsilon, check_int
+from ui.common import Timer, current_dataset, privacy_statement, show_chart, show_ledger
+from ui.seeds import MAX_SEED, seed_caveat, seed_label
+from ui.share import as_int, one_of, snippet_expander
 
 MAX_PAGE_ITER = 10_000          # the paper's run length; the page refuses more
 MAX_EPS = 6                     # ε values per submission
 MAX_WORK = 320_000_000          # n × sweeps × chains × ε values (= the full Fig. 3 run at n = 1000)
 
+INITS = {"random": "random (private)", "kplane": "k-plane (NOT private)", "ssc": "SSC (NOT private)",
+         "lrr": "LRR (NOT private)"}
+RELEASES = {"sample": "last sample (ε)", "mean": "mean of last 100 samples (ε + 99·(q+3)ε/2)"}
+SELECTS = {"first": "chain 0 (ε)", "best_private": "lowest cost, chosen privately", "best": "lowest cost (NOT private)"}
+#: the form's values before any preset or link (k and q follow the dataset, see the page; the
+#: selectboxes' defaults are their first options)
+DEFAULTS = {"g_eps": "0.1, 1, 10, 100", "g_iter": 1000, "g_chains": 8}
+
 
 def parse_epsilons(text):
     """'0.1, 1, 10' -> [0.1, 1.0, 10.0]; ValueError in the words of dpcore otherwise."""
-    parts = [p for p in text.replace(";", ",").split(",") if p.strip()]
+    parts = [p for p in str(text).replace(";", ",").split(",") if p.strip()]
     if not parts:
         raise ValueError("epsilon must be given: one or more numbers > 0, separated by commas")
     if len(parts) > MAX_EPS:
@@ -30,6 +61,21 @@ def parse_epsilons(text):
     return out
 
 
+def _k_in_link(text):
+    return check_int(int(float(text)), "n_clusters (clusters k)", 1, current_dataset().n)
+
+
+def _q_in_link(text):
+    return check_int(int(float(text)), "subspace_dim (subspace dimension q)", 1, max(current_dataset().d - 1, 1))
+
+
+#: the page's widgets bound to the URL and their parsers: the widgets' own limits
+URL_FIELDS = {"g_eps": parse_epsilons, "g_iter": as_int(1, MAX_PAGE_ITER), "g_chains": as_int(1, MAX_CHAINS),
+              "g_k": _k_in_link, "g_q": _q_in_link, "g_seed": as_int(0, MAX_SEED),
+              "g_init": one_of(INITS, INITS.get), "g_release": one_of(RELEASES, RELEASES.get),
+              "g_select": one_of(SELECTS, SELECTS.get)}
+
+
 def check_run(n, n_iter, n_chains, eps_list):
     """The page's bounds (so that a run cannot freeze the app for long)."""
     n_iter = check_int(n_iter, "n_iter (sweeps per chain)", 1, MAX_PAGE_ITER)
@@ -41,13 +87,16 @@ def check_run(n, n_iter, n_chains, eps_list):
     return n_iter, n_chains
 
 
-def run_all(ds, eps_list, params, bar):
-    """Fit one estimator per ε (same seed), moving the progress bar; returns the result dict."""
+def run_all(ds, eps_list, params, bar, keeps_previous=False):
+    """Fit one estimator per ε (same seed), moving the progress bar; returns (traces, models,
+    seconds). The bar's text still reads right if the user presses Stop and it freezes."""
     runs, models, seconds = {}, {}, {}
     n_runs = len(eps_list)
+    stop = "Stop, top right, cancels; the previous result stays below" if keeps_previous else "Stop, top right, cancels"
     for j, eps in enumerate(eps_list):
         def cb(i, n, j=j, eps=eps):
-            bar.progress(min(1.0, (j + i / n) / n_runs), text=f"ε = {eps:g}: sweep {i} of {n}")
+            bar.progress(min(1.0, (j + i / n) / n_runs),
+                         text=f"Run {j + 1} of {n_runs} (ε = {eps:g}): sweep {i} of {n} ({stop})")
         model = GibbsSubspaceClustering(epsilon=eps, **params)
         with Timer() as t:
             model.fit(ds.X, ds.labels, ds.subspaces if ds.subspaces is not None and
@@ -57,25 +106,161 @@ def run_all(ds, eps_list, params, bar):
     return runs, models, seconds
 
 
+#: the traces in the tables' words (the figure's labels without line breaks)
+TRACE_WORDS = {k: v.replace("<br>", " ") for k, v in TRACE_LABELS.items()}
+ONE_CHAIN_NOTE = ("With one chain, R̂ can only compare the chain's first and second halves: comparing chains with "
+                  "each other (the between-chain R̂, which catches a chain stuck in a wrong partition) needs at least "
+                  "2 chains. This verdict rests on the two halves' R̂ and the effective sample size (ESS) only.")
+
+
 def summarise(ds, models, seconds):
-    """Tables and verdicts kept in the session (numbers only, no estimators)."""
+    """Tables and verdicts kept in the session (numbers only, no estimators).
+
+    Returns (table, summary, verdicts, extra): the R̂/ESS rows of the monitored traces, one row
+    per ε of the released sample, the verdict per ε, and what the tables leave out (the §5
+    statistic's last value, time per sweep, rows clipped), shown in captions."""
     table, summary, verdicts = [], [], {}
+    extra = {"statistic": {}, "ms_per_sweep": {}, "seconds": {}, "n_clipped": 0, "n": ds.n, "n_iter": None}
     for eps, m in models.items():
         v = mixing_verdict(m.traces_, m.burn_in_)
-        verdicts[eps] = {"mixed": v["mixed"], "text": v["text"], "rule": v["rule"]}
+        one_chain = m.traces_["cost"].shape[0] == 1
+        text = v["text"].removeprefix("Not yet mixed: ").removeprefix("Mixed (by this rule): ")   # the heading says it
+        text = text[:1].upper() + text[1:] + (" " + ONE_CHAIN_NOTE if one_chain else "")
+        verdicts[eps] = {"mixed": v["mixed"], "text": text,
+                         "rule": v["rule"], "one_chain": one_chain}
         for r in diagnostics_table(m.traces_, m.burn_in_):
-            table.append({"ε": eps, "trace": r["description"], "split-R̂": r["split_rhat"], "ESS": r["ess"],
-                          "mean after burn-in": r["mean"], "sd": r["sd"], "note": r["note"]})
+            if r["trace"] == "statistic":
+                extra["statistic"][eps] = r["mean"]
+                continue
+            table.append({"ε": eps, "trace": TRACE_WORDS.get(r["trace"], r["trace"]), "split-R̂": r["split_rhat"],
+                          "ESS": r["ess"], "mean after burn-in": r["mean"], "sd": r["sd"], "note": r["note"]})
         row = {"ε": eps, "verdict": "mixed" if v["mixed"] else "not yet",
                "released chain": m.selected_chain_, "cost of released sample": m.cost_,
-               "mean cost, last samples": m.cost_mean_}
+               "cost, mean of last samples": m.cost_mean_}
         if ds.subspaces is not None and ds.subspaces.shape == m.subspaces_.shape:
-            row["d_W of released sample"] = wasserstein_distance(m.subspaces_, ds.subspaces)
-            row["mean d_W, last samples"] = m.dw_mean_
+            row["d_W, released sample"] = wasserstein_distance(m.subspaces_, ds.subspaces)
+            row["d_W, mean of last samples"] = m.dw_mean_
         if ds.labels is not None:
-            row["accuracy of released z"] = clustering_accuracy(ds.labels, m.labels_)
-        row["rows clipped"] = m.n_clipped_
-        row["ms per sweep (all chains)"] = 1e3 * m.seconds_per_sweep_
-        row["seconds"] = seconds[eps]
+            row["accuracy of released labels"] = clustering_accuracy(ds.labels, m.labels_)
         summary.append(row)
-    return table, summary, verdicts
+        extra["ms_per_sweep"][eps] = 1e3 * m.seconds_per_sweep_
+        extra["seconds"][eps] = seconds[eps]
+        extra["n_clipped"] = m.n_clipped_
+        extra["n_iter"] = m.traces_["cost"].shape[1]
+    if not any(r["note"] for r in table):
+        for r in table:
+            del r["note"]
+    return table, summary, verdicts, extra
+
+
+#: short column titles of the released-samples table (the stored rows keep the long keys)
+SHORT_COLUMNS = {"released chain": "chain", "cost of released sample": "cost",
+                 "cost, mean of last samples": "cost, mean of last m", "d_W, released sample": "d_W",
+                 "d_W, mean of last samples": "d_W, mean of last m", "accuracy of released labels": "accuracy"}
+
+
+def readable(rows):
+    """A table for students: numbers at 4 significant digits (ESS as a whole number), "–" where a
+    number is missing, short column titles."""
+    def fmt(k, v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return v
+        if isinstance(v, float) and not math.isfinite(v):
+            return "–"
+        return f"{v:.0f}" if k == "ESS" else f"{v:.4g}"
+    return pd.DataFrame([{SHORT_COLUMNS.get(k, k): fmt(k, v) for k, v in r.items()} for r in rows])
+
+
+def show_error(slot, exc, has_previous):
+    """The one error box of a failed Run, in ``slot`` (where the progress bar was)."""
+    slot.error(str(exc).rstrip(".") + (". The result below is the previous run's." if has_previous else "."))
+
+
+# ----------------------------------------------------------------------------- drawing a result
+def draw_result(res, stage):
+    """Draw a stored result: verdicts, traces, R̂/ESS table, released samples, privacy box and
+    ledgers. ``stage`` ("previous" or "final") keeps the element keys of the two drawings of one
+    run apart; only the final one has the "Reproduce in Python" expander."""
+    p = res["params"]
+    st.subheader("Verdict")
+    st.caption(f"{res['dataset']} — {p['n_chains']} chain{'s' if p['n_chains'] > 1 else ''} × {p['n_iter']} sweeps, "
+               f"start: {INITS[p['init']]}, "
+               f"seed: {seed_label(p['random_state'])}")
+    if not res["is_private"]:
+        st.error("⚠️ **Not private.** " + " ".join(c for c in res["caveats"] if "non-private" in c or "not private" in c))
+    for eps, v in res["verdicts"].items():
+        (st.success if v["mixed"] else st.warning)(
+            f"**ε = {eps:g}: {'mixed (by the rule below)' if v['mixed'] else 'not yet mixed'}.** {v['text']}")
+    first_rule = next(iter(res["verdicts"].values()))["rule"]
+    st.caption(f"Rule: {first_rule} (R̂ threshold {RHAT_THRESHOLD}, minimum ESS {MIN_ESS}.)")
+    all_mixed = all(v["mixed"] for v in res["verdicts"].values())
+    if not all_mixed and p["n_chains"] > 1:
+        st.caption("Chains stuck at different cost levels usually sit in different partitions (from a random "
+                   "start, a chain can keep a third of the points in the wrong cluster for thousands of sweeps). "
+                   "Run more sweeps or more chains; 'lowest cost, chosen privately' then releases the best chain "
+                   "through a second exponential mechanism, paid for in the ledger.")
+    if all_mixed and p["init"] != "random" and p["n_chains"] > 1:
+        st.caption(f"All chains started from the same {INITS[p['init']].split(' (')[0]} solution, so they agree "
+                   "from the first sweep: R̂ ≈ 1 here says little about whether a chain could leave that solution. "
+                   "Compare with the random start.")
+
+    st.subheader("Traces (chains overlaid, one column per ε)")
+    metrics = [m for m in ("statistic", "cost", "dw", "accuracy") if any(m in t for t in res["runs"].values())]
+    eps_text = ", ".join(f"{e:g}" for e in res["runs"])
+    show_chart(traces_grid(res["runs"], metrics=metrics, burn_in=res["burn_in"]),
+               f"gibbs traces {res['dataset']} eps {eps_text}", key=f"gibbs_traces_{stage}")
+    st.caption("What to look for: after the shaded burn-in, the chains of one ε should overlap and wander around "
+               "the same level. A chain whose cost stays above the others (and whose accuracy stays below) is "
+               "stuck in another partition: not mixed. The test statistic should follow the dashed 1/√T line; "
+               "because every sweep flips the basis signs at random it does so even when the subspaces are stuck, "
+               "so it is a weak check.")
+
+    st.subheader("R̂ and effective sample size")
+    st.dataframe(readable(res["table"]), hide_index=True, width="stretch", height=38 + 35 * len(res["table"]))
+    st.caption("split-R̂ cuts every chain after burn-in into two halves and compares all the halves, of all chains, "
+               "with each other (≈ 1 when they agree; with one chain only its own two halves). ESS is the number "
+               "of independent draws the correlated samples are worth. d_W: the distance between the sampled and "
+               "the true subspaces (0 = the same).")
+    extra = res.get("extra") or {}
+    if extra.get("statistic"):
+        st.caption("§5 test statistic at the last sweep: "
+                   + "; ".join(f"ε = {e:g}: {v:.3g}" for e, v in extra["statistic"].items())
+                   + f" (about 1/√T = {extra['n_iter'] ** -0.5:.3g} is expected under exact sampling).")
+
+    st.subheader("Released samples")
+    st.dataframe(readable(res["summary"]), hide_index=True, width="stretch")
+    st.caption(f"Cost, d_W and accuracy of the released sample (chain: which chain was released); \"mean of last "
+               f"m\": the released chain's last m = {p['n_average']} samples.")
+    if extra.get("seconds"):
+        st.caption("Time: " + "; ".join(f"ε = {e:g}: {extra['seconds'][e]:.3g} s ({extra['ms_per_sweep'][e]:.3g} ms "
+                                        "per sweep of all chains)" for e in extra["seconds"]) + ".")
+    if extra.get("n_clipped"):
+        st.caption(f"{extra['n_clipped']} of {extra['n']:,} rows were longer than 1 and were shrunk onto the unit "
+                   "sphere before sampling: the privacy proof (Prop. 4.1) needs every point to have length at most 1, "
+                   "a bound fixed before the data are seen.")
+    _privacy_box(res, p)
+    for eps, ledger in res["ledgers"].items():
+        with st.expander(f"Privacy ledger, ε = {eps:g}"):
+            show_ledger(ledger)
+    if res.get("code") and stage == "final":
+        snippet_expander(res["code"], label="Reproduce the first ε's run in Python")
+
+
+def _privacy_box(res, p):
+    private = ([("the released sample of eq. (10) (the subspaces and the labels) of each ε run — ε-DP only "
+                 "asymptotically (exact sampling of eq. (10)), and only from the random start")
+                if p["release"] == "sample" else
+                (f"the released samples and their mean (the subspaces and the labels) of each ε run — the last "
+                 f"{p['n_average']} consecutive samples cost ε + {p['n_average'] - 1}·(q+3)ε/2 = "
+                 f"{mean_release_epsilon(1.0, p['subspace_dim'], p['n_average']):.4g}·ε (see the ledger), only "
+                 "asymptotically (exact sampling of eq. (10)), and only from the random start")]
+               if res["is_private"] and p["random_state"] is None else [])
+    not_private = (["the traces, R̂/ESS table, verdict and costs (they read the raw data, the true subspaces and "
+                    "every sample of every chain: teaching diagnostics, not releases)",
+                    "the other chains' samples (each would cost ε more)",
+                    "labels obtained by assigning the raw points to the released subspaces (not shown)"]
+                   + (["the released samples (a non-private start or choice of chain, see below)"]
+                      if not res["is_private"] else [])
+                   + (["the released samples too: their randomness came from a public seed"]
+                      if p["random_state"] is not None else []))
+    privacy_statement(private=private, not_private=not_private, caveats=seed_caveat(p["random_state"]) + res["caveats"])

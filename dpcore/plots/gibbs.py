@@ -4,6 +4,12 @@
   (small multiples); every chain is one line, overlaid, in the same colour in every panel;
   the burn-in is shaded; the statistic panels carry the 1/√T line expected under exact
   sampling.
+
+Layout decisions (figures are projected in class and exported as slides): every row's
+quantity is the y-axis title of its first panel (in words; row titles on the right were cut
+off), every panel's x axis says "sweep", the legend sits below the panels (above them it ran
+into the ε column titles), and the log axis of the statistic has one tick per power of ten
+(its minor ticks were labelled "5, 2" without their power).
 - :func:`trace_figure` - one trace, one panel per ε.
 - :func:`diagnostics_table_figure` - the R̂/ESS table as a plotly table.
 
@@ -22,8 +28,9 @@ from plotly.subplots import make_subplots
 __all__ = ["traces_grid", "trace_figure", "diagnostics_table_figure", "TRACE_LABELS"]
 
 CHAIN_COLOURS = qualitative.Plotly + qualitative.D3
-TRACE_LABELS = {"statistic": "§5 test statistic", "cost": "k-means cost (eq. 3)", "dw": "d_W to truth",
-                "accuracy": "accuracy of z"}
+#: the traces in words (y-axis titles; ``<br>`` breaks a long title in two lines)
+TRACE_LABELS = {"statistic": "§5 test statistic", "cost": "k-means cost (eq. 3)",
+                "dw": "distance to the<br>true subspaces (d_W)", "accuracy": "accuracy of<br>the labels"}
 
 
 def _thin(T, max_points):
@@ -71,9 +78,8 @@ def traces_grid(runs, metrics=("statistic", "cost", "dw"), burn_in=None, max_poi
     rows = [m for m in metrics if any(m in runs[k] for k in keys)]
     if not rows:
         raise ValueError(f"none of the traces {metrics} is present")
-    fig = make_subplots(rows=len(rows), cols=len(keys), shared_xaxes=True, horizontal_spacing=0.04,
-                        vertical_spacing=0.06, column_titles=[_run_label(k) for k in keys],
-                        row_titles=[TRACE_LABELS.get(m, m) for m in rows])
+    fig = make_subplots(rows=len(rows), cols=len(keys), shared_xaxes=True, horizontal_spacing=0.05,
+                        vertical_spacing=0.06, column_titles=[_run_label(k) for k in keys])
     for c, key in enumerate(keys, start=1):
         traces = runs[key]
         b = burn_in.get(key) if isinstance(burn_in, dict) else burn_in
@@ -84,25 +90,34 @@ def traces_grid(runs, metrics=("statistic", "cost", "dw"), burn_in=None, max_poi
             C, T = x.shape
             idx = _thin(T, max_points)
             sweeps = idx + 1
+            words = TRACE_LABELS.get(name, name).replace("<br>", " ")
             for ch in range(C):
                 fig.add_trace(go.Scattergl(
                     x=sweeps, y=x[ch, idx], mode="lines", line=dict(width=1, color=CHAIN_COLOURS[ch % len(CHAIN_COLOURS)]),
                     name=f"chain {ch}", legendgroup=f"chain {ch}", showlegend=(r == 1 and c == 1),
-                    hovertemplate=f"chain {ch}<br>sweep %{{x}}<br>{TRACE_LABELS.get(name, name)} %{{y:.4g}}<extra>{_run_label(key)}</extra>"),
+                    hovertemplate=f"chain {ch}<br>sweep %{{x}}<br>{words} %{{y:.4g}}<extra>{_run_label(key)}</extra>"),
                     row=r, col=c)
             if name == "statistic":
                 ref = 1.0 / np.sqrt(sweeps)
                 fig.add_trace(go.Scattergl(x=sweeps, y=ref, mode="lines", line=dict(width=2, color="black", dash="dash"),
                                            name="1/√T (exact sampling)", legendgroup="ref",
                                            showlegend=(c == 1), hoverinfo="skip"), row=r, col=c)
-                fig.update_yaxes(type="log", row=r, col=c)
+                fig.update_yaxes(type="log", dtick=1, row=r, col=c)
             if b:
                 fig.add_vrect(x0=0, x1=b, fillcolor="grey", opacity=0.12, line_width=0, row=r, col=c)
+    for r, name in enumerate(rows, start=1):
+        fig.update_yaxes(title_text=TRACE_LABELS.get(name, name), row=r, col=1)
     for c in range(1, len(keys) + 1):
         fig.update_xaxes(title_text="sweep", row=len(rows), col=c)
-    fig.update_layout(height=max(300, height_per_row * len(rows) + 80), title=title or None,
-                      margin=dict(l=60, r=30, t=60 if title else 40, b=50),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+    top, bottom = (70 if title else 40), 110
+    height = max(300, height_per_row * len(rows) + top + bottom)
+    fig.update_layout(height=height, title=title or None, margin=dict(l=80, r=20, t=top, b=bottom),
+                      legend=dict(orientation="h", yanchor="top", xanchor="left", x=0,
+                                  y=-60 / (height - top - bottom)))
+    if any(burn_in.values() if isinstance(burn_in, dict) else [burn_in]):     # the shading, explained in the legend
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="burn-in (not used by R̂ and ESS)",
+                                 marker=dict(symbol="square", size=14, color="rgba(128,128,128,0.3)"),
+                                 hoverinfo="skip"), row=1, col=1)
     return fig
 
 

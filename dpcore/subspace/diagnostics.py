@@ -320,7 +320,8 @@ def mixing_verdict(traces, burn_in=0, rhat_threshold=RHAT_THRESHOLD, min_ess=MIN
                             "correlated to trust averages.")
     mixed = not problems
     if mixed:
-        text = (f"Mixed (by this rule): {n_chains} chain(s) agree on "
+        who = "the two halves of the single chain agree" if n_chains == 1 else f"the {n_chains} chains agree"
+        text = (f"Mixed (by this rule): {who} on "
                 f"{' and '.join(TRACE_NAMES.get(n, n) for n in names)}. This cannot prove convergence, but "
                 "nothing indicates that the released sample is far from eq. (10).")
     else:

@@ -763,8 +763,8 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         is_private = self.init in PRIVATE_INITS
         caveats = []
         per_chain_eps = eps if self.release == "sample" else mean_release_epsilon(eps, q, m)
-        what = ("subspaces_ and labels_ (one sample θ = (S, z) of eq. (10))" if self.release == "sample" else
-                f"subspaces_, labels_ and subspaces_mean_ (the last {m} consecutive samples of one chain)")
+        what = ("the released subspaces and labels (one sample θ = (S, z) of eq. (10))" if self.release == "sample" else
+                f"the released subspaces, labels and mean subspaces (the last {m} consecutive samples of one chain)")
         asym = ("ε-DP only asymptotically: Prop. 4.1 needs an exact draw of eq. (10), which the Gibbs chain "
                 "reaches only in the limit (check the mixing diagnostics); score sensitivity 1 relies on ‖x‖ ≤ 1 "
                 f"({n_clipped} of {n} rows clipped to the unit ball)")
