@@ -1,8 +1,9 @@
 """AppTest runs of the Audit page (pages/8_audit.py) with few runs per side."""
 import pytest
 
-from apptest_helpers import open_page, widget
-from dpcore.audit import NEIGHBOURS
+from apptest_helpers import link_of, open_page, widget
+from dpcore.audit import MIN_TRIALS, NEIGHBOURS
+from ui.audit import MAX_SWEEPS, MAX_TRIALS
 
 
 def page(query=None):
@@ -19,7 +20,7 @@ def choose(at, label, value):
     return at
 
 
-def run(at, trials=50, **numbers):
+def run(at, trials=MIN_TRIALS, **numbers):
     widget(at, "number_input", "runs per side").set_value(trials)
     for label, value in numbers.items():
         widget(at, "number_input", label).set_value(value)
@@ -32,7 +33,7 @@ def run(at, trials=50, **numbers):
 def small_sulq_run():
     at = choose(page(), "data", "subspaces")
     choose(at, "algorithm", "sulq_kplane")
-    return run(at, 50)
+    return run(at)
 
 
 def test_page_runs_an_audit_and_shows_bound_verdict_rates_figure_and_exports():
@@ -40,36 +41,65 @@ def test_page_runs_an_audit_and_shows_bound_verdict_rates_figure_and_exports():
     assert not at.error, [e.value for e in at.error]
     out = at.session_state["audit"]                       # results kept in the session
     res = out["res"]
-    assert res.stats_a.size == 50 and res.stats_b.size == 50 and res.nominal_epsilon == 1.0
+    assert res.stats_a.size == MIN_TRIALS and res.stats_b.size == MIN_TRIALS and res.nominal_epsilon == 1.0
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["claimed ε"] == "1" and metrics["verdict"] == res.verdict
+    assert metrics["claimed ε"] == "1"
+    boxes = [m.value for m in list(at.success) + list(at.warning) + list(at.info)]
+    assert sum(res.verdict.split(":")[0].lower() in b.lower() for b in boxes) == 1          # the verdict, once
     assert metrics["ε̂ (lower bound)"] == f"{res.epsilon_lower:.3g}"            # ε̂ next to the claim
     assert "largest ε̂ these runs can show" in metrics
     assert len(at.get("plotly_chart")) == 1                                     # histograms + threshold
     rates = at.dataframe[0].value
-    assert list(rates.columns) == ["rate", "CI low", "CI high"]
-    assert (rates["CI low"] <= rates["rate"]).all() and (rates["rate"] <= rates["CI high"]).all()
+    assert list(rates.columns) == ["rate", "lower end", "upper end"]
+    rate, low, high = (rates[c].astype(float) for c in rates.columns)          # shown at 3 significant digits
+    assert (low <= rate).all() and (rate <= high).all()
+    assert all(len(v.replace(".", "").lstrip("0")) <= 3 for v in rates.to_numpy().ravel())
     assert len(at.get("download_button")) == 2                                  # runs + summary CSV
     # a rerun without submitting keeps the result
     at.run()
     assert at.session_state["audit"]["res"] is res
 
 
+def test_runs_per_side_allows_exactly_what_the_estimator_accepts():
+    at = page()
+    box = widget(at, "number_input", "runs per side")
+    assert (box.min, box.max) == (MIN_TRIALS, MAX_TRIALS)
+
+
+@pytest.mark.parametrize("value", [str(MIN_TRIALS - 1), "1", str(MAX_TRIALS + 1)])
+def test_a_link_with_runs_per_side_out_of_range_is_refused_with_a_warning(value):
+    at = open_page("8_audit.py", query={"audit_trials": value})
+    warnings = [w.value for w in at.warning]
+    assert any("Ignored link parameters" in w and "audit_trials" in w and str(MIN_TRIALS) in w for w in warnings), \
+        warnings
+    assert widget(at, "number_input", "runs per side").value == 200       # the form's own default
+
+
 @pytest.mark.parametrize("setup,message", [
-    ({"trials": 10}, "trials must be an integer >= 50"),
     ({"algorithm": "kplane", "eps": 1.0}, "epsilon must be empty for kplane"),
     ({"eps": -1.0}, "epsilon must be > 0"),
 ])
-def test_bad_input_shows_error_and_keeps_previous_result(setup, message):
+def test_bad_input_is_shown_once_and_the_previous_result_is_kept(setup, message):
     at = small_sulq_run()
     before = at.session_state["audit"]["res"]
     if "algorithm" in setup:
         choose(at, "algorithm", setup["algorithm"])
-    if "eps" in setup:
-        widget(at, "number_input", "claimed ε").set_value(setup["eps"])
-    run(at, setup.get("trials", 50))
-    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    widget(at, "number_input", "claimed ε").set_value(setup["eps"])
+    run(at)
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and message in errors[0], errors
+    assert "previous audit" in errors[0]
     assert at.session_state["audit"]["res"] is before
+    assert len(at.get("plotly_chart")) == 1                                  # still drawn
+
+
+def test_bad_input_without_a_previous_result_does_not_claim_one():
+    at = choose(page(), "data", "subspaces")
+    choose(at, "algorithm", "sulq_kplane")
+    widget(at, "number_input", "claimed ε").set_value(-1.0)
+    run(at)
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "epsilon must be > 0" in errors[0] and "previous" not in errors[0], errors
 
 
 def test_neighbour_choices_follow_the_data_kind():
@@ -92,7 +122,7 @@ def test_counts_data_audits_dp_taucc_with_change_cell():
     assert widget(at, "selectbox", "neighbour D′").value == "change_cell"    # follows the data kind
     assert widget(at, "selectbox", "algorithm").value in ("fast_taucc", "dp_taucc")
     choose(at, "algorithm", "dp_taucc")
-    run(at, 50)
+    run(at)
     assert not at.error, [e.value for e in at.error]
     assert at.session_state["audit"]["statistic"] == "table_cell"
 
@@ -106,16 +136,19 @@ def test_gibbs_start_leak_preset_shows_leak_and_explains_it():
     assert any("only asymptotically" in i.value for i in at.info)           # explained before any run
     run(at, 200)                                                               # the preset's runs (≈ 5 s)
     res = at.session_state["audit"]["res"]
-    assert res.nominal_epsilon == 0.5 and res.epsilon_lower > 0.5           # measured 1.38
+    assert res.nominal_epsilon == 0.5 and res.epsilon_lower > 0.5           # the preset's seed 0: 1.45
     assert res.verdict == "leaks more than claimed"
     assert any("Leaks more than claimed" in w.value for w in at.warning)
-    assert any("non-private kplane solution" in i.value for i in at.info)
+    assert any("non-private k-plane solution" in i.value for i in at.info)
+    # the preset's seed is public: the audit says it is repeatable, not "not private" (it releases nothing)
+    seed_line = next(c.value for c in at.caption if "Seed:" in c.value)
+    assert "0 (fixed: the same audit gives the same numbers again)" in seed_line and "not private" not in seed_line
 
 
 def test_nonprivate_algorithm_gets_no_bound_verdict():
     at = choose(page(), "data", "subspaces")
     choose(at, "algorithm", "kplane")
-    run(at, 50)
+    run(at)
     assert not at.error, [e.value for e in at.error]
     assert at.session_state["audit"]["res"].verdict == "no bound: not private"
     assert any("No bound: not private" in i.value for i in at.info)
@@ -125,14 +158,14 @@ def test_link_reopens_the_same_audit_controls():
     at = small_sulq_run()
     widget(at, "number_input", "claimed ε").set_value(2.0)
     run(at, 60)
-    link = {k: at.query_params[k] for k in at.query_params}
-    assert "audit_seed" not in link                 # secret noise by default: no seed in the link
+    assert "audit_seed" not in link_of(at)          # secret noise by default: no seed in the link
     next(c for c in at.checkbox if c.label == "reproducible (noise public)").check()
     at.run()
     widget(at, "number_input", "seed").set_value(4)
     run(at, 60)
-    link = {k: at.query_params[k] for k in at.query_params}
-    assert link["audit_data"] == "subspaces" and link["audit_algorithm"] == "sulq_kplane"
+    link = link_of(at)
+    assert link["audit_data"] == "2 lines in R^5, n = 200 (subspace methods)"
+    assert link["audit_algorithm"] == "SuLQ k-plane (App. E)"
     assert link["audit_eps_sulq_kplane"] == "2.0" and link["audit_trials"] == "60" and link["audit_seed"] == "4"
     assert link["audit_repro"] == "true"
     again = page(query=link)
@@ -145,3 +178,18 @@ def test_link_reopens_the_same_audit_controls():
 def test_bad_link_parameter_is_ignored_with_a_warning():
     again = page(query={"audit_algorithm": "magic"})
     assert any("audit_algorithm" in x.value and "Ignored link parameters" in x.value for x in again.warning)
+
+
+def test_a_gibbs_audit_too_long_for_the_page_is_refused_at_run_in_one_error():
+    at = page()
+    choose(at, "Preset", "Gibbs start leak: k-plane start, 1 sweep, ε = 0.5")
+    run(at, MAX_TRIALS, **{"Gibbs sweeps": MAX_SWEEPS})
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "runs per side" in errors[0] and "Gibbs sweeps" in errors[0], errors
+    assert "previous" not in errors[0] and "audit" not in at.session_state
+
+
+def test_a_link_with_a_claimed_epsilon_below_zero_is_refused_with_a_warning():
+    at = open_page("8_audit.py", query={"audit_algorithm": "SuLQ k-plane (App. E)", "audit_eps_sulq_kplane": "-1"})
+    assert any("audit_eps_sulq_kplane" in w.value and "epsilon must be > 0" in w.value for w in at.warning)
+    assert widget(at, "number_input", "claimed ε").value == 1.0

@@ -1,0 +1,173 @@
+"""The Audit page's helpers: the limits of its controls (the same numbers for the widgets and for
+the link parsers), the run with its progress bar, and the drawing of a result.
+
+Decisions
+---------
+- Runs per side: at least :data:`dpcore.audit.MIN_TRIALS` (what ``audit_estimator`` accepts)
+  and at most :data:`MAX_TRIALS` (a page limit: the audit's runs go one after the other in the
+  server process). The widget, the link parser and the estimator use these constants, so a link
+  with ``audit_trials=1`` is refused with a warning when it is opened, not at Run.
+- A claimed ε must be a finite number > 0, as :func:`dpcore.validation.check_real` checks it
+  for the estimator; a number input cannot express "> 0", so the widget leaves it open and a
+  typed 0 or negative value gets dpcore's error at Run, while a link carrying one is refused.
+- A result is drawn twice in a run that starts a new audit: first the stored previous one (so
+  that Streamlit's Stop leaves it on the screen), then the new one; ``stage`` keeps the keys of
+  the two drawings' chart and download buttons apart.
+- The seed of an audit is not a privacy matter: an audit is a test of the algorithm and
+  releases nothing; a fixed seed only makes the audit repeatable (:func:`audit_seed_words`).
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from dpcore.audit import (ALL_NEIGHBOURS, AUDIT_SETS, MIN_TRIALS, NEIGHBOUR_RELATION, RELATIONS, STATISTIC_HELP)
+from dpcore.experiments import ALGORITHMS
+from dpcore.plots.audit import audit_histograms
+from dpcore.validation import check_real
+from ui.common import show_chart
+from ui.seeds import MAX_SEED
+from ui.share import as_int, one_of
+
+#: runs per side, the page's limit: the runs go one after the other in the server process (measured
+#: here: DP-τCC on the blocks set 17 ms a run, so 2 × 5,000 runs ≈ 3 min; SuLQ k-plane on the
+#: subspaces set 4 ms a run)
+MAX_TRIALS = 5_000
+DEFAULT_TRIALS = 200
+MAX_SWEEPS = 1_000              # Gibbs sweeps per audited run (the start leak is gone after ~5)
+#: runs per side × Gibbs sweeps (a sweep-run on the three-axes set takes ~0.14 ms, so at most ≈ 1 min)
+MAX_GIBBS_SWEEP_RUNS = 200_000
+DATA_PAGE = "data_page"
+INITS = {"random": "random (private)", "kplane": "k-plane (NOT private)"}
+CONFIDENCES = [0.9, 0.95, 0.99]
+SOURCES = [DATA_PAGE, *AUDIT_SETS]
+
+
+#: the x-axis title of the histograms per statistic (the full description is in the caption)
+AXIS_TITLES = {"outlier_distance": "distance from the audited point to the nearest released subspace",
+               "table_cell": "the released contingency-table cell that holds the changed cell",
+               "cell_unreachable": "1 = the released cell could not come from D′, 0 = it could",
+               "nearest_centre": "distance from the audited point to the nearest released centre",
+               "likelihood_ratio": "likelihood-ratio score of the release (fitted on the first half of the runs)"}
+
+
+def source_label(s):
+    return "the Data page's dataset" if s == DATA_PAGE else AUDIT_SETS[s].label
+
+
+def algorithm_label(n):
+    return ALGORITHMS[n].description or n
+
+
+def claimed_epsilon(text):
+    """Link parser of a claimed ε: a finite number > 0, in dpcore's words."""
+    return check_real(float(text), "epsilon", 0.0, None, low_inclusive=False)
+
+
+#: the widgets whose values travel in the page's link, and their parsers (the widgets' limits)
+URL_FIELDS = {"audit_data": one_of(SOURCES, source_label), "audit_algorithm": one_of(list(ALGORITHMS), algorithm_label),
+              **{f"audit_eps_{n}": claimed_epsilon for n, a in ALGORITHMS.items() if a.private},
+              "audit_neighbour": one_of(list(ALL_NEIGHBOURS), ALL_NEIGHBOURS.get),
+              "audit_trials": as_int(MIN_TRIALS, MAX_TRIALS), "audit_sweeps": as_int(1, MAX_SWEEPS),
+              "audit_init": one_of(list(INITS), INITS.get), "audit_confidence": one_of(CONFIDENCES),
+              "audit_seed": as_int(0, MAX_SEED)}
+
+
+def check_audit_size(name, trials, params):
+    """The page's bound on a Gibbs audit's length (runs per side × sweeps); ValueError naming both."""
+    if name != "gibbs":
+        return
+    sweeps = int(params.get("n_iter", 1))
+    if int(trials) * sweeps > MAX_GIBBS_SWEEP_RUNS:
+        raise ValueError(f"trials (runs per side) × n_iter (Gibbs sweeps) = {int(trials) * sweeps:,} > "
+                         f"{MAX_GIBBS_SWEEP_RUNS:,}: this audit would run for many minutes; use fewer runs or sweeps")
+
+
+def audit_seed_words(seed) -> str:
+    """How an audit's seed is shown: an audit releases nothing, so a seed is no privacy matter."""
+    if seed is None:
+        return "fresh random (another run of the same audit gives slightly different numbers)"
+    return f"{seed} (fixed: the same audit gives the same numbers again)"
+
+
+def progress_text(done, total, keeps_previous):
+    stop = "Stop, top right, cancels; the previous result stays below" if keeps_previous else "Stop, top right, cancels"
+    return f"Audit: {done} of {total} runs ({stop})"
+
+
+def _fmt(v):
+    return "–" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.3g}"
+
+
+def draw_result(out, stage):
+    """Draw a stored audit: the bound and verdict, the histograms, the rates and the downloads.
+    ``stage`` ("previous" or "final") keeps the keys of two drawings in one run apart."""
+    res = out["res"]
+    st.subheader(f"{algorithm_label(out['name'])} on {out['dataset']}")
+    c1, c2, c4 = st.columns(3)          # the verdict is the box below (a metric cut it off)
+    c1.metric("ε̂ (lower bound)", f"{res.epsilon_lower:.3g}", help=f"holds with {res.confidence:.0%} confidence")
+    c2.metric("claimed ε", "none" if res.nominal_epsilon is None else f"{res.nominal_epsilon:.3g}")
+    c4.metric("largest ε̂ these runs can show", f"{res.epsilon_ceiling:.3g}",
+              help="the bound a test that separates D from D′ perfectly would give with these held-out runs")
+    if res.verdict == res.LEAKS:
+        st.warning(f"**Leaks more than claimed:** with {res.confidence:.0%} confidence the release spends at least "
+                   f"ε̂ = {res.epsilon_lower:.3g} > ε = {res.nominal_epsilon:.3g}.")
+    elif res.verdict == res.CONSISTENT:
+        more = ("" if res.epsilon_ceiling > res.nominal_epsilon else
+                f" These runs could not show more than ε̂ = {res.epsilon_ceiling:.3g} ≤ ε whatever the algorithm "
+                "did: use more runs to make the audit able to catch a leak.")
+        st.success(f"**Consistent with the claim:** ε̂ = {res.epsilon_lower:.3g} ≤ ε = {res.nominal_epsilon:.3g}. "
+                   f"No violation found with these runs (not a proof of privacy).{more}")
+    else:
+        st.info(f"**No bound: not private.** The algorithm makes no privacy claim; the audit shows it spends at "
+                f"least ε̂ = {res.epsilon_lower:.3g} on this neighbour (with {res.confidence:.0%} confidence).")
+    claim = "no claim" if res.nominal_epsilon is None else f"eps {res.nominal_epsilon:.3g}"
+    axis = AXIS_TITLES.get(out["statistic"], STATISTIC_HELP[out["statistic"]])
+    show_chart(audit_histograms(res, axis), f"audit {out['name']} {out['dataset']} {claim}",
+               key=f"audit_histograms_{stage}")
+    st.caption("What to look for: for a private release the two histograms overlap, so no threshold separates "
+               "them much better than e^ε allows; a non-private one (or a leaking start) puts them apart.")
+    table = pd.DataFrame({"rate": [_fmt(res.tpr), _fmt(res.fpr)],
+                          "lower end": [_fmt(res.tpr_ci[0]), _fmt(res.fpr_ci[0])],
+                          "upper end": [_fmt(res.tpr_ci[1]), _fmt(res.fpr_ci[1])]},
+                         index=["true positives: said D on runs on D", "false positives: said D on runs on D′"])
+    st.dataframe(table, width="stretch")
+    side = "at or above" if ">=" in res.orientation else "at or below"
+    st.caption(f"{res.n_runs} runs ({res.n_heldout} held out for the bound), {out['seconds']:.3g} s. The test says "
+               f"\"D\" when the statistic is {side} {res.threshold:.4g}; point estimate of ε {res.epsilon_point:.3g}; "
+               f"δ used in the bound {res.delta:.2g}; rates with two-sided {res.confidence:.0%} Clopper–Pearson "
+               f"intervals. Neighbour: {ALL_NEIGHBOURS[out['neighbour']]} — audited relation: "
+               f"{RELATIONS[NEIGHBOUR_RELATION[out['neighbour']]]}"
+               + ("." if res.claimed_relation is None else
+                  " (the claimed one)." if res.relation_is_claimed else
+                  f", NOT the claimed {RELATIONS[res.claimed_relation]}.")
+               + f" Statistic: {STATISTIC_HELP[out['statistic']]}. Seed: {audit_seed_words(out.get('seed'))}.")
+    if out["name"] == "gibbs":
+        start = out["params"].get("init", "random")
+        sweeps = out["params"].get("n_iter")
+        if start != "random":
+            st.info(f"This chain started from the non-private {INITS[start].split(' (')[0]} solution and ran {sweeps} "
+                    "sweep(s). Its ε holds only for an exact exponential-mechanism draw; this release is not one, and "
+                    "ε̂ measures what the data-dependent start still leaks. ε̂ ≤ ε here would not restore the guarantee.")
+        else:
+            st.info(f"This chain started from the private random start and ran {sweeps} sweep(s). Its ε is an "
+                    "asymptotic guarantee (exact once the chain has mixed); ε̂ tests it on this neighbour.")
+    runs = pd.DataFrame({"side": ["D"] * res.stats_a.size + ["D′"] * res.stats_b.size,
+                         "run": list(range(res.stats_a.size)) + list(range(res.stats_b.size)),
+                         "statistic": list(res.stats_a) + list(res.stats_b)})
+    summary = pd.DataFrame([{
+        "algorithm": out["name"], "dataset": out["dataset"], "neighbour": out["neighbour"],
+        "audited relation": res.relation, "claimed relation": res.claimed_relation,
+        "statistic": out["statistic"], "params": str(out["params"]), "claimed epsilon": res.nominal_epsilon,
+        "epsilon lower bound": res.epsilon_lower, "point estimate": res.epsilon_point,
+        "ceiling": res.epsilon_ceiling, "verdict": res.verdict, "tpr": res.tpr, "fpr": res.fpr,
+        "tpr ci": res.tpr_ci, "fpr ci": res.fpr_ci, "threshold": res.threshold, "test": res.orientation,
+        "runs per side": res.stats_a.size, "confidence": res.confidence, "delta": res.delta,
+        "seed": out.get("seed"), "seconds": out["seconds"]}])
+    c1, c2 = st.columns(2)
+    c1.download_button("Download runs (CSV)", runs.to_csv(index=False), "audit_runs.csv", "text/csv",
+                       key=f"audit_runs_csv_{stage}")
+    c2.download_button("Download summary (CSV)", summary.to_csv(index=False), "audit_summary.csv", "text/csv",
+                       key=f"audit_summary_csv_{stage}")
