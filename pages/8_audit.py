@@ -104,7 +104,7 @@ if name == "gibbs":
             "10 sweeps ε̂ drops to 0.77, 0.23, 0, 0: the chain forgets its start — but ε̂ = 0 is not a proof "
             "that it has.")
 
-seed = seed_controls("audit")   # outside the form: ticking it shows the seed at once
+seed = seed_controls("audit", releases=False)   # outside the form: ticking it shows the seed at once
 st.caption("An audit is a test of the algorithm, not a release: it spends no privacy budget (the meter does not "
            "count it), and a fixed seed only makes the audit repeatable — the same runs, the same numbers.")
 with st.form("audit_form"):

@@ -27,21 +27,28 @@ REPRO_HELP = ("Off (default): every run draws fresh noise from the operating sys
               "recompute the noise and subtract it: such a run is NOT private, and the session meter counts it so.")
 
 
-def seed_controls(prefix: str, container=None, default_seed: int = 0):
+AUDIT_REPRO_HELP = ("Off (default): every audit draws fresh randomness from the operating system. On: the audit uses "
+                    "the seed, so the same numbers come back and the link carries the seed. An audit runs the method on "
+                    "data of its own and releases nothing about yours, so a public seed costs no privacy here.")
+
+
+def seed_controls(prefix: str, container=None, default_seed: int = 0, releases: bool = True):
     """Draw the "reproducible (noise public)" box and, when it is ticked, the seed; return the
     ``random_state`` to use: None (fresh OS entropy) or the int seed.
 
     Draw it OUTSIDE the page's form: ticking the box then reruns the page and shows the seed
-    input at once (inside a form nothing would change until the form's button)."""
+    input at once (inside a form nothing would change until the form's button). ``releases=False``
+    (the Audit page) words the help for runs that release nothing: the seed only makes them repeatable."""
     c = st if container is None else container
     left, right = c.columns([1, 1])
-    repro = left.checkbox("reproducible (noise public)", key=prefix + REPRO_SUFFIX, help=REPRO_HELP,
-                          bind="query-params")
+    repro = left.checkbox("reproducible (noise public)", key=prefix + REPRO_SUFFIX,
+                          help=REPRO_HELP if releases else AUDIT_REPRO_HELP, bind="query-params")
     if not repro:
-        right.caption("Noise: fresh and secret on every run.")
+        right.caption("Noise: fresh and secret on every run." if releases else "Randomness: fresh on every audit.")
         return None
     seed = right.number_input("seed", 0, MAX_SEED, default_seed, step=1, key=prefix + SEED_SUFFIX, bind="query-params",
-                              help="The seed of the method's noise and random choices (public: the run is not private).")
+                              help="The seed of the method's noise and random choices (public: the run is not private)."
+                              if releases else "The seed of the audit's runs (makes the audit repeatable).")
     return int(seed)
 
 
