@@ -71,6 +71,7 @@ def run_comparison(key, params, k, q, seed, ds, eps_values, bar):
     private run in the session meter as soon as it is released. Returns the stored comparison."""
     method = METHODS[key]
     panels, rows, ledgers = [], [], []
+    drawn = ds.subspaces is not None or ds.d <= 3 or q <= 2    # else q-dimensional discs would only hide the points
     for i, eps in enumerate(eps_values):
         bar.progress(i / (len(eps_values) + 1),
                      text=f"Compare ε: run {i + 1} of {len(eps_values)} (ε = {eps_label(eps)}). Stop, top right, "
@@ -82,7 +83,7 @@ def run_comparison(key, params, k, q, seed, ds, eps_values, bar):
         ledgers.append(model.ledger_.total())
         m = evaluate(ds, model, seconds)
         panels.append(dict(title=f"ε = {eps_label(eps)}: {_metric(m)}", labels=model.labels_,
-                           subspaces=model.subspaces_))
+                           subspaces=model.subspaces_ if drawn else None))
         rows.append({"run": f"ε = {eps_label(eps)} (private)", **m})
     bar.progress(len(eps_values) / (len(eps_values) + 1),
                  text="Compare ε: the non-private solver. Stop, top right, cancels; the last comparison stays below.")
@@ -92,15 +93,15 @@ def run_comparison(key, params, k, q, seed, ds, eps_values, bar):
         m = evaluate(ds, reference, None)
         label = SA_SOLVERS.get(ref_name, ref_name)
         panels.append(dict(title=f"non-private {label}: {_metric(m)}", labels=reference.labels_,
-                           subspaces=reference.subspaces_))
+                           subspaces=reference.subspaces_ if drawn else None))
         rows.append({"run": f"non-private {label}", **m})
     eps_total, delta_total = basic_composition([e for e, _ in ledgers], [d for _, d in ledgers])
     fig = subspace_small_multiples(ds.X, panels, true=ds.subspaces, reference=ds.labels,
                                    cols=min(len(panels), 3 if len(panels) > 4 else len(panels)),
                                    found_name="found")
     return dict(method=key, label=method.label, dataset=ds.name, d=ds.d, eps=list(eps_values), seed=seed, fig=fig,
-                rows=rows,
-                eps_total=eps_total, delta_total=delta_total, reference=reference is not None, ref_name=ref_name)
+                rows=rows, eps_total=eps_total, delta_total=delta_total, reference=reference is not None,
+                ref_name=ref_name, classes=ds.labels is not None, truth=ds.subspaces is not None, drawn=drawn, q=q)
 
 
 def _draw(cmp, current_dataset):
@@ -116,9 +117,13 @@ def _draw(cmp, current_dataset):
     n = len(cmp["eps"])
     st.caption(f"{cmp['label']} at ε = {', '.join(eps_label(e) for e in cmp['eps'])}"
                + (", then the non-private solver on all the data" if cmp["reference"] else "")
-               + ". Same axes in every panel; colours = clusters, renumbered to match the true classes so that a "
-               "colour means the same class in every panel; the legend names the line styles of the true subspaces "
-               "and of each panel's own. Each private panel is one run with its own noise"
+               + ". Same axes in every panel; colours = clusters"
+               + (", renumbered to match the true classes so that a colour means the same class in every panel"
+                  if cmp["classes"] else "")
+               + ("; the legend names the line styles of " + ("the true subspaces and " if cmp["truth"] else "")
+                  + "each panel's own subspaces. " if cmp["drawn"] else
+                  f" (the {cmp['q']}-dimensional subspaces are not drawn: they have no picture in 3-D). ")
+               + "Each private panel is one run with its own noise"
                + ("" if not public else f" (public seed {cmp['seed']} in every panel)")
                + ": run it again and the panels change, so judge the trend, not a single panel."
                + ("" if cmp["d"] <= 3 else f" The data (d = {cmp['d']}) are shown through their top three principal "
