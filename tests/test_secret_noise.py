@@ -11,7 +11,7 @@
 import numpy as np
 import pytest
 
-from apptest_helpers import open_page
+from apptest_helpers import link_of, open_page
 from dpcore.data import make_union_of_subspaces, random_subspaces
 from dpcore.export import FRESH_NOISE_NOTE
 from dpcore.metrics import wasserstein_distance
@@ -36,7 +36,7 @@ def click(at, label):
 
 
 def link(at):
-    return {k: at.query_params[k] for k in at.query_params}
+    return link_of(at)          # what the browser's address bar would show (bound widgets included)
 
 
 def assert_no_seed(at):

@@ -6,6 +6,7 @@ did, not what other tests ran before."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -96,4 +97,83 @@ def test_a_link_made_on_an_upload_says_so(app_url, page):
     sd.open_page(page, _url(app_url, "/cluster", {"data": json.dumps(spec)}))
     warnings = " ".join(page.locator(sd.WARNING).all_inner_texts())
     assert "two_planes.csv" in warnings and "upload it on the Data page" in warnings, warnings
+    assert not sd.problems(page), sd.problems(page)
+
+
+def _nav(page, title):
+    """Go to another page of the same session (a new URL would start a new session)."""
+    with sd.rerun(page):
+        page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).first.click()
+    page.locator(f"{sd.MAIN} h1").first.wait_for(state="visible")
+
+
+def test_sweep_on_an_uploaded_file(app_url, page):
+    """Problem 6: the sweep runs on an upload (sample_data/uploads/two_planes.csv: two planes in
+    R^5) with a control for the subspace dimension q."""
+    sd.open_page(page, app_url + "/data")
+    with sd.rerun(page):
+        sd.choose(page, "Dataset type", "Upload your own file (CSV, .npy, .npz, .mtx)")
+    with sd.rerun(page, drawn=False):
+        page.locator(f'{sd.MAIN} input[type="file"]').set_input_files(str(TWO_PLANES))
+    sd.wait_idle(page)
+    page.locator('[data-testid="stCheckbox"]').filter(has_text="last column is the class label").first.click()
+    sd.press(page, "Generate / load")
+    sd.check_page(page)
+    assert "two_planes.csv" in page.locator('[data-testid="stSidebar"]').inner_text()
+    _nav(page, "Privacy–utility")
+    sd.multiselect_keep(page, "methods", ["SuLQ-10"])
+    sd.set_number(page, "ε points", 2)
+    sd.set_number(page, "trials", 1)
+    sd.set_number(page, "subspace dimension q", 2)
+    sd.press(page, "Run sweep")
+    sd.check_page(page, min_charts=1)
+    assert "two_planes.csv" in page.locator(sd.MAIN).inner_text()
+
+
+def test_privacy_utility_figure_reads_well(app_url, page):
+    """Problem 4: ε on a log axis with labels only at 1-2-5 values, every panel with a y title,
+    the non-private method as a dashed line, and the Theorem 3.1 warning once."""
+    sd.open_page(page, app_url + "/privacy_utility")
+    sd.multiselect_keep(page, "methods", ["s.a. TSC", "k-plane"])
+    sd.set_number(page, "ε points", 4)
+    sd.set_number(page, "trials", 1)
+    sd.press(page, "Run sweep", timeout=300_000)
+    sd.check_page(page, min_charts=1)
+    chart = page.locator(sd.CHART).first
+    xticks = [t for t in chart.locator(".xtick text").all_inner_texts() if t.strip()]
+    assert xticks, "no ε tick labels"
+    allowed = re.compile(r"^(0\.0*[125]|[125]0*)$")
+    assert all(allowed.match(t.replace(",", "").strip()) for t in xticks), xticks
+    ytitles = [t for t in chart.locator(".g-ytitle text, .g-y2title text").all_inner_texts() if t.strip()]
+    n_panels = chart.locator(".subplot.xy, .subplot.x2y2, .subplot.x3y3").count() or 1
+    assert len(ytitles) >= n_panels, (ytitles, n_panels)
+    dashed = chart.locator("path.js-line").evaluate_all(
+        "ps => ps.filter(p => (p.style.strokeDasharray || '').length > 0 && p.style.strokeDasharray !== 'none').length")
+    assert dashed >= 1, "no dashed non-private line"
+    theorem = [w for w in page.locator(sd.WARNING).all_inner_texts() if "3.1" in w]
+    assert len(theorem) <= 1, theorem
+
+
+def test_stop_keeps_the_last_result(app_url, page):
+    """Problem 8: pressing Stop during a run leaves the previous result (and the meter) visible."""
+    sd.open_page(page, app_url + "/gibbs")
+    sd.set_text(page, "ε values (comma-separated)", "1")
+    sd.set_number(page, "sweeps per chain (n_iter)", 40)
+    sd.set_number(page, "chains", 2)
+    sd.press(page, "Run chains")
+    sd.check_page(page, min_charts=1)
+    verdict = page.get_by_text("Verdict", exact=True)
+    assert verdict.count() == 1
+    sd.set_number(page, "sweeps per chain (n_iter)", 3000)
+    page.locator(f"{sd.MAIN} button").filter(has_text=re.compile(r"^\s*Run chains\s*$")).first.click()
+    page.locator(f"{sd.MAIN} [data-testid='stProgress']").first.wait_for(state="visible", timeout=60_000)
+    page.wait_for_timeout(1500)
+    page.locator('[data-testid="stStatusWidget"] button').filter(has_text="Stop").first.click()
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state') === 'notRunning'",
+        timeout=60_000, polling=100)
+    page.wait_for_timeout(1000)
+    assert verdict.count() == 1 and verdict.is_visible(), "the last result disappeared after Stop"
+    assert page.locator(sd.CHART).count() >= 1
+    assert page.locator('[data-testid="stSidebar"] [data-testid="stMetricValue"]').count() == 1
     assert not sd.problems(page), sd.problems(page)
