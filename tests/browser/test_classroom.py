@@ -113,9 +113,9 @@ def test_sweep_on_an_uploaded_file(app_url, page):
     sd.open_page(page, app_url + "/data")
     with sd.rerun(page):
         sd.choose(page, "Dataset type", "Upload your own file (CSV, .npy, .npz, .mtx)")
-    with sd.rerun(page, drawn=False):
-        page.locator(f'{sd.MAIN} input[type="file"]').set_input_files(str(TWO_PLANES))
-    sd.wait_idle(page)
+    page.locator(f'{sd.MAIN} input[type="file"]').set_input_files(str(TWO_PLANES))   # inside the form: no rerun
+    page.locator(f"{sd.MAIN} [data-testid='stFileUploader']").filter(has_text="two_planes.csv").first.wait_for(
+        state="visible", timeout=30_000)
     page.locator('[data-testid="stCheckbox"]').filter(has_text="last column is the class label").first.click()
     sd.press(page, "Generate / load")
     sd.check_page(page)
@@ -140,11 +140,12 @@ def test_privacy_utility_figure_reads_well(app_url, page):
     sd.press(page, "Run sweep", timeout=300_000)
     sd.check_page(page, min_charts=1)
     chart = page.locator(sd.CHART).first
-    xticks = [t for t in chart.locator(".xtick text").all_inner_texts() if t.strip()]
+    svg_texts = "els => els.map(e => e.textContent || '')"             # SVG text has no innerText
+    xticks = [t for t in chart.locator(".xtick text").evaluate_all(svg_texts) if t.strip()]
     assert xticks, "no ε tick labels"
     allowed = re.compile(r"^(0\.0*[125]|[125]0*)$")
     assert all(allowed.match(t.replace(",", "").strip()) for t in xticks), xticks
-    ytitles = [t for t in chart.locator(".g-ytitle text, .g-y2title text").all_inner_texts() if t.strip()]
+    ytitles = [t for t in chart.locator(".g-ytitle text, .g-y2title text").evaluate_all(svg_texts) if t.strip()]
     n_panels = chart.locator(".subplot.xy, .subplot.x2y2, .subplot.x3y3").count() or 1
     assert len(ytitles) >= n_panels, (ytitles, n_panels)
     dashed = chart.locator("path.js-line").evaluate_all(
@@ -168,10 +169,15 @@ def test_stop_keeps_the_last_result(app_url, page):
     page.locator(f"{sd.MAIN} button").filter(has_text=re.compile(r"^\s*Run chains\s*$")).first.click()
     page.locator(f"{sd.MAIN} [data-testid='stProgress']").first.wait_for(state="visible", timeout=60_000)
     page.wait_for_timeout(1500)
-    page.locator('[data-testid="stStatusWidget"] button').filter(has_text="Stop").first.click()
-    page.wait_for_function(
-        "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state') === 'notRunning'",
-        timeout=60_000, polling=100)
+    # the status widget re-renders while the run reports progress: click its Stop from inside the page
+    page.wait_for_function("""() => {
+      const state = document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state');
+      if (state === 'notRunning') return true;
+      const stop = [...document.querySelectorAll('[data-testid="stStatusWidget"] button')]
+        .find(b => b.innerText.trim() === 'Stop');
+      if (stop) stop.click();
+      return false;
+    }""", timeout=60_000, polling=250)
     page.wait_for_timeout(1000)
     assert verdict.count() == 1 and verdict.is_visible(), "the last result disappeared after Stop"
     assert page.locator(sd.CHART).count() >= 1
