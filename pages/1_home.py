@@ -47,7 +47,7 @@ makes its point; choose it, press the page's button, and talk about what appears
 6. **Co-clustering**, the *Figure 1* example and preset *Synthetic blocks* (15 min) — documents ×
    words; the neighbour is one word count changed by one. The frequency plot shows the e^±ε band
    that DP promises.
-7. **k-means**, preset *The leaking radius* then **Compare ε** (10 min) — a norm bound read off
+7. **k-means**, preset *The leaking radius*, then the preset *ε side by side* (10 min) — a norm bound read off
    the data breaks the guarantee; the page says so and the meter does not count the run.
 8. **Privacy–utility**, preset *Paper Fig. 2 middle* (15 min) — the papers' figure: utility
    against ε for several methods, the non-private methods as dashed lines.
