@@ -1,16 +1,23 @@
-"""Benchmark of the Gibbs subspace clustering sampler (issue 10).
+"""Benchmark of the Gibbs subspace clustering sampler (issues 10 and 17).
 
-    python benchmarks/bench_gibbs.py [--sweeps-ref 200] [--sweeps 2000] [--fig3 SWEEPS] [--rhat]
+    python benchmarks/bench_gibbs.py [--sweeps-ref 200] [--sweeps 2000] [--sweeps-ref-yale 10]
+                                     [--sweeps-yale 200] [--compile-time] [--fig3 SWEEPS]
 
-1. ms/sweep at the Fig. 3 setting (n=1000, d=10, k=3, q=3, σ=0.1, ε=10) of
+1. ms/sweep at the Fig. 3 setting (n=1000, d=10, k=3, q=3, σ=0.1, ε=10) and at the Yale B
+   setting (Extended Yale B as in §5: 5 subjects chosen with seed 0, n=320, d=50, k=5, q=9,
+   ε=10) of
    - the REFERENCE: a direct numpy transcription of App. D Alg. 3-4 (null space by SVD for
      every column, Hoff's coordinate-wise vector Bingham sweep with scalar rejection
      sampling of the 1-D conditional: the paper's Case 1 / Case 2 for |a| large, Hoff's
      Beta(1/2, 1 + min(k, max(k − a, −1/2))) envelope otherwise), kept here and run for a
      few hundred sweeps;
-   - OURS (dpcore.subspace.gibbs.GibbsSubspaceClustering: batched z-step, exact ACG column
-     draws, Householder-updated null spaces), 1 chain and 8 chains batched;
-   and the ratio. Both are timed in the same process, as CPU time (process_time) and wall
+   - OURS (dpcore.subspace.gibbs.GibbsSubspaceClustering) on each engine: "numba" (compiled
+     kernels, dpcore.subspace.gibbs_kernels: tridiagonalisation + ACG per column, G = QᵀAQ
+     updated by the null-space reflections) and "numpy" (batched z-step, exact ACG column
+     draws after an eigendecomposition, Householder-updated null spaces), 1 chain and 8
+     chains batched;
+   and the ratios per chain-sweep, summarised at the end under RATIOS (the three figures of
+   issue 17). Both are timed in the same process, as CPU time (process_time) and wall
    time: the machine is shared, so wall times are noisy.
 2. Draws per second of the 1-D sampler at |a| ∈ {1, 1e2, 1e4} (k = 5/2, i.e. the d' = 8
    columns of the Fig. 3 setting), for each method, and its acceptance-rate table; draws
@@ -37,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dpcore.data import make_union_of_subspaces  # noqa: E402
 from dpcore.subspace import bingham as bg  # noqa: E402
 from dpcore.subspace.diagnostics import diagnostics_table, mixing_verdict  # noqa: E402
+from dpcore.subspace.common import single_threaded  # noqa: E402
 from dpcore.subspace.gibbs import GibbsSubspaceClustering  # noqa: E402
 
 
@@ -133,27 +141,80 @@ def timed(fn):
     return out, time.process_time() - c0, time.perf_counter() - w0
 
 
-def bench_sweeps(args):
-    ds = make_union_of_subspaces(1000, 10, 3, 3, 0.1, random_state=0)
-    print("== Gibbs sweeps at the Fig. 3 setting (n=1000, d=10, k=3, q=3, σ=0.1, ε=10) ==")
-    _, c_ref, w_ref = timed(lambda: ref_gibbs(ds.X, 3, 3, 10.0, args.sweeps_ref, np.random.default_rng(0)))
-    ref_ms = (c_ref / args.sweeps_ref * 1e3, w_ref / args.sweeps_ref * 1e3)
-    print(f"reference (Alg. 3-4 transcription), {args.sweeps_ref} sweeps: {ref_ms[0]:.3f} ms/sweep CPU, "
+def _ours(X, y, k, q, eps, sweeps, C, engine):
+    g = GibbsSubspaceClustering(n_clusters=k, subspace_dim=q, epsilon=eps, n_iter=sweeps, n_chains=C, engine=engine,
+                                random_state=0)
+    _, c, w = timed(lambda: g.fit(X, y))
+    return c / sweeps * 1e3, w / sweeps * 1e3
+
+
+def bench_setting(title, key, X, y, k, q, eps, sweeps_ref, sweeps, engines):
+    """ms/sweep of the reference and of ours (1 chain; 8 chains batched), ratios per chain-sweep."""
+    print(f"== {title} ==")
+    with single_threaded():   # as ours (fit runs single-threaded): multi-threaded BLAS on these tiny matrices only
+        #                       spins, and its timings vary several-fold with the load of this shared machine
+        _, c_ref, w_ref = timed(lambda: ref_gibbs(X, k, q, eps, sweeps_ref, np.random.default_rng(0)))
+    ref_ms = (c_ref / sweeps_ref * 1e3, w_ref / sweeps_ref * 1e3)
+    print(f"reference (Alg. 3-4 transcription), {sweeps_ref} sweeps: {ref_ms[0]:.3f} ms/sweep CPU, "
           f"{ref_ms[1]:.3f} ms/sweep wall -> 10,000 sweeps ≈ {ref_ms[0] * 10:.1f} s CPU")
-    for C in (1, 8):
-        g = GibbsSubspaceClustering(n_clusters=3, subspace_dim=3, epsilon=10.0, n_iter=args.sweeps, n_chains=C, random_state=0)
+    ratios = {}
+    for engine in engines:
+        for C in (1, 8):
+            n_sw = sweeps if C == 1 else max(sweeps // 4, 20)
+            cpu, wall = _ours(X, y, k, q, eps, n_sw, C, engine)
+            per_chain = cpu / C
+            r = ref_ms[0] / per_chain
+            ratios[(engine, C)] = r
+            print(f"ours [{engine}], {C} chain(s), {n_sw} sweeps: {cpu:.3f} ms/sweep CPU ({per_chain:.3f} per chain-sweep), "
+                  f"{wall:.3f} wall -> 10,000 sweeps of one chain ≈ {per_chain * 10:.2f} s CPU; "
+                  f"ratio reference/ours per chain-sweep = {r:.1f}x (CPU), {ref_ms[1] / (wall / C):.1f}x (wall)",
+                  flush=True)
+    return ratios
+
+
+def bench_sweeps(args):
+    from dpcore.data import load_yaleb
+    from dpcore.subspace import gibbs_kernels as gk
+    engines = ["numba", "numpy"] if gk.AVAILABLE else ["numpy"]
+    if gk.AVAILABLE:
+        print(f"numba kernels compiled or loaded from numba's cache in {gk.warmup():.2f} s (first use after install: "
+              "compilation, see --compile-time; later processes: loading)")
+    ds = make_union_of_subspaces(1000, 10, 3, 3, 0.1, random_state=0)
+    fig3 = bench_setting("Gibbs sweeps at the Fig. 3 setting (n=1000, d=10, k=3, q=3, σ=0.1, ε=10)", "fig3", ds.X,
+                         ds.labels, 3, 3, 10.0, args.sweeps_ref, args.sweeps, engines)
+    yb = load_yaleb(random_state=0)
+    yale = bench_setting("Gibbs sweeps at the Yale B setting (Extended Yale B, 5 subjects, n=320, d=50, k=5, q=9, "
+                         "ε=10)", "yale", yb.X, yb.labels, 5, 9, 10.0, args.sweeps_ref_yale, args.sweeps_yale, engines)
+    eng = engines[0]
+    print(f"\n== RATIOS (reference = the plain numpy/scipy transcription of App. D Alg. 3-4 above, same process, "
+          f"CPU time per chain-sweep; engine = {eng}) ==")
+    print(f"Fig. 3 setting, one chain:            {fig3[(eng, 1)]:6.1f}x  (target >= 40x)")
+    print(f"Yale B setting, one chain:            {yale[(eng, 1)]:6.1f}x  (target >= 30x)")
+    print(f"Fig. 3 setting, 8 chains, per chain:  {fig3[(eng, 8)]:6.1f}x  (target >= 50x)")
+    if not args.skip_hoff:
+        n_h = max(50, args.sweeps // 5)
+        g = GibbsSubspaceClustering(n_clusters=3, subspace_dim=3, epsilon=10.0, n_iter=n_h, n_chains=1,
+                                    column_sampler="hoff", random_state=0)
         _, c, w = timed(lambda: g.fit(ds.X, ds.labels, ds.subspaces))
-        ms = (c / args.sweeps * 1e3, w / args.sweeps * 1e3)
-        per_chain = ms[0] / C
-        print(f"ours, {C} chain(s), {args.sweeps} sweeps: {ms[0]:.3f} ms/sweep CPU ({per_chain:.3f} per chain-sweep), "
-              f"{ms[1]:.3f} wall -> 10,000 sweeps of one chain ≈ {per_chain * 10:.2f} s CPU; "
-              f"ratio reference/ours per chain-sweep = {ref_ms[0] / per_chain:.1f}x (CPU), "
-              f"{ref_ms[1] / (ms[1] / C):.1f}x (wall)")
-    n_h = max(50, args.sweeps // 5)
-    g = GibbsSubspaceClustering(n_clusters=3, subspace_dim=3, epsilon=10.0, n_iter=n_h, n_chains=1, column_sampler="hoff", random_state=0)
-    _, c, w = timed(lambda: g.fit(ds.X, ds.labels, ds.subspaces))
-    print(f"ours with column_sampler='hoff' (Alg. 4 coordinate sweeps, batched), 1 chain, {n_h} sweeps: "
-          f"{c / n_h * 1e3:.3f} ms/sweep CPU")
+        print(f"ours with column_sampler='hoff' (numpy engine, Alg. 4 coordinate sweeps, batched), 1 chain, {n_h} "
+              f"sweeps: {c / n_h * 1e3:.3f} ms/sweep CPU")
+
+
+def compile_time():
+    """First-use compile time of the numba kernels (empty cache in a temporary NUMBA_CACHE_DIR,
+    fresh processes), then the load time from that cache."""
+    import os
+    import subprocess
+    import tempfile
+    code = ("import time; t = time.perf_counter(); from dpcore.subspace import gibbs_kernels as gk; "
+            "i = time.perf_counter() - t; w = gk.warmup(); print(f'{i:.2f} {w:.2f}')")
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, NUMBA_CACHE_DIR=tmp)
+        root = str(Path(__file__).resolve().parents[1])
+        for label in ("empty cache (first use after install)", "warm cache (every later process)"):
+            out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True,
+                                 check=True).stdout.split()
+            print(f"numba kernels, {label}: import {out[0]} s, compile/load {out[1]} s")
 
 
 def bench_1d(args):
@@ -226,6 +287,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sweeps-ref", type=int, default=200)
     ap.add_argument("--sweeps", type=int, default=2000)
+    ap.add_argument("--sweeps-ref-yale", type=int, default=10)
+    ap.add_argument("--sweeps-yale", type=int, default=200)
+    ap.add_argument("--skip-hoff", action="store_true")
+    ap.add_argument("--compile-time", action="store_true", help="measure the numba kernels' first-use compile time")
     ap.add_argument("--fig3", type=int, default=0, help="run the Fig. 3 experiment with this many sweeps")
     ap.add_argument("--eps", default="0.1,1,10,100", help="ε values of the Fig. 3 run (comma-separated)")
     ap.add_argument("--inits", default="random,kplane", help="starts of the Fig. 3 run (comma-separated)")
@@ -234,6 +299,8 @@ def main():
     ap.add_argument("--skip-sweeps", action="store_true")
     ap.add_argument("--skip-1d", action="store_true")
     args = ap.parse_args()
+    if args.compile_time:
+        compile_time()
     if not args.skip_sweeps:
         bench_sweeps(args)
     if not args.skip_1d:

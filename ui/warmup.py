@@ -5,6 +5,11 @@ daemon thread imports pandas, scipy's optimisers and dpcore's estimators and fig
 the next page a user opens does not pay for them (pandas alone is ~0.4 s here). Python's
 import lock makes a page that needs a module while the thread is importing it wait for that
 one import, never import it twice.
+
+The same thread then compiles the Gibbs sampler's numba kernels
+(:func:`dpcore.subspace.gibbs_kernels.warmup`): ≈ 10 s on the first start after an install
+(numba writes them to its cache), ≈ 0.5 s to load them on every later start. A Gibbs run
+started before that finishes waits for numba's compile lock instead of compiling again.
 """
 from __future__ import annotations
 
@@ -26,6 +31,11 @@ def _import_all():
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a page that needs it will report the error itself
             pass
+    try:
+        from dpcore.subspace import gibbs_kernels
+        gibbs_kernels.warmup()             # compile (first start after install) or load the Gibbs kernels
+    except Exception:  # noqa: BLE001 - without numba the Gibbs page uses the numpy engine
+        pass
 
 
 def start() -> threading.Thread:

@@ -71,7 +71,7 @@ from .bingham import _complement, matrix_bingham_gibbs_sweep, random_stiefel
 from .common import single_threaded
 
 __all__ = ["GibbsSubspaceClustering", "sample_assignments", "assignment_probabilities",
-           "gibbs_sweep", "per_sweep_epsilon", "mean_release_epsilon", "INITS", "RELEASES", "SELECTIONS",
+           "gibbs_sweep", "ENGINES", "per_sweep_epsilon", "mean_release_epsilon", "INITS", "RELEASES", "SELECTIONS",
            "MAX_CHAINS"]
 
 INITS = ("random", "kplane", "ssc", "lrr")
@@ -391,7 +391,7 @@ def _cluster_scatter(XXp, full, z, k):
     return (onehot @ XXp)[:, full]
 
 
-def gibbs_sweep(X, U, epsilon, random_state=None, column_sampler="acg"):
+def gibbs_sweep(X, U, epsilon, random_state=None, column_sampler="acg", engine="numpy"):
     """One full Gibbs sweep (z-step then U-step) for a stack of chains U (C, k, d, q).
 
     Returns ``(z, U)`` with z (C, n). Mostly for tests and teaching; the estimator runs the
@@ -409,6 +409,8 @@ def gibbs_sweep(X, U, epsilon, random_state=None, column_sampler="acg"):
     column_sampler : {"acg", "hoff"}, default "acg"
         How each column of the U-step is drawn (see
         :func:`dpcore.subspace.bingham.matrix_bingham_gibbs_sweep`).
+    engine : {"numpy", "numba", "auto"}, default "numpy"
+        As the estimator's ``engine`` (``"numba"`` needs numba and ``column_sampler="acg"``).
 
     Returns
     -------
@@ -421,6 +423,12 @@ def gibbs_sweep(X, U, epsilon, random_state=None, column_sampler="acg"):
     X = np.asarray(X, dtype=np.float64)
     U = np.asarray(U, dtype=np.float64)
     C, k, d, q = U.shape
+    if _resolve_engine(engine, column_sampler) == "numba":
+        if column_sampler != "acg":
+            raise ValueError("engine='numba' implements column_sampler='acg' only")
+        Q = _kernels.full_basis(U)
+        z, _, _, _ = _kernels.run(np.ascontiguousarray(X), Q, 0.5 * float(epsilon), q, 1, _kernels.seed_state(rng, C))
+        return z, np.ascontiguousarray(Q[..., :q])
     z = _categorical_lead(0.5 * epsilon * np.moveaxis(_projection_norms_lead(X, U), 1, 0), rng)   # (C, n)
     XXp, full = _outer_packed(X)
     A = _cluster_scatter(XXp, full, z, k)
@@ -445,6 +453,70 @@ def _accuracy_counts(z, y, k, n_classes):
     C, n = z.shape
     idx = (np.arange(C)[:, None] * (k * n_classes) + z * n_classes + y[None, :]).ravel()
     return np.bincount(idx, minlength=C * k * n_classes).reshape(C, k, n_classes)
+
+
+# ----------------------------------------------------------------------------- engines
+ENGINES = ("auto", "numba", "numpy")
+
+
+class _KernelsProxy:
+    """dpcore.subspace.gibbs_kernels, imported on first use (importing numba takes ~0.3 s)."""
+
+    def __getattr__(self, name):
+        from . import gibbs_kernels
+        return getattr(gibbs_kernels, name)
+
+
+_kernels = _KernelsProxy()
+
+
+def _resolve_engine(engine, column_sampler="acg"):
+    """The engine that runs: "numba" or "numpy" (see GibbsSubspaceClustering's ``engine``)."""
+    if engine == "auto":
+        return "numba" if (_kernels.AVAILABLE and column_sampler == "acg") else "numpy"
+    return engine
+
+
+def _run_numba(Xc, Uflat, Ucomp, C, k, sqn_mean, half, n_iter, rng, callback, report_every, B, cost, U_blk, z_blk,
+               ring, m, flush):
+    """The estimator's sweep loop on the compiled engine: blocks of sweeps (ending at every
+    trace flush, progress report and re-orthonormalisation) run in one kernel call each.
+    The kernels' random stream is seeded once from ``rng`` (see gibbs_kernels.seed_state).
+    Returns (start time, Uflat (C·k, d, q), z (C, n))."""
+    d, q = Uflat.shape[1:]
+    Q = _kernels.full_basis(Uflat.reshape(C, k, d, q), Ucomp.reshape(C, k, d, d - q))
+    X = np.ascontiguousarray(Xc, dtype=np.float64)
+    state = _kernels.seed_state(rng, C)
+    A, zprev = _kernels.new_state(Q, X.shape[0])
+    store_z = z_blk is not None
+    ends = set(range(B, n_iter + 1, B)) | set(range(_REORTHO_EVERY, n_iter + 1, _REORTHO_EVERY)) | {n_iter}
+    if callback is not None:
+        ends |= set(range(report_every, n_iter + 1, report_every))
+    t0 = time.perf_counter()
+    t = 0
+    z = None
+    for end in sorted(ends):
+        b = end - t
+        z, cst, Uh, zh = _kernels.run_block(X, float(sqn_mean), Q, A, zprev, int(t), float(half), int(q), int(b), state,
+                                            store_z)
+        cost[:, t:end] = cst
+        j0 = t % B                                                          # blocks never cross a flush
+        U_blk[j0:j0 + b] = Uh
+        if store_z:
+            z_blk[j0:j0 + b] = zh
+        for tt in range(max(t, end - m), end):
+            ring[tt % m] = Uh[tt - t]
+        t = end
+        if end % B == 0 or end == n_iter:
+            flush(end, (end - 1) % B + 1)
+        if end % _REORTHO_EVERY == 0:
+            Uf = Q[..., :q].reshape(C * k, d, q)
+            Qr, Rr = np.linalg.qr(Uf)
+            Uf = Qr * np.where(np.einsum("mii->mi", Rr) < 0, -1.0, 1.0)[:, None, :]
+            Q = _kernels.full_basis(Uf.reshape(C, k, d, q), _complement(Uf).reshape(C, k, d, d - q))
+        if callback is not None and (end % report_every == 0 or end == n_iter):
+            callback(end, n_iter)
+    return t0, np.ascontiguousarray(Q[..., :q]).reshape(C * k, d, q), z
 
 
 # ----------------------------------------------------------------------------- the estimator
@@ -492,6 +564,16 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         is established.
     burn_in : int or None, default=None
         Sweeps discarded by the diagnostics, in [0, n_iter − 1]; None for n_iter // 2.
+    engine : {"auto", "numba", "numpy"}, default="auto"
+        How the sweeps are computed; all target the same law (eq. (10)) with the same
+        privacy accounting. ``"numba"``: compiled kernels
+        (:mod:`dpcore.subspace.gibbs_kernels`: blocks of sweeps in one call, each column drawn
+        exactly by ACG after a tridiagonalisation instead of an eigendecomposition),
+        ``column_sampler="acg"`` only; ValueError if numba is not installed. ``"numpy"``:
+        the batched numpy engine. ``"auto"``: ``"numba"`` when numba is importable and
+        ``column_sampler="acg"``, else ``"numpy"``. For a fixed ``random_state`` each engine
+        gives identical results from run to run, but the two engines give different draws
+        (the numba kernels use their own xoshiro256** stream, seeded from the Generator).
     random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
         Seed or generator for the initial subspaces, the sampler and the chain selection.
 
@@ -537,6 +619,8 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         Plain-words caveats for the UI.
     seconds_per_sweep_ : float
         Wall-clock time of one sweep (all chains together).
+    engine_ : str
+        The engine that ran, ``"numba"`` or ``"numpy"`` (see ``engine``).
     n_features_in_ : int
         d.
     ledger_ : PrivacyLedger
@@ -578,7 +662,7 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
 
     def __init__(self, *, n_clusters=3, subspace_dim=3, epsilon=1.0, n_iter=1000, n_chains=1, init="random",
                  release="sample", n_average=100, select="first", column_sampler="acg", burn_in=None,
-                 random_state=None):
+                 engine="auto", random_state=None):
         self.n_clusters = n_clusters
         self.subspace_dim = subspace_dim
         self.epsilon = epsilon
@@ -590,6 +674,7 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         self.select = select
         self.column_sampler = column_sampler
         self.burn_in = burn_in
+        self.engine = engine
         self.random_state = random_state
 
     # ------------------------------------------------------------------ validation
@@ -616,6 +701,13 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
             raise ValueError("release='mean' needs column_sampler='acg': the privacy cost of consecutive samples is "
                              "bounded only for exact column draws, and 'hoff' makes one coordinate sweep per column "
                              "instead (use release='sample' with 'hoff')")
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {self.engine!r}")
+        if self.engine == "numba" and not _kernels.AVAILABLE:
+            raise ValueError("engine='numba' needs the numba package, which is not importable here "
+                             "(pip install numba, or use engine='auto' to fall back to numpy)")
+        if self.engine == "numba" and self.column_sampler != "acg":
+            raise ValueError("engine='numba' implements column_sampler='acg' only (use engine='numpy' for 'hoff')")
         burn = n_iter // 2 if self.burn_in is None else check_int(self.burn_in, "burn_in", 0, n_iter - 1)
         if callback is not None and not callable(callback):
             raise ValueError("callback must be callable as callback(iteration, n_iter) or None")
@@ -669,6 +761,8 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
 
     def _fit(self, X, y, true_subspaces, callback):
         X, n, d, k, q, eps, n_iter, C, m, burn, T, y = self._validate(X, y, true_subspaces, callback)
+        engine = _resolve_engine(self.engine, self.column_sampler)
+        self.engine_ = engine
         rng = check_random_state(self.random_state)
         Xc, n_clipped = clip_rows(X, 1.0)
 
@@ -714,34 +808,38 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
 
         # logits of eq. (11) with the categories first: (k, C, n); −(ε/2)d² = (ε/2)‖Uᵀx‖² − (ε/2)‖x‖²
         # and the per-point constant (ε/2)‖x‖² cancels in the normalisation.
-        pn = _projection_norms_lead(Xc, U, XT).transpose(1, 0, 2)
         t0 = time.perf_counter()
         z = None
-        for t in range(n_iter):
-            pn *= half
-            z = _categorical_lead(pn, rng)                                    # z-step, eq. (11): (C, n)
-            A = _cluster_scatter(XXp, full, z, k)                             # A_ℓ = Σ_{zᵢ=ℓ} xᵢxᵢᵀ
-            Uflat, Ucomp = matrix_bingham_gibbs_sweep(A, Uflat, half, rng, self.column_sampler,
-                                                      complement=Ucomp)        # U-step, eq. (12), B = (ε/2)I
-            if (t + 1) % _REORTHO_EVERY == 0:
-                Qr, Rr = np.linalg.qr(Uflat)
-                Uflat = Qr * np.where(np.einsum("mii->mi", Rr) < 0, -1.0, 1.0)[:, None, :]
-                Ucomp = _complement(Uflat)
-            Ut = Uflat.reshape(C, k, d, q)
-            # traces (eq. (3) cost = mean of ‖x‖² − max_ℓ ‖U_ℓᵀx‖²; the projections are the next z-step's)
-            pn = _projection_norms_lead(Xc, Ut, XT).transpose(1, 0, 2)       # (k, C, n)
-            best = pn[0].copy()
-            for j in range(1, k):
-                np.maximum(best, pn[j], out=best)
-            cost[:, t] = sqn_mean - np.add.reduce(best, 1) / n
-            U_blk[t % B] = Ut
-            if track_acc:
-                z_blk[t % B] = z
-            if (t + 1) % B == 0 or t + 1 == n_iter:
-                flush(t + 1, t % B + 1)
-            ring[t % m] = Ut
-            if callback is not None and ((t + 1) % report_every == 0 or t + 1 == n_iter):
-                callback(t + 1, n_iter)
+        if engine == "numba":
+            t0, Uflat, z = _run_numba(Xc, Uflat, Ucomp, C, k, sqn_mean, half, n_iter, rng, callback, report_every,
+                                      B, cost, U_blk, z_blk, ring, m, flush)
+        else:
+            pn = _projection_norms_lead(Xc, U, XT).transpose(1, 0, 2)
+            for t in range(n_iter):
+                pn *= half
+                z = _categorical_lead(pn, rng)                                    # z-step, eq. (11): (C, n)
+                A = _cluster_scatter(XXp, full, z, k)                             # A_ℓ = Σ_{zᵢ=ℓ} xᵢxᵢᵀ
+                Uflat, Ucomp = matrix_bingham_gibbs_sweep(A, Uflat, half, rng, self.column_sampler,
+                                                          complement=Ucomp)        # U-step, eq. (12), B = (ε/2)I
+                if (t + 1) % _REORTHO_EVERY == 0:
+                    Qr, Rr = np.linalg.qr(Uflat)
+                    Uflat = Qr * np.where(np.einsum("mii->mi", Rr) < 0, -1.0, 1.0)[:, None, :]
+                    Ucomp = _complement(Uflat)
+                Ut = Uflat.reshape(C, k, d, q)
+                # traces (eq. (3) cost = mean of ‖x‖² − max_ℓ ‖U_ℓᵀx‖²; the projections are the next z-step's)
+                pn = _projection_norms_lead(Xc, Ut, XT).transpose(1, 0, 2)       # (k, C, n)
+                best = pn[0].copy()
+                for j in range(1, k):
+                    np.maximum(best, pn[j], out=best)
+                cost[:, t] = sqn_mean - np.add.reduce(best, 1) / n
+                U_blk[t % B] = Ut
+                if track_acc:
+                    z_blk[t % B] = z
+                if (t + 1) % B == 0 or t + 1 == n_iter:
+                    flush(t + 1, t % B + 1)
+                ring[t % m] = Ut
+                if callback is not None and ((t + 1) % report_every == 0 or t + 1 == n_iter):
+                    callback(t + 1, n_iter)
         self.seconds_per_sweep_ = (time.perf_counter() - t0) / n_iter
 
         U_final = Uflat.reshape(C, k, d, q)

@@ -1,0 +1,711 @@
+"""Compiled Gibbs engine (numba) for :class:`dpcore.subspace.gibbs.GibbsSubspaceClustering`.
+
+The numpy engine (``engine="numpy"``) spends most of a sweep on per-call overhead (small
+problems) or on one full symmetric eigendecomposition per column (d = 50). This engine runs
+whole blocks of sweeps of every chain in one compiled call and draws every column of the
+U-step without an eigendecomposition:
+
+- **Column conditional.** Column r of cluster ℓ is a vector Bingham p(y) ∝ exp(yᵀMy) on the
+  unit sphere of N = [u_r, U⊥] (D = d − q + 1 coordinates), M = (ε/2)·NᵀA_ℓN. With
+  Q = [U, U⊥] (a d×d orthogonal matrix per cluster) and G = QᵀA_ℓQ computed once per
+  cluster and sweep, M is a submatrix of G; after each column update N ← N·R with R an
+  orthogonal D×D matrix (a Householder reflection times a sign: the same null-space update
+  as the numpy engine), so G is updated by the same reflection in O(D²) instead of being
+  recomputed (O(d²D)).
+- **Exact draw by ACG in tridiagonal coordinates.** M = P T Pᵀ by Householder
+  tridiagonalisation (P kept as reflectors); λ_max(T) by Sturm-sequence bisection (an upper
+  bound c ≥ λ_max to relative 1e-12); Λ = cI − T. Kent, Ganeiber & Mardia's ACG rejection
+  sampler (as in :func:`dpcore.subspace.bingham._acg_draw`) needs only Ω = I + 2Λ/b, which
+  is tridiagonal here: its Cholesky factor is bidiagonal, so a proposal w ~ N(0, Ω⁻¹) and
+  its t = wᵀΛw/‖w‖² cost O(D). b is one Newton step from b = 1 of Σᵢ 1/(b + 2Λᵢ) = 1 (the
+  numpy engine's rule; the two sums it needs are traces of (I + 2Λ)⁻¹ and its square,
+  computed from the tridiagonal matrix). The accepted y is mapped back by P and by N.
+  The acceptance test log U ≤ ½D·log(b + 2t) − t + ½(D − b) − ½D·log D is valid for
+  every b > 0 and every shift c that keeps Ω positive definite (the function of t is
+  concave with its maximum at t = (D − b)/2), so the draw is exact whatever the rounding
+  in c or b: they only change the acceptance rate. The law of every column is therefore
+  the numpy engine's, and so is the law of the whole chain.
+- **z-step** as in :func:`dpcore.subspace.gibbs._categorical_lead`: inverse CDF when every
+  probability is ≥ 2⁻²⁰, else the sequential log-space scheme with chunked Bernoulli(e^(−L))
+  draws, so no assignment ever has probability 0.
+
+Randomness. The kernels draw from their own xoshiro256** generator (uniforms with 53 bits
+like numpy's, normals by Marsaglia's polar method, exponentials by −log(1 − U)), whose 256-bit state is
+**derived from the numpy Generator passed as random_state** (:func:`seed_state`: four
+64-bit integers drawn with ``Generator.integers``, mixed by splitmix64). So a fixed seed
+gives identical results between runs of this engine, and ``random_state=None`` (a
+Generator seeded from fresh OS entropy) still gives secret noise. The numba and numpy
+engines do NOT give identical draws for the same seed (different generators and a
+different order of draws); they target the same law, which tests/test_gibbs_engine.py
+checks against exact densities.
+
+If numba is not importable, ``AVAILABLE`` is False and the estimator falls back to the
+numpy engine. Kernels are compiled with ``cache=True`` (compiled once per install, then
+loaded from numba's cache); :func:`warmup` compiles/loads them on a tiny problem (the app
+calls it from its background warm-up thread).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+try:  # pragma: no cover - exercised by the fallback test through AVAILABLE
+    import numba
+    from numba import njit
+    AVAILABLE = True
+except Exception:  # noqa: BLE001 - any failure to import numba means: use the numpy engine
+    numba = None
+    AVAILABLE = False
+
+    def njit(*args, **kwargs):
+        if args and callable(args[0]):
+            return args[0]
+        return lambda f: f
+
+__all__ = ["AVAILABLE", "seed_state", "run_block", "run", "new_state", "sample_vector_bingham", "warmup"]
+
+_FAST_MIN_P = 2.0 ** -20
+_CHUNK = 14.0
+_U53 = 1.0 / 9007199254740992.0
+
+
+# ============================================================================ random numbers
+def seed_state(rng, n_streams=None):
+    """xoshiro256** states derived from the numpy Generator ``rng``: uint64 (4,) for one stream,
+    (n_streams, 4) for several (one per chain, so that a chain's draws do not depend on how
+    the sweeps are split into kernel calls). Drawn with ``rng.integers`` and mixed by
+    splitmix64, so that no state is all zero."""
+    m = 1 if n_streams is None else int(n_streams)
+    raw = rng.integers(0, np.iinfo(np.int64).max, size=(m, 4), dtype=np.int64, endpoint=True).astype(np.uint64)
+    out = np.empty((m, 4), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for i in range(4):
+            z = raw[:, i] + np.uint64(0x9E3779B97F4A7C15) * np.uint64(i + 1)
+            z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            out[:, i] = z ^ (z >> np.uint64(31))
+    out[~out.any(axis=1), 0] = np.uint64(1)                   # probability 2^-256 per stream
+    return out[0] if n_streams is None else out
+
+
+@njit(cache=True, inline="always")
+def _next(s):
+    s0, s1, s2, s3 = s[0], s[1], s[2], s[3]
+    x = s1 * np.uint64(5)
+    result = ((x << np.uint64(7)) | (x >> np.uint64(57))) * np.uint64(9)
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
+    s[0], s[1], s[2], s[3] = s0, s1, s2, s3
+    return result
+
+
+@njit(cache=True, inline="always")
+def _uniform(s):
+    """A double in [0, 1) with 53 random bits."""
+    return float(_next(s) >> np.uint64(11)) * _U53
+
+
+@njit(cache=True)
+def _normals(s, out, m):
+    """Fill out[:m] with standard normals (Marsaglia's polar method, both values used)."""
+    i = 0
+    while i < m:
+        u1 = 2.0 * _uniform(s) - 1.0
+        u2 = 2.0 * _uniform(s) - 1.0
+        r2 = u1 * u1 + u2 * u2
+        if r2 >= 1.0 or r2 == 0.0:
+            continue
+        f = math.sqrt(-2.0 * math.log(r2) / r2)
+        out[i] = u1 * f
+        if i + 1 < m:
+            out[i + 1] = u2 * f
+        i += 2
+
+
+@njit(cache=True, inline="always")
+def _exponential(s):
+    return -math.log(1.0 - _uniform(s))
+
+
+# ============================================================================ z-step
+@njit(cache=True)
+def _bernoulli_exp(L, s):
+    """True with probability exp(−L), L ≥ 0, as a product of factors e^(−c), c ≤ 14."""
+    if not L < np.inf:
+        return False
+    rem = L
+    while True:
+        c = rem if rem < _CHUNK else _CHUNK
+        if not _uniform(s) < math.exp(-c):
+            return False
+        if rem <= _CHUNK:
+            return True
+        rem -= _CHUNK
+
+
+@njit(cache=True)
+def _categorical_logspace(lg, k, s):
+    """One draw ∝ exp(lg[:k]) by the sequential log-space scheme (lg is overwritten)."""
+    while True:
+        top = 0
+        mx = lg[0]
+        m2 = -np.inf
+        for j in range(1, k):
+            lj = lg[j]
+            lo = lj if lj < mx else mx
+            if lo > m2:
+                m2 = lo
+            if lj > mx:
+                top = j
+                mx = lj
+        if not m2 > -np.inf:
+            return top                               # only the top is left
+        acc = 0.0
+        for j in range(k):
+            if j != top:
+                acc += math.exp(lg[j] - m2)
+        logR = math.log(acc) + m2 - mx               # R = Σ_{j≠top} e^(l_j − l_top)
+        L = math.log1p(math.exp(logR)) - logR        # −log P(not top | remaining)
+        if not _bernoulli_exp(L, s):
+            return top
+        lg[top] = -np.inf
+
+
+@njit(cache=True)
+def _z_step(pn, half, z, s, lg, w):
+    """z[i] ~ categorical ∝ exp(half·pn[:, i]) for every point (pn: (k, n))."""
+    k, n = pn.shape
+    for i in range(n):
+        if k == 1:
+            z[i] = 0
+            continue
+        mx = -np.inf
+        top = 0
+        for j in range(k):
+            lg[j] = half * pn[j, i]
+            if lg[j] > mx:
+                mx = lg[j]
+                top = j
+        W = 0.0
+        wmin = np.inf
+        for j in range(k):
+            wj = 1.0 if j == top else math.exp(lg[j] - mx)
+            w[j] = wj
+            W += wj
+            if wj < wmin:
+                wmin = wj
+        if wmin >= _FAST_MIN_P * W:
+            u = _uniform(s) * W
+            cum = 0.0
+            zi = k - 1
+            for j in range(k - 1):
+                cum += w[j]
+                if u < cum:
+                    zi = j
+                    break
+            z[i] = zi
+        else:
+            z[i] = _categorical_logspace(lg, k, s)
+
+
+# ============================================================================ vector Bingham (tridiagonal ACG)
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _tridiagonalize(M, D, V, tau, alpha, e):
+    """Householder tridiagonalisation of the symmetric M[:D, :D] (overwritten): M = P T Pᵀ with
+    P = H_0 ⋯ H_{D−3}, H_j = I − tau[j]·v vᵀ (v = V[j, j+1:D]); T has diagonal alpha, off-diagonal e."""
+    p = np.empty(D)
+    v = np.empty(D)
+    for j in range(D - 2):
+        sig = 0.0
+        for a in range(j + 1, D):
+            sig += M[a, j] * M[a, j]
+        sig = math.sqrt(sig)
+        x0 = M[j + 1, j]
+        if sig == 0.0:
+            tau[j] = 0.0
+            e[j] = 0.0
+            continue
+        al = -sig if x0 >= 0.0 else sig
+        for a in range(j + 1, D):
+            v[a] = M[a, j]
+        v[j + 1] = x0 - al
+        vv = 0.0
+        for a in range(j + 1, D):
+            vv += v[a] * v[a]
+        if vv == 0.0:
+            tau[j] = 0.0
+            e[j] = x0
+            continue
+        t = 2.0 / vv
+        tau[j] = t
+        e[j] = al
+        for a in range(j + 1, D):
+            V[j, a] = v[a]
+        # p = t·A22 v ; p −= (t/2)(pᵀv) v ; A22 −= v pᵀ + p vᵀ
+        pv = 0.0
+        for a in range(j + 1, D):
+            row = M[a]
+            acc = 0.0
+            for b in range(j + 1, D):
+                acc += row[b] * v[b]
+            p[a] = t * acc
+            pv += p[a] * v[a]
+        h = 0.5 * t * pv
+        for a in range(j + 1, D):
+            p[a] -= h * v[a]
+        for a in range(j + 1, D):
+            row = M[a]
+            va = v[a]
+            pa = p[a]
+            for b in range(j + 1, D):
+                row[b] -= va * p[b] + pa * v[b]
+    for a in range(D):
+        alpha[a] = M[a, a]
+    if D >= 2:
+        e[D - 2] = M[D - 1, D - 2]
+
+
+@njit(cache=True)
+def _sturm_below(alpha, e, D, x):
+    """Number of eigenvalues of the tridiagonal (alpha, e) below x."""
+    cnt = 0
+    qv = 1.0
+    for i in range(D):
+        off = e[i - 1] * e[i - 1] if i > 0 else 0.0
+        qv = (alpha[i] - x) - (off / qv if i > 0 else 0.0)
+        if qv == 0.0:
+            qv = -1e-300
+        if qv < 0.0:
+            cnt += 1
+    return cnt
+
+
+@njit(cache=True)
+def _lambda_max_upper(alpha, e, D):
+    """An upper bound c ≥ λ_max of the tridiagonal (alpha, e) with c − λ_max ≤ 1e-3 + 1e-13·scale
+    (Sturm-sequence bisection between max(alpha) ≤ λ_max and Gershgorin's bound). Any c ≥ λ_max
+    gives an exact ACG draw; c − λ_max ≪ 1/2 keeps the acceptance rate of c = λ_max."""
+    lo = -np.inf
+    hi = -np.inf
+    for i in range(D):
+        r = 0.0
+        if i > 0:
+            r += abs(e[i - 1])
+        if i < D - 1:
+            r += abs(e[i])
+        if alpha[i] > lo:
+            lo = alpha[i]
+        if alpha[i] + r > hi:
+            hi = alpha[i] + r
+    scale = max(abs(lo), abs(hi), 1.0)
+    hi += 1e-14 * scale
+    tol = 1e-3 + 1e-13 * scale
+    for _ in range(200):
+        if hi - lo <= tol:
+            break
+        mid = 0.5 * (lo + hi)
+        if _sturm_below(alpha, e, D, mid) == D:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@njit(cache=True)
+def _acg_setup(alpha, e, D, c, diagL, offL):
+    """b (one Newton step from 1) and the bidiagonal Cholesky factor of Ω = I + 2Λ/b,
+    Λ = cI − T. Returns b.
+
+    The Newton step needs g = Σᵢ 1/(1 + 2Λᵢ) = tr S⁻¹ and h = Σᵢ 1/(1 + 2Λᵢ)² = tr S⁻² for the
+    tridiagonal S = I + 2Λ (eigenvalues ≥ 1). In O(D): with the pivots f of S's LDLᵀ from the
+    top and r of its UDUᵀ from the bottom, (S⁻¹)ᵢᵢ = 1/(fᵢ + rᵢ − Sᵢᵢ); h = −d/dx tr (S + xI)⁻¹
+    at x = 0, whose derivative is carried through the same recurrences (all pivots of the
+    positive definite S are positive, so nothing overflows)."""
+    f = np.empty(D)
+    fd = np.empty(D)
+    r = np.empty(D)
+    rd = np.empty(D)
+    for i in range(D):
+        sii = 1.0 + 2.0 * (c - alpha[i])
+        if i == 0:
+            f[i] = sii
+            fd[i] = 1.0
+        else:
+            e2 = 4.0 * e[i - 1] * e[i - 1]
+            f[i] = sii - e2 / f[i - 1]
+            fd[i] = 1.0 + e2 * fd[i - 1] / (f[i - 1] * f[i - 1])
+    for i in range(D - 1, -1, -1):
+        sii = 1.0 + 2.0 * (c - alpha[i])
+        if i == D - 1:
+            r[i] = sii
+            rd[i] = 1.0
+        else:
+            e2 = 4.0 * e[i] * e[i]
+            r[i] = sii - e2 / r[i + 1]
+            rd[i] = 1.0 + e2 * rd[i + 1] / (r[i + 1] * r[i + 1])
+    g = 0.0
+    h = 0.0
+    for i in range(D):
+        den = f[i] + r[i] - (1.0 + 2.0 * (c - alpha[i]))
+        g += 1.0 / den
+        h += (fd[i] + rd[i] - 1.0) / (den * den)
+    b = 1.0 + g * (g - 1.0) / h
+    if not (b > 0.0 and b <= D):  # pragma: no cover - rounding; any b in (0, D] is exact
+        b = min(max(b, 1.0), float(D)) if b == b else 1.0
+    # Ω = I + (2/b)Λ: diagonal 1 + (2/b)(c − alpha), off-diagonal −(2/b)e
+    for i in range(D):
+        d_i = 1.0 + (2.0 / b) * (c - alpha[i])
+        if i > 0:
+            d_i -= offL[i - 1] * offL[i - 1]
+        diagL[i] = math.sqrt(d_i) if d_i > 0.0 else 1e-150
+        if i < D - 1:
+            offL[i] = -(2.0 / b) * e[i] / diagL[i]
+    return b
+
+
+@njit(cache=True)
+def _acg_draw(alpha, e, D, c, b, diagL, offL, s, w, gbuf):
+    """One exact draw y (written to w[:D], unit) of p(y) ∝ exp(−yᵀΛy), Λ = cI − T, in
+    tridiagonal coordinates (ACG rejection, Kent et al. 2018)."""
+    const = 0.5 * (D - b) - 0.5 * D * math.log(D)
+    halfD = 0.5 * D
+    while True:
+        _normals(s, gbuf, D)
+        w[D - 1] = gbuf[D - 1] / diagL[D - 1]
+        for i in range(D - 2, -1, -1):
+            w[i] = (gbuf[i] - offL[i] * w[i + 1]) / diagL[i]
+        ss = 0.0
+        quad = 0.0
+        for i in range(D):
+            ss += w[i] * w[i]
+            quad += (c - alpha[i]) * w[i] * w[i]
+        for i in range(D - 1):
+            quad -= 2.0 * e[i] * w[i] * w[i + 1]
+        t = quad / ss
+        log_ratio = halfD * math.log(b + 2.0 * t) - t + const
+        if _exponential(s) >= -log_ratio:
+            inv = 1.0 / math.sqrt(ss)
+            for i in range(D):
+                w[i] *= inv
+            return
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _apply_P(V, tau, D, y):
+    """y ← P y = H_0(H_1(⋯H_{D−3} y)) in place."""
+    for j in range(D - 3, -1, -1):
+        t = tau[j]
+        if t == 0.0:
+            continue
+        acc = 0.0
+        for a in range(j + 1, D):
+            acc += V[j, a] * y[a]
+        acc *= t
+        for a in range(j + 1, D):
+            y[a] -= acc * V[j, a]
+
+
+@njit(cache=True)
+def _bingham_draw(M, D, s, V, tau, alpha, e, diagL, offL, y, gbuf):
+    """Exact draw y[:D] of p(y) ∝ exp(yᵀMy) on the unit sphere (M[:D, :D] is overwritten)."""
+    _tridiagonalize(M, D, V, tau, alpha, e)
+    c = _lambda_max_upper(alpha, e, D)
+    b = _acg_setup(alpha, e, D, c, diagL, offL)
+    _acg_draw(alpha, e, D, c, b, diagL, offL, s, y, gbuf)
+    _apply_P(V, tau, D, y)
+
+
+@njit(cache=True)
+def _sample_vector_bingham(A, n, s):
+    D = A.shape[0]
+    out = np.empty((n, D))
+    M = np.empty((D, D))
+    V = np.zeros((D, D))
+    tau = np.zeros(D)
+    alpha = np.empty(D)
+    e = np.zeros(D)
+    diagL = np.empty(D)
+    offL = np.empty(D)
+    y = np.empty(D)
+    gbuf = np.empty(D + 1)
+    for r in range(n):
+        for a in range(D):
+            for bb in range(D):
+                M[a, bb] = A[a, bb]
+        _bingham_draw(M, D, s, V, tau, alpha, e, diagL, offL, y, gbuf)
+        for a in range(D):
+            out[r, a] = y[a]
+    return out
+
+
+def sample_vector_bingham(A, size, random_state=None):
+    """``size`` exact draws of p(x) ∝ exp(xᵀAx) on the unit sphere by this engine's column
+    sampler (tridiagonalisation + ACG; the matrix is re-tridiagonalised for every draw, as
+    in the Gibbs sweep). For tests and benchmarks; needs numba (else runs as slow Python)."""
+    from ..validation import check_random_state
+    rng = check_random_state(random_state)
+    A = np.ascontiguousarray(0.5 * (np.asarray(A, dtype=np.float64) + np.asarray(A, dtype=np.float64).T))
+    return _sample_vector_bingham(A, int(size), seed_state(rng))
+
+
+# ============================================================================ one block of sweeps
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _projections(X, Q, k, q, P, pn_c):
+    """pn_c[ℓ, i] = ‖U_ℓᵀ xᵢ‖² for one chain (Q: (k, d, d), U_ℓ = Q[ℓ, :, :q])."""
+    n, d = X.shape
+    Ucat = np.empty((d, k * q))
+    for l in range(k):
+        for a in range(d):
+            for r in range(q):
+                Ucat[a, l * q + r] = Q[l, a, r]
+    np.dot(X, Ucat, P)
+    for l in range(k):
+        for i in range(n):
+            acc = 0.0
+            for r in range(q):
+                v = P[i, l * q + r]
+                acc += v * v
+            pn_c[l, i] = acc
+
+
+@njit(cache=True)
+def _u_step_cluster(A, Ql, half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, gbuf, idx, perm, Nv, W, pv):
+    """Hoff's column-wise sweep (App. D Alg. 3) for one cluster: Ql = [U, U⊥] (d, d) is
+    updated in place; A (d, d) = Σ_{zᵢ=ℓ} xᵢxᵢᵀ."""
+    d = Ql.shape[0]
+    D = d - q + 1
+    np.dot(Ql.T, np.dot(A, Ql), G)
+    # random column order (Fisher–Yates)
+    for r in range(q):
+        perm[r] = r
+    for i in range(q - 1, 0, -1):
+        j = int(_uniform(s) * (i + 1))
+        if j > i:  # pragma: no cover - _uniform < 1
+            j = i
+        perm[i], perm[j] = perm[j], perm[i]
+    for a in range(1, D):
+        idx[a] = q + a - 1
+    for pi in range(q):
+        r = perm[pi]
+        idx[0] = r
+        for a in range(D):
+            ia = idx[a]
+            for b in range(D):
+                M[a, b] = half * G[ia, idx[b]]
+        _bingham_draw(M, D, s, V, tau, alpha, e, diagL, offL, y, gbuf)
+        # R = H F with H = I − v vᵀ/c1, v = y + sgn·e₁, c1 = 1 + |y₀|, F = diag(−sgn, 1, …, 1):
+        # N ← N R puts N y in column r and an orthonormal basis of its complement in U⊥
+        sgn = 1.0 if y[0] >= 0.0 else -1.0
+        c1 = 1.0 + abs(y[0])
+        for a in range(D):
+            pv[a] = y[a]
+        pv[0] += sgn
+        # Q update
+        for i in range(d):
+            acc = 0.0
+            for a in range(D):
+                acc += Ql[i, idx[a]] * pv[a]
+            Nv[i] = acc / c1
+        for i in range(d):
+            for a in range(D):
+                Ql[i, idx[a]] -= Nv[i] * pv[a]
+            Ql[i, r] *= -sgn
+        # G update: G_II ← F H G_II H F, G_JI ← G_JI H F (J: the other q − 1 columns)
+        for a in range(D):
+            acc = 0.0
+            for b in range(D):
+                acc += G[idx[a], idx[b]] * pv[b]
+            W[a] = acc / c1                          # W = G_II v / c1
+        gam = 0.0
+        for a in range(D):
+            gam += pv[a] * W[a]
+        gam /= c1
+        for a in range(D):
+            ia = idx[a]
+            for b in range(D):
+                G[ia, idx[b]] += -W[a] * pv[b] - pv[a] * W[b] + gam * pv[a] * pv[b]
+        for a in range(D):
+            if a != 0:
+                G[r, idx[a]] *= -sgn
+                G[idx[a], r] *= -sgn
+        for jj in range(q):
+            if jj == r:
+                continue
+            acc = 0.0
+            for a in range(D):
+                acc += G[jj, idx[a]] * pv[a]
+            acc /= c1
+            for a in range(D):
+                G[jj, idx[a]] -= acc * pv[a]
+            G[jj, r] *= -sgn
+            for a in range(D):
+                G[idx[a], jj] = G[jj, idx[a]]
+
+
+@njit(cache=True)
+def _scatter_full(X, z, A):
+    """A[ℓ] = Σ_{zᵢ=ℓ} xᵢxᵢᵀ from scratch (rows of each cluster gathered, one BLAS product)."""
+    n, d = X.shape
+    k = A.shape[0]
+    counts = np.zeros(k, dtype=np.int64)
+    for i in range(n):
+        counts[z[i]] += 1
+    for l in range(k):
+        if counts[l] == 0:
+            A[l] = 0.0
+            continue
+        Xl = np.empty((counts[l], d))
+        j = 0
+        for i in range(n):
+            if z[i] == l:
+                for a in range(d):
+                    Xl[j, a] = X[i, a]
+                j += 1
+        A[l] = np.dot(Xl.T, Xl)
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _scatter_move(X, i, A_from, A_to):
+    """Point i moves from one cluster to another: A_from −= xxᵀ, A_to += xxᵀ."""
+    d = X.shape[1]
+    for a in range(d):
+        xa = X[i, a]
+        for b in range(d):
+            v = xa * X[i, b]
+            A_from[a, b] -= v
+            A_to[a, b] += v
+
+
+@njit(cache=True)
+def run_block(X, sqn_mean, Q, A, zprev, t_start, half, q, n_sweeps, states, store_z):
+    """``n_sweeps`` Gibbs sweeps (z-step, then the U-step of every cluster) of every chain.
+
+    Parameters: X (n, d) C-contiguous clipped points; sqn_mean = mean ‖xᵢ‖²; Q (C, k, d, d)
+    orthogonal [U, U⊥] per chain and cluster (updated in place); A (C, k, d, d) the scatter
+    matrices Σ_{zᵢ=ℓ} xᵢxᵢᵀ of the assignment zprev (C, n) (both updated in place; zprev[c, 0]
+    < 0 means "none yet"); t_start the index of the first sweep (A is recomputed from scratch
+    at every sweep index divisible by 64, otherwise updated for the points that moved, so the
+    result does not depend on how the sweeps are split into calls); half = ε/2; q; states
+    (C, 4) the xoshiro256** state of every chain (updated in place: chain c draws only from
+    states[c]); store_z whether to return every sweep's z.
+
+    Returns (z (C, n) of the last sweep, cost (C, n_sweeps) of eq. (3) after each sweep,
+    U (n_sweeps, C, k, d, q) after each sweep, z history (n_sweeps, C, n) or (0, C, n)).
+    """
+    n, d = X.shape
+    C, k = Q.shape[0], Q.shape[1]
+    D = d - q + 1
+    cost = np.empty((C, n_sweeps))
+    Uh = np.empty((n_sweeps, C, k, d, q))
+    zh = np.empty((n_sweeps if store_z else 0, C, n), dtype=np.int64)
+    zlast = np.empty((C, n), dtype=np.int64)
+    P = np.empty((n, k * q))
+    pn = np.empty((k, n))
+    z = np.empty(n, dtype=np.int64)
+    lg = np.empty(k)
+    wk = np.empty(k)
+    G = np.empty((d, d))
+    M = np.empty((D, D))
+    V = np.zeros((D, D))
+    tau = np.zeros(D)
+    alpha = np.empty(D)
+    e = np.zeros(D)
+    diagL = np.empty(D)
+    offL = np.empty(D)
+    y = np.empty(D)
+    gbuf = np.empty(D + 1)
+    idx = np.empty(D, dtype=np.int64)
+    perm = np.empty(q, dtype=np.int64)
+    Nv = np.empty(d)
+    W = np.empty(D)
+    pv = np.empty(D)
+    for c in range(C):
+        Qc = Q[c]
+        Ac = A[c]
+        zp = zprev[c]
+        s = states[c]
+        _projections(X, Qc, k, q, P, pn)
+        for t in range(n_sweeps):
+            _z_step(pn, half, z, s, lg, wk)
+            moved = 0
+            if zp[0] >= 0:
+                for i in range(n):
+                    if z[i] != zp[i]:
+                        moved += 1
+            if zp[0] < 0 or (t_start + t) % 64 == 0 or 4 * moved > n:
+                _scatter_full(X, z, Ac)
+            else:
+                for i in range(n):
+                    if z[i] != zp[i]:
+                        _scatter_move(X, i, Ac[zp[i]], Ac[z[i]])
+            for i in range(n):
+                zp[i] = z[i]
+            for l in range(k):
+                _u_step_cluster(Ac[l], Qc[l], half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, gbuf, idx, perm,
+                                Nv, W, pv)
+            _projections(X, Qc, k, q, P, pn)
+            tot = 0.0
+            for i in range(n):
+                best = pn[0, i]
+                for l in range(1, k):
+                    if pn[l, i] > best:
+                        best = pn[l, i]
+                tot += best
+            cost[c, t] = sqn_mean - tot / n
+            for l in range(k):
+                for a in range(d):
+                    for r in range(q):
+                        Uh[t, c, l, a, r] = Qc[l, a, r]
+            if store_z:
+                for i in range(n):
+                    zh[t, c, i] = z[i]
+        for i in range(n):
+            zlast[c, i] = z[i]
+    return zlast, cost, Uh, zh
+
+
+def new_state(Q, n):
+    """Scatter matrices and "no assignment yet" for :func:`run_block`: (A, zprev)."""
+    C, k, d, _ = Q.shape
+    return np.zeros((C, k, d, d)), np.full((C, n), -1, dtype=np.int64)
+
+
+def run(X, Q, half, q, n_sweeps, states, sqn_mean=0.0, store_z=False):
+    """:func:`run_block` from a fresh state (tests, gibbs_sweep)."""
+    A, zprev = new_state(Q, X.shape[0])
+    return run_block(X, float(sqn_mean), Q, A, zprev, 0, float(half), int(q), int(n_sweeps), states, store_z)
+
+
+def full_basis(U, Ucomp=None):
+    """Q = [U, U⊥] as a C-contiguous (..., d, d) array (U⊥ computed by a complete QR if not given)."""
+    if Ucomp is None:
+        from .bingham import _complement
+        d, q = U.shape[-2:]
+        Ucomp = _complement(U.reshape(-1, d, q)).reshape(U.shape[:-1] + (d - q,))
+    return np.ascontiguousarray(np.concatenate([U, Ucomp], axis=-1))
+
+
+# ============================================================================ warm-up
+def warmup():
+    """Compile (first use after install) or load from numba's cache every kernel, on a tiny
+    problem; returns the seconds it took (0.0 without numba)."""
+    if not AVAILABLE:
+        return 0.0
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    X = np.ascontiguousarray(rng.standard_normal((12, 3)) * 0.4)
+    from .bingham import random_stiefel
+    U = random_stiefel((1, 2), 3, 1, rng)
+    Q = full_basis(U)
+    states = seed_state(rng, 1)
+    run(X, Q, 1.0, 1, 2, states, 0.1, True)
+    run(X, Q, 1.0, 1, 2, states, 0.1, False)
+    _sample_vector_bingham(np.eye(3), 2, seed_state(rng))
+    return time.perf_counter() - t0

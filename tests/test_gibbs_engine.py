@@ -1,0 +1,193 @@
+"""The compiled Gibbs engine (dpcore.subspace.gibbs_kernels) targets the same law as the numpy
+engine: its draws are compared with exact densities, computed here independently of both
+engines (numerical integration, grids). Every statistical check is a z-score against 4
+standard errors (two-sided 6e-5 per check; about 60 checks in this file, so a false alarm
+has probability ≈ 0.4 % per run) or a KS test at p > 1e-3, on fixed seeds (so the run is
+reproducible; the confidence statements are about the choice of seed).
+Also: fallback to numpy without numba, reproducibility, orthonormality, traces."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from dpcore.data import make_union_of_subspaces
+from dpcore.subspace import gibbs as gibbs_mod
+from dpcore.subspace import gibbs_kernels as gk
+from dpcore.subspace.bingham import random_stiefel
+from dpcore.subspace.gibbs import GibbsSubspaceClustering, gibbs_sweep
+from test_bingham import bingham_second_moments, moment_check
+
+needs_numba = pytest.mark.skipif(not gk.AVAILABLE, reason="numba is not installed")
+
+
+# ----------------------------------------------------------------------------- vector Bingham
+@needs_numba
+@pytest.mark.parametrize("kappa", [-200.0, -3.0, 0.0, 2.0, 40.0, 1e4])
+def test_column_sampler_d2_angle_matches_numerical_cdf(kappa):
+    """d = 2: p(x) ∝ exp(xᵀAx) on the circle with A = R diag(κ, 0) Rᵀ; the angle φ of x
+    relative to R's first axis has density ∝ exp(κ cos²φ) on [0, 2π), whose CDF is integrated
+    on a fine grid. KS test on 4000 draws (angles folded to [0, π): the law is symmetric)."""
+    rng = np.random.default_rng(int(abs(kappa)) + 1)
+    th = 0.7
+    R = np.array([[math.cos(th), -math.sin(th)], [math.sin(th), math.cos(th)]])
+    A = R @ np.diag([kappa, 0.0]) @ R.T
+    x = gk.sample_vector_bingham(A, 4000, rng)
+    assert np.allclose(np.linalg.norm(x, axis=1), 1.0)
+    y = x @ R
+    phi = np.mod(np.arctan2(y[:, 1], y[:, 0]), np.pi)
+    grid = np.linspace(0.0, np.pi, 200_001)
+    lg = kappa * np.cos(grid) ** 2
+    F = integrate.cumulative_trapezoid(np.exp(lg - lg.max()), grid, initial=0.0)
+    F /= F[-1]
+    assert stats.kstest(phi, lambda v: np.interp(v, grid, F)).pvalue > 1e-3
+
+
+@needs_numba
+@pytest.mark.parametrize("d,scale", [(3, 1.0), (3, 1e2), (3, 1e4), (3, -1e2), (5, 1e3), (10, 1e2)])
+def test_column_sampler_second_moments_against_integration(d, scale):
+    """E[xxᵀ] of 6000 draws against numerical integration (tests/test_bingham.py), for
+    indefinite (uniform(−1, 1) spectra), positive and negative-definite scales."""
+    rng = np.random.default_rng(d * 100 + int(np.log10(abs(scale))) + (50 if scale < 0 else 0))
+    lam = scale * np.sort(rng.uniform(-1, 1, d))
+    if scale < 0:
+        lam = -np.abs(lam)                                   # negative definite
+    E = np.linalg.qr(rng.standard_normal((d, d)))[0]
+    A = E @ np.diag(lam) @ E.T
+    truth = E @ np.diag(bingham_second_moments(lam)) @ E.T
+    x = gk.sample_vector_bingham(A, 6000, rng)
+    assert np.allclose(np.linalg.norm(x, axis=1), 1.0)
+    assert moment_check(x, truth) < 4.0
+
+
+# ----------------------------------------------------------------------------- constrained column step (U-step)
+@needs_numba
+@pytest.mark.parametrize("scale", [1.0, 30.0, 1e3])
+def test_u_step_q_equals_d_minus_1_against_integration(scale):
+    """One cluster (k = 1, so the z-step is trivial) of points with XᵀX = A: the U-step
+    targets exp((ε/2) tr(UᵀAU)) with q = d − 1 = 2, where UUᵀ = I − vvᵀ and v ~ Bingham(−(ε/2)A):
+    E[UUᵀ] = I − E[vvᵀ] by numerical integration. 3000 chains, 30 sweeps (the compiled column
+    updates, the Householder update of [U, U⊥] and of G = QᵀAQ are all exercised)."""
+    rng = np.random.default_rng(int(np.log10(scale)) + 7)
+    d, eps = 3, 2.0
+    lam = scale * np.array([1.0, 0.3, 0.0])
+    E = np.linalg.qr(rng.standard_normal((d, d)))[0]
+    X = np.ascontiguousarray((E * np.sqrt(lam)).T)            # XᵀX = E diag(λ) Eᵀ
+    truth = np.eye(d) - E @ np.diag(bingham_second_moments(-0.5 * eps * lam)) @ E.T
+    N = 3000
+    Q = gk.full_basis(random_stiefel((N, 1), d, 2, rng))
+    gk.run(X, Q, 0.5 * eps, 2, 30, gk.seed_state(rng, N))
+    U = Q[:, 0, :, :2]
+    P = np.einsum("nij,nkj->nik", U, U)
+    se = P.std(axis=0, ddof=1) / np.sqrt(N)
+    assert np.max(np.abs(P.mean(axis=0) - truth) / (se + 1e-12)) < 4.0
+    QQ = np.einsum("nij,nik->njk", Q[:, 0], Q[:, 0])
+    assert np.allclose(QQ, np.eye(d), atol=1e-10)
+
+
+# ----------------------------------------------------------------------------- full chain
+def test_full_chain_targets_eq_10_on_a_tiny_problem_numba_and_numpy():
+    """d = 2, q = 1, k = 2, n = 3: eq. (10) integrated on a grid of line angles (its
+    marginal over lines factorises over clusters). 3000 independent chains × 40 sweeps on
+    each engine; P(two points share a cluster) and E‖projection of x₀ on its line‖² within
+    4 standard errors of the grid values."""
+    X = 0.95 * np.array([[1.0, 0.05], [0.8, -0.3], [0.1, 0.9]])
+    eps, k = 20.0, 2
+    phi = np.linspace(0, np.pi, 4001)[:-1]
+    proj2 = (X @ np.stack([np.cos(phi), np.sin(phi)])) ** 2
+    d2 = (X ** 2).sum(1)[:, None] - proj2
+    weight, eproj = {}, {}
+    for z in itertools.product(range(k), repeat=3):
+        z = np.array(z)
+        f = [np.exp(-eps / 2 * d2[z == l].sum(0)) for l in range(k)]
+        weight[tuple(z)] = np.prod([fl.mean() for fl in f])
+        eproj[tuple(z)] = (f[z[0]] * proj2[0]).mean() / f[z[0]].mean()
+    tot = sum(weight.values())
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    p_same = {p: sum(w for z, w in weight.items() if z[p[0]] == z[p[1]]) / tot for p in pairs}
+    e_proj = sum(weight[z] * eproj[z] for z in weight) / tot
+    C = 3000
+    for engine in (["numba"] if gk.AVAILABLE else []) + ["numpy"]:
+        rng = np.random.default_rng(142)
+        U = random_stiefel((C, k), 2, 1, rng)
+        for _ in range(40):
+            z, U = gibbs_sweep(X, U, eps, rng, engine=engine)
+        for p in pairs:
+            freq = np.mean(z[:, p[0]] == z[:, p[1]])
+            assert abs(freq - p_same[p]) <= 4 * math.sqrt(p_same[p] * (1 - p_same[p]) / C), (engine, p)
+        proj = (U[np.arange(C), z[:, 0], :, 0] @ X[0]) ** 2
+        assert abs(proj.mean() - e_proj) <= 4 * proj.std() / math.sqrt(C), engine
+
+
+@needs_numba
+@pytest.mark.parametrize("eps", [0.5, 30.0, 3000.0])
+def test_numba_z_step_frequencies_match_eq_11(eps):
+    """The compiled z-step (k = 1 U-step skipped: q = 1 lines held fixed by comparing the first
+    sweep's z only) against the exact categorical of eq. (11), including ε = 3000 where the
+    log-space path draws probabilities far below 2^-53 (those cells must be ~never hit)."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((5, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True) * 1.1
+    U = random_stiefel((1, 3), 3, 1, rng)
+    expected = gibbs_mod.assignment_probabilities(X, U[0], eps)
+    N = 4000
+    Q = gk.full_basis(np.broadcast_to(U, (N, 3, 3, 1)).copy())
+    z, _, _, _ = gk.run(np.ascontiguousarray(X), Q, 0.5 * eps, 1, 1, gk.seed_state(rng, N))
+    freq = np.stack([(z == l).mean(axis=0) for l in range(3)], axis=1)
+    se = np.sqrt(expected * (1 - expected) / N)
+    assert np.all(np.abs(freq - expected) <= 4 * se + 1e-12)
+
+
+# ----------------------------------------------------------------------------- estimator
+@needs_numba
+def test_engine_selection_and_reproducibility():
+    ds = make_union_of_subspaces(150, 6, 2, 2, 0.1, random_state=0)
+    kw = dict(n_clusters=2, subspace_dim=2, epsilon=3.0, n_iter=40, n_chains=3)
+    a = GibbsSubspaceClustering(random_state=5, **kw).fit(ds.X)
+    b = GibbsSubspaceClustering(random_state=5, **kw).fit(ds.X, callback=lambda i, n: None)  # other block splits
+    c = GibbsSubspaceClustering(random_state=6, **kw).fit(ds.X)
+    assert a.engine_ == "numba" and GibbsSubspaceClustering(column_sampler="hoff", n_iter=2).fit(ds.X).engine_ == "numpy"
+    assert np.array_equal(a.chain_labels_, b.chain_labels_) and np.array_equal(a.chain_subspaces_, b.chain_subspaces_)
+    assert np.array_equal(a.traces_["cost"], b.traces_["cost"])
+    assert not np.array_equal(a.chain_subspaces_, c.chain_subspaces_)
+    # random_state=None: fresh OS entropy, so two runs differ (secret noise)
+    n1 = GibbsSubspaceClustering(**kw).fit(ds.X).chain_subspaces_
+    n2 = GibbsSubspaceClustering(**kw).fit(ds.X).chain_subspaces_
+    assert not np.array_equal(n1, n2)
+    with pytest.raises(ValueError, match="engine must be one of"):
+        GibbsSubspaceClustering(engine="cuda", **kw).fit(ds.X)
+    with pytest.raises(ValueError, match="column_sampler='acg' only"):
+        GibbsSubspaceClustering(engine="numba", column_sampler="hoff", **kw).fit(ds.X)
+
+
+def test_fallback_to_numpy_without_numba(monkeypatch):
+    """If numba is not importable, engine='auto' runs the numpy engine and engine='numba' is
+    refused with a message saying so."""
+    monkeypatch.setattr(gk, "AVAILABLE", False)
+    ds = make_union_of_subspaces(120, 5, 2, 2, 0.1, random_state=1)
+    g = GibbsSubspaceClustering(n_clusters=2, subspace_dim=2, n_iter=20, random_state=0).fit(ds.X)
+    assert g.engine_ == "numpy" and g.ledger_.epsilon == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="needs the numba package"):
+        GibbsSubspaceClustering(n_clusters=2, subspace_dim=2, n_iter=5, engine="numba").fit(ds.X)
+    assert gibbs_mod._resolve_engine("auto") == "numpy"
+
+
+@needs_numba
+def test_numba_traces_orthonormality_and_ledger_past_a_reorthonormalisation():
+    ds = make_union_of_subspaces(200, 8, 3, 2, 0.1, random_state=2)
+    g = GibbsSubspaceClustering(n_clusters=3, subspace_dim=2, epsilon=20.0, n_iter=300, n_chains=2, random_state=1,
+                                release="mean", n_average=20, engine="numba").fit(ds.X, ds.labels, ds.subspaces)
+    from dpcore.metrics import subspace_cost, wasserstein_distance
+    U = g.chain_subspaces_
+    assert np.allclose(np.einsum("ckdi,ckdj->ckij", U, U), np.eye(2), atol=1e-10)
+    for c in range(2):
+        assert g.traces_["cost"][c, -1] == pytest.approx(subspace_cost(ds.X, U[c]), rel=1e-9)
+        assert g.traces_["dw"][c, -1] == pytest.approx(wasserstein_distance(U[c], ds.subspaces), abs=1e-9)
+    assert g.ledger_.epsilon == pytest.approx(gibbs_mod.mean_release_epsilon(20.0, 2, 20))
+    assert np.allclose(g.traces_["statistic"][:, 0], 1.0)
+    assert g.traces_["accuracy"].shape == (2, 300)
+
+
+def test_warmup_reports_seconds():
+    assert gk.warmup() >= 0.0
