@@ -39,5 +39,5 @@ except PageStop:          # a page ended early (ui.common.stop_page): the sideba
     pass
 finally:
     st.session_state.pop(IN_APP_KEY, None)
-sidebar(meter_slot)       # after the page: the dataset and the privacy meter include this run
+sidebar(meter_slot.latest())   # after the page: the dataset and the privacy meter include this run
 warmup.start()   # after the first page is drawn: the other pages' imports, in the background

@@ -10,7 +10,7 @@ from dpcore.defaults import default_n_clusters, default_subspace_dim
 from dpcore.subspace.gibbs import MAX_CHAINS
 from dpcore.export import estimator_snippet
 from ui.share import Preset, check_link, follow_dataset, preset_picker, publish_url
-from ui.common import DEFAULT_DATASET, current_dataset, current_spec, record_estimator, stop_page
+from ui.common import DEFAULT_DATASET, ResultSlot, current_dataset, current_spec, record_estimator, stop_page
 from ui.gibbs import (DEFAULTS, INITS, MAX_EPS, MAX_PAGE_ITER, RELEASES, SELECTS, URL_FIELDS, check_run, draw_result,
                       parse_epsilons, run_all, show_error, summarise)
 from ui.seeds import seed_controls
@@ -111,11 +111,11 @@ publish_url()
 
 # Stop (top right) ends a run at its next Streamlit call and the browser keeps only what the run
 # drew so far: so the previous result is drawn first and replaced only after a successful run.
-progress_slot, result_slot = st.empty(), st.empty()
+progress_slot, result_slot = st.empty(), ResultSlot()
 previous = st.session_state.get(RESULT_KEY)
 if submitted:
     if previous is not None:
-        with result_slot.container():
+        with result_slot.previous():
             draw_result(previous, "previous")
     try:
         eps_list = parse_epsilons(eps_text)
@@ -144,10 +144,10 @@ if submitted:
 
 res = st.session_state.get(RESULT_KEY)
 if res is None:
-    result_slot.info("Choose the parameters and press **Run chains**. The defaults reproduce Fig. 3 with 1,000 "
+    result_slot.latest().info("Choose the parameters and press **Run chains**. The defaults reproduce Fig. 3 with 1,000 "
                      "sweeps (the paper runs 10,000).")
 else:
-    with result_slot.container():
+    with result_slot.latest():
         draw_result(res, "final")
 
 with st.expander("Why mixing matters for privacy"):

@@ -9,7 +9,7 @@ from dpcore.defaults import default_n_clusters
 from ui.cocluster import (EPS_MAX, EPS_MIN, MAX_CLUSTERS, MAX_ITER, MAX_RESTARTS, PRESETS, RESULT_KEY,
                           TAU_CR_LABEL, TAU_RC_LABEL, figure1_section, run_cocluster, show_result, whole_number)
 from ui.share import as_bool, as_float, check_link, follow_dataset, preset_picker, publish_url
-from ui.common import current_spec, dataset_from_spec, privacy_statement, record_estimator, run_guarded, stop_page
+from ui.common import ResultSlot, current_spec, dataset_from_spec, privacy_statement, record_estimator, run_guarded, stop_page
 from ui.pickers import dataset_picker, picker_url_fields
 from ui.seeds import MAX_SEED, seed_controls
 
@@ -89,11 +89,11 @@ publish_url()
 
 # ----------------------------------------------------------------------------- run and results
 # The previous result is drawn before a run starts and stays if the run is stopped (Stop, top right).
-message_slot, progress_slot, result_slot = st.empty(), st.empty(), st.empty()
+message_slot, progress_slot, result_slot = st.empty(), st.empty(), ResultSlot()
 previous = st.session_state.get(RESULT_KEY)
 if submitted:
     if previous is not None:
-        with result_slot.container():
+        with result_slot.previous():
             show_result(previous, tag="_prev")
     params = dict(epsilon=epsilon, I=n_iter, K0=K0, L0=L0, seed=seed, n_init=n_init, fast=run_fast, km=run_km)
     with message_slot.container():      # a bad value's message stands right under the form
@@ -105,7 +105,7 @@ if submitted:
         if result["km"] is not None:
             record_estimator(result["km"], "DP k-means (one row added/removed)", seed, dataset=ds.name)
 if previous is not None:
-    with result_slot.container():
+    with result_slot.latest():
         show_result(previous)
 else:
     privacy_statement(["DP-τCC's released tables T and its column and row partitions"],

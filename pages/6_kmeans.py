@@ -10,7 +10,7 @@ from dpcore.kmeans.compare import METHODS, compare_methods
 from dpcore.kmeans.partition import default_projection_dim
 from dpcore.export import call_snippet
 from ui.share import check_link, follow_dataset, preset_picker, publish_url
-from ui.common import Timer, current_spec, dataset_from_spec, privacy_statement, record_estimator, run_guarded, stop_page
+from ui.common import ResultSlot, Timer, current_spec, dataset_from_spec, privacy_statement, record_estimator, run_guarded, stop_page
 from ui.kmeans import (DEFAULT_EPS_SERIES, DELTA_MAX, DELTA_MIN, EPS_LADDER, EPS_MAX, EPS_MIN, K_MAX, MAX_SIDE_BY_SIDE,
                        PRESETS, RADIUS_MAX, RADIUS_MIN, RESULT_KEY, SERIES_KEY, URL_FIELDS, draw_results, eps_label,
                        epsilon_series, idle_privacy, method_label, points_of, store_result)
@@ -110,7 +110,7 @@ with st.form("kmeans_form"):
     side_by_side = b2.form_submit_button("Compare ε values side by side")
 publish_url()
 progress_slot = st.empty()
-slots = [st.empty(), st.empty()]
+slots = [ResultSlot(), ResultSlot()]
 
 
 def options_of():

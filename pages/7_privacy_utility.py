@@ -7,7 +7,7 @@ import streamlit as st
 
 from dpcore.defaults import default_subspace_dim
 from dpcore.experiments import presets_for, run_sweep
-from ui.common import current_dataset, current_spec, in_process_loadable, is_upload_spec
+from ui.common import ResultSlot, current_dataset, current_spec, in_process_loadable, is_upload_spec
 from ui.seeds import master_seed, seed_controls
 from ui.share import check_link, follow_dataset, preset_picker, publish_url
 from ui.sweep import (DEFAULT_RANGE, KEY, LOG_EPS, MAX_POINTS, MAX_TRIALS, METRIC_HELP, METRICS_FOR, PAGE, PRESETS,
@@ -79,17 +79,17 @@ with st.form("sweep_form"):
     go = st.form_submit_button("Run sweep", type="primary")
 publish_url()
 
-progress_slot, result_slot, privacy_slot = st.empty(), st.empty(), st.empty()
+progress_slot, result_slot, privacy_slot = st.empty(), ResultSlot(), ResultSlot()
 
 
-def draw(res):
-    with result_slot.container():
+def draw(res, after_run=False):
+    with (result_slot.latest() if after_run else result_slot.previous()):
         if res is None:
             st.info("Choose methods and an ε range, then **Run sweep** (a preset sets everything at once). "
                     "Small sweeps take seconds; the Fig. 2 preset about a minute.")
         else:
             show_result(res)
-    with privacy_slot.container():
+    with (privacy_slot.latest() if after_run else privacy_slot.previous()):
         show_privacy(res)
 
 
@@ -111,6 +111,9 @@ if go:
                 df = run_sweep(sweep, n_jobs=int(n_jobs), progress=progress)
         except ValueError as exc:
             progress_slot.error(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a failure inside a worker process: a message, not a traceback
+            progress_slot.error(f"The sweep failed ({type(exc).__name__}: {exc}); the last result below is kept. "
+                                "Run it again; if it fails again, please report it with these words.")
         else:
             progress_slot.empty()
             record_sweep(df, seed)
@@ -119,5 +122,5 @@ if go:
             previous = st.session_state.get(KEY) or {}
             st.session_state[KEY] = res = {"df": df, "metrics": list(metrics), "dataset": ds.name, "seed": seed,
                                            "seconds": time.perf_counter() - t0, "run": previous.get("run", 0) + 1}
-            draw(res)
+            draw(res, after_run=True)
 

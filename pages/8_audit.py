@@ -8,7 +8,7 @@ from dpcore.audit import (MIN_TRIALS, NEIGHBOUR_RELATION, NEIGHBOURS, RELATIONS,
 from dpcore.experiments import ALGORITHMS, FAMILY_KINDS
 from ui.audit import (CONFIDENCES, DATA_PAGE, DEFAULT_TRIALS, INITS, MAX_SWEEPS, MAX_TRIALS, SOURCES, URL_FIELDS,
                       algorithm_label, check_audit_size, draw_result, progress_text, source_label)
-from ui.common import current_dataset, privacy_statement, stop_page
+from ui.common import ResultSlot, current_dataset, privacy_statement, stop_page
 from ui.seeds import master_seed, seed_controls
 from ui.share import Preset, check_link, preset_picker, publish_url
 
@@ -144,11 +144,11 @@ if claimed is not None and NEIGHBOUR_RELATION[neighbour] != claimed:
 
 # Stop (top right) ends a run at its next Streamlit call and the browser keeps only what the run
 # drew so far: so the previous result is drawn first and replaced only after a successful audit.
-progress_slot, result_slot = st.empty(), st.empty()
+progress_slot, result_slot = st.empty(), ResultSlot()
 previous = st.session_state.get(KEY)
 if go:
     if previous is not None:
-        with result_slot.container():
+        with result_slot.previous():
             draw_result(previous, "previous")
     bar = progress_slot.progress(0.0, text=progress_text(0, 2 * int(trials), previous is not None))
     t0 = time.perf_counter()
@@ -168,7 +168,7 @@ if go:
 
 out = st.session_state.get(KEY)
 if out:
-    with result_slot.container():
+    with result_slot.latest():
         draw_result(out, "final")
 
 privacy_statement(

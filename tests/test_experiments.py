@@ -169,7 +169,7 @@ def test_warning_summary_gives_each_warning_once_with_its_epsilons():
     # message names the run's ε; one entry must list all of them
     df = run_sweep(sweep(algorithms=[{"name": "sample_aggregate", "label": "s.a.", "params": {"solver": "kplane"}}],
                          epsilons=[0.1, 0.5, 1e4], trials=2))
-    th = [w for w in ex.warning_summary(df) if w["message"].startswith("Theorem 3.1's utility bound assumes epsilon")]
+    th = [w for w in ex.warning_summary(df) if w["message"].startswith("Theorem 3.1's utility bound assumes ε")]
     assert len(th) == 1, [w["message"] for w in ex.warning_summary(df)]
     assert th[0]["epsilons"] == [0.1, 0.5] and th[0]["runs"] == 4 and th[0]["of"] == 6
-    assert "got epsilon = 0.1, 0.5:" in th[0]["message"]
+    assert "got ε = 0.1, 0.5:" in th[0]["message"]

@@ -390,7 +390,7 @@ def test_runs_history_has_short_numbers():
     for _ in range(2):
         run_button(at).click()
         at.run()
-    history = next(d.value for d in at.dataframe if "method" in d.value.columns)
+    history = next(t.value for t in at.table if "method" in t.value.columns)    # a static table (wraps, not cut)
     assert list(history.columns) == ["method", "dataset", "k", "q", "seed", "accuracy", "NMI", "d_W to truth",
                                      "cost (eq. 3)", "seconds"]
     for v in history[["accuracy", "NMI", "d_W to truth", "cost (eq. 3)", "seconds"]].to_numpy().ravel():

@@ -157,8 +157,8 @@ def test_theorem_31_warning_is_shown_once_for_all_its_epsilons():
     # grid, 0.01 and 0.1; its message names the run's ε, and was shown once per ε before issue 16
     at = run_small(page(), methods=("s.a. TSC",), metrics=("d_W",), points=2, trials=2, log_range=(-2, -1))
     text = " ".join(x.value for x in at.warning)
-    assert text.count("Theorem 3.1's utility bound assumes epsilon") == 1, text
-    assert "got epsilon = 0.01, 0.1:" in text and "(4 of 4 runs)" in text
+    assert text.count("Theorem 3.1's utility bound assumes ε") == 1, text
+    assert "got ε = 0.01, 0.1:" in text and "(4 of 4 runs)" in text
     captions = " ".join(c.value for c in at.caption)
     assert "Gibbs" not in captions                                # no finding about methods not shown
 

@@ -240,8 +240,8 @@ def test_estimator_attributes_ledger_and_privacy_statement():
     assert "smooth_sensitivity_" in est.nonprivate_outputs_
     # ε = 1 < 2D/√m = 84/√39 = 13.45: Thm 3.1's condition is broken -> warned and listed
     assert not est.theorem31_["eps_ok"] and est.theorem31_["eps_threshold"] == pytest.approx(84 / math.sqrt(39))
-    assert any("2D/sqrt(m)" in msg for msg in est.warnings_)
-    assert any("2D/sqrt(m)" in str(x.message) for x in w)
+    assert any("2D/√m" in msg for msg in est.warnings_)
+    assert any("2D/√m" in str(x.message) for x in w)
     assert est.theorem31_["m_ok"]                                        # 39 >= (ln 500)² = 38.6
 
 

@@ -594,8 +594,7 @@ def show_history():
     rows = [{"run": r["run"], "method": r["method"], "dataset": r["dataset"], "k": r["k"], "q": r["q"],
              "seed": "secret" if r["seed"] is None else str(r["seed"]),
              **{short: fmt(r.get(long)) for long, short in HISTORY_COLUMNS.items()}} for r in history]
-    st.dataframe(pd.DataFrame(rows).set_index("run"), width="stretch",
-                 column_config={"method": st.column_config.TextColumn("method", width="large")})
+    st.table(pd.DataFrame(rows).set_index("run"))      # static: long method and dataset names wrap, no column is cut
     if any(r.get("accuracy") is not None for r in history):
         show_chart(runs_comparison(history, "accuracy", title="Accuracy of the runs of this session"),
                    "cluster runs accuracy")

@@ -22,7 +22,7 @@ import streamlit as st
 from dpcore.plots.small_multiples import subspace_small_multiples
 from dpcore.privacy import basic_composition
 from ui.cluster import BIND, EPSILON_GRID, METHODS, SA_SOLVERS, evaluate, fmt, reference_name, run_method, run_reference
-from ui.common import privacy_statement, record_estimator, run_guarded, show_chart
+from ui.common import ResultSlot, privacy_statement, record_estimator, run_guarded, show_chart
 from ui.seeds import seed_label
 from ui.share import list_of
 
@@ -104,13 +104,16 @@ def run_comparison(key, params, k, q, seed, ds, eps_values, bar):
                 ref_name=ref_name, classes=ds.labels is not None, truth=ds.subspaces is not None, drawn=drawn, q=q)
 
 
-def _draw(cmp, current_dataset):
+def _draw(cmp, current_dataset, current_method=None):
     """The stored comparison: small multiples, their table and the privacy box with the ε spent."""
     import pandas as pd
 
     if cmp["dataset"] != current_dataset:
         st.warning(f"This comparison was computed on another dataset ({cmp['dataset']}); press Compare ε to "
                    "compare on the current one.")
+    if current_method is not None and cmp["method"] != current_method:
+        st.warning(f"This comparison was computed with {cmp['label']}, not with the method chosen above; press "
+                   "Compare ε to compare the chosen one.")
     show_chart(cmp["fig"], f"cluster compare eps {cmp['method']} {cmp['dataset']} "
                + " ".join(eps_label(e) for e in cmp["eps"]))
     public = cmp["seed"] is not None
@@ -171,11 +174,11 @@ def compare_section(ds, key, k, q, params, seed):
         go = st.form_submit_button("Compare ε", type="primary")
     st.caption(f"Runs {method.label} on {ds.name} at each ε (each a private release, all added to the meter), "
                f"then the non-private solver; seed: {seed_label(seed)}.")
-    progress_slot, result_slot = st.empty(), st.empty()
+    progress_slot, result_slot = st.empty(), ResultSlot()
     previous = st.session_state.get(CMP_RESULT_KEY)
     if previous is not None:
-        with result_slot.container():
-            _draw(previous, ds.name)
+        with result_slot.previous():
+            _draw(previous, ds.name, key)
     if not go:
         return
     kept = " The previous comparison is kept." if previous is not None else ""
@@ -190,5 +193,5 @@ def compare_section(ds, key, k, q, params, seed):
             return
     progress_slot.empty()
     st.session_state[CMP_RESULT_KEY] = out
-    with result_slot.container():
-        _draw(out, ds.name)
+    with result_slot.latest():
+        _draw(out, ds.name, key)

@@ -32,7 +32,7 @@ from dpcore.metrics import nmi
 from dpcore.plots.cocluster import (TAU_CR_LABEL, TAU_RC_LABEL, contingency_heatmaps, figure1_leak,
                                     frequency_band_rows, partition_frequency_band, reordered_matrix, tau_history)
 from dpcore.validation import check_int, check_random_state
-from ui.common import Timer, dataset_from_spec, privacy_statement, run_guarded, show_chart, show_ledger
+from ui.common import ResultSlot, Timer, dataset_from_spec, privacy_statement, run_guarded, show_chart, show_ledger
 from ui.seeds import seed_caveat, seed_label
 from ui.share import Preset, as_int, snippet_expander
 
@@ -321,16 +321,16 @@ def figure1_section():
         runs_fig = c2.number_input("runs on each matrix", FIG1_RUNS_MIN, FIG1_RUNS_MAX, 400, step=100,
                                    help="More runs = shorter whiskers (about 5 ms per run).")
         go_fig = st.form_submit_button("Simulate DP-τCC on A and A′")
-    bar, slot = st.empty(), st.empty()
+    bar, slot = st.empty(), ResultSlot()
     previous = st.session_state.get(FIG1_KEY)
     if go_fig:
         if previous is not None:
-            with slot.container():
+            with slot.previous():
                 _show_fig1(previous, "_prev")
         rows = run_guarded(simulate_fig1, float(eps_fig), int(runs_fig), bar)
         bar.empty()
         if rows is not None:
             previous = st.session_state[FIG1_KEY] = dict(eps=float(eps_fig), runs=int(runs_fig), rows=rows)
     if previous is not None:
-        with slot.container():
+        with slot.latest():
             _show_fig1(previous)

@@ -154,6 +154,32 @@ def set_dataset(spec: dict) -> Dataset | None:
 IN_APP_KEY = "_in_app"
 
 
+class ResultSlot:
+    """Where a page draws its last result so that Streamlit's Stop does not wipe it.
+
+    Stop ends a run at its next Streamlit call, and the browser shows nothing the stopped run
+    would have drawn after that: so the previous result is drawn before a long run starts
+    (``with slot.previous(): …``) and the new one after it (``with slot.latest(): …``). Two
+    places, not one: redrawing the same ``st.empty()`` in one run with fewer elements leaves the
+    first drawing's extra elements on the page (measured with Streamlit 1.67: a result drawn
+    twice showed its tail twice), while emptying the first place and drawing into the second
+    does not. Create it where the result belongs on the page."""
+
+    def __init__(self, container=None):
+        target = st if container is None else container
+        self._previous = target.empty()
+        self._latest = target.empty()
+
+    def previous(self):
+        """The container for the result shown while a new run goes on."""
+        return self._previous.container()
+
+    def latest(self):
+        """The container for the result after the run (the previous drawing is removed)."""
+        self._previous.empty()
+        return self._latest.container()
+
+
 class PageStop(Exception):
     """Raised by :func:`stop_page` inside the app; ``app.py`` catches it and still draws the
     sidebar (``st.stop()`` would stop that too, leaving the meter one run behind)."""
@@ -327,18 +353,17 @@ def sidebar_slot():
     """Start the shared sidebar before the page runs: an area for :func:`sidebar` and the meter's
     reset button below it. The area is filled at once with the state before the page; the page
     may end with Streamlit's Stop, after which nothing more is drawn, so that is what stays."""
-    with st.sidebar:
-        slot = st.empty()
-        st.button("Reset privacy meter", key="_reset_budget", on_click=_reset_meter)
-    sidebar(slot)
+    slot = ResultSlot(st.sidebar)
+    st.sidebar.button("Reset privacy meter", key="_reset_budget", on_click=_reset_meter)
+    sidebar(slot.previous())
     return slot
 
 
-def sidebar(slot=None):
+def sidebar(container=None):
     """The shared sidebar: current dataset and the session's privacy meter. ``app.py`` draws it
-    into ``slot`` (:func:`sidebar_slot`) before the page and again after the page has run, so
-    both show the state after the page's run."""
-    with (st.sidebar.container() if slot is None else slot.container()):
+    before the page (``sidebar_slot()``) and again after the page has run
+    (``sidebar(slot.latest())``), so it shows the state after the page's run."""
+    with (st.sidebar.container() if container is None else container):
         try:
             ds = current_dataset()
         except ValueError as exc:  # a stale spec: fall back to the default

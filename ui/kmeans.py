@@ -380,12 +380,10 @@ DRAW = {RESULT_KEY: draw_comparison, SERIES_KEY: draw_series}
 def draw_results(slots, live=True):
     """Draw the stored results into ``slots``, the newest first (an empty slot stays empty)."""
     order = [k for k in st.session_state.get(ORDER_KEY, []) if st.session_state.get(k) is not None]
-    for i, slot in enumerate(slots):
-        if i < len(order):
-            with slot.container():
+    for i, slot in enumerate(slots):        # ui.common.ResultSlot: before a run (live=False), after it
+        with (slot.latest() if live else slot.previous()):
+            if i < len(order):
                 DRAW[order[i]](st.session_state[order[i]], live=live)
-        else:
-            slot.empty()
     return bool(order)
 
 

@@ -287,16 +287,33 @@ def show_result(res):
         st.dataframe(_display_table(df), hide_index=True, width="stretch")
 
 
+def _shown(res):
+    """(families, estimator names) of the algorithms in a result: what its privacy box is about."""
+    from dpcore.experiments import ALGORITHMS, PRESETS
+
+    if not res:
+        return set(), set()
+    names = {PRESETS[a]["name"] for a in set(res["df"]["algorithm"]) if a in PRESETS}
+    return {ALGORITHMS[n].family for n in names if n in ALGORITHMS}, names
+
+
 def show_privacy(res):
-    """The page's privacy box; a public seed of the shown result is named."""
+    """The page's privacy box, about the methods of the shown result; a public seed is named."""
+    families, names = _shown(res)
+    released = [w for f, w in (("subspace", "subspaces"), ("cocluster", "contingency tables and partitions"),
+                               ("kmeans", "centres")) if f in families] or ["subspaces, tables or centres"]
+    caveats = seed_caveat(res.get("seed") if res else None) + [
+        "A sweep is many releases: the session meter adds every private run's ε. Real deployments release "
+        "once; sweeps are for studying the methods on public or synthetic data."]
+    if not res or "gibbs" in names:
+        caveats.append("Gibbs is private only asymptotically, when its chain has mixed.")
+    if not res or "kmeans" in families:
+        caveats.append("k-means methods on data without a public radius (anything but a Gaussian mixture) read the "
+                       "radius off the data, which is not private; the run's warning says so and the meter lists "
+                       "those runs as non-private.")
     privacy_statement(
-        private=["every private run's released output (subspaces, tables, centres); each run spends its own ε"],
-        not_private=["the metrics: they compare releases with the data and the true labels (evaluation only)",
-                     "labels from assigning raw points to released subspaces or centres"],
-        caveats=seed_caveat(res.get("seed") if res else None) + [
-            "A sweep is many releases: the session meter adds every private run's ε. Real deployments release "
-            "once; sweeps are for studying the methods on public or synthetic data.",
-            "Gibbs is private only asymptotically, when its chain has mixed.",
-            "k-means methods on data without a public radius (anything but a Gaussian mixture) read the radius off "
-            "the data, which is not private; the run's warning says so and the meter lists those runs as "
-            "non-private."])
+        private=[f"every private run's released {' / '.join(released)}; each run spends its own ε"],
+        not_private=["the metrics: they compare releases with the data and the true labels (evaluation only)"]
+        + (["labels from assigning raw points to released subspaces or centres"] if families - {"cocluster"} or not res
+           else []),
+        caveats=caveats)

@@ -342,8 +342,8 @@ def partition_frequency_band(rows, epsilon, n_runs, top=10, title=None):
 
     Only the ``top`` most frequent partitions are drawn (their union with the rest, "all
     other", would dwarf them; it belongs in the table next to the figure). The y axis fits
-    the bars: at a large ε the band's top e^ε·f_A may reach above the plot (the subtitle
-    says so; the hover shows both ends).
+    the bars and the bands (a band's top is capped at 1, as a frequency is; the hover shows
+    both ends).
 
     Parameters
     ----------
@@ -369,7 +369,7 @@ def partition_frequency_band(rows, epsilon, n_runs, top=10, title=None):
     fa = np.array([r["freq_A"] for r in data])
     fb = np.array([r["freq_A_prime"] for r in data])
     low = np.array([r["low"] for r in data])
-    high = np.array([r["high"] for r in data])
+    high = np.minimum(np.array([r["high"] for r in data]), 1.0)     # a frequency is at most 1: so is its band
 
     def whisker(f):
         return dict(type="data", array=2 * np.sqrt(f * (1 - f) / n_runs), color="#333", thickness=1.2, width=3)
@@ -385,11 +385,10 @@ def partition_frequency_band(rows, epsilon, n_runs, top=10, title=None):
     fig.add_trace(go.Bar(x=x + 0.2, y=fb, width=0.22, name="frequency on A′", marker_color="#ff7f0e",
                          error_y=whisker(fb), hovertemplate="on A′: %{y:.3g}<extra></extra>"))
     bars = np.r_[fa + 2 * np.sqrt(fa * (1 - fa) / n_runs), fb + 2 * np.sqrt(fb * (1 - fb) / n_runs)]
-    top_y = min(1.0, max(1.3 * float(np.max(bars, initial=0)), 1.1 * float(np.max(low, initial=0)), 1e-3))
+    top_y = min(1.0, max(1.3 * float(np.max(bars, initial=0)), 1.05 * float(np.max(high, initial=0)), 1e-3))
     fig.update_layout(
         title=_titled(title or f"How often DP-τCC releases each product grouping (ε = {epsilon:.3g})",
-                      f"{n_runs} runs on each matrix; whiskers: ±2 standard errors of the simulation; a grey band "
-                      "may reach above the plot"),
+                      f"{n_runs} runs on each matrix; whiskers: ±2 standard errors of the simulation"),
         barmode="overlay", height=470, margin=dict(l=0, r=0, t=80, b=0),
         xaxis=dict(title="released column partition (products 1–6; | separates the groups)", tickmode="array",
                    tickvals=x, ticktext=[r["label"] for r in data], tickangle=-35),

@@ -214,9 +214,10 @@ def epsilon_panels(X, labels, panels, reference=None, title="", label_name="true
         for tr in _point_traces(Y, lab, label_name, size=4):
             add(tr, r, c)
         if p.get("private", True) and ref is not None:
-            add(_centre_trace(ref, "k-means++ centres (not private, for comparison)", REFERENCE_STYLE), r, c)
+            add(_centre_trace(ref, "k-means++ centres (not private)", REFERENCE_STYLE), r, c)
         inside = np.all((Z >= frame_lo) & (Z <= frame_hi), axis=1)
-        style = CENTRE_STYLES[0] if p.get("private", True) else CENTRE_STYLES[1]
+        # the non-private panel's centres look as they do faintly in the private panels: one legend entry
+        style = CENTRE_STYLES[0] if p.get("private", True) else REFERENCE_STYLE
         name = "released centres (private run)" if p.get("private", True) else "k-means++ centres (not private)"
         add(_centre_trace(Z[inside], name, style), r, c)
         if not inside.all():

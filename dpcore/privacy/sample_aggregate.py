@@ -533,12 +533,12 @@ def theorem31_conditions(epsilon, D, m, n):
     m_thr = math.log(n) ** 2 if n > 1 else 0.0
     msgs = []
     if not epsilon > eps_thr:
-        msgs.append(f"Theorem 3.1's utility bound assumes epsilon > 2D/sqrt(m) = 2*{D}/sqrt({m}) = {eps_thr:.4g}; "
-                    f"got epsilon = {epsilon:g}: the release is still (epsilon, delta)-DP, but the theorem's "
+        msgs.append(f"Theorem 3.1's utility bound assumes ε > 2D/√m = 2·{D}/√{m} = {eps_thr:.4g}; "
+                    f"got ε = {epsilon:g}: the release is still (ε, δ)-DP, but the theorem's "
                     f"accuracy bound does not cover this run and the noise will likely swamp the aggregate")
     if not m >= m_thr:
-        msgs.append(f"Theorem 3.1's utility bound assumes m = omega(log^2 n), checked as n_subsets >= (ln n)^2 = "
-                    f"{m_thr:.4g} for n = {n}; got n_subsets = {m}: the release is still (epsilon, delta)-DP, but "
+        msgs.append(f"Theorem 3.1's utility bound assumes m = ω(log² n), checked as n_subsets ≥ (ln n)² = "
+                    f"{m_thr:.4g} for n = {n}; got n_subsets = {m}: the release is still (ε, δ)-DP, but "
                     f"the theorem's accuracy bound does not cover this run")
     return {"eps_ok": epsilon > eps_thr, "eps_threshold": eps_thr, "m_ok": m >= m_thr, "m_threshold": m_thr,
             "messages": msgs}
@@ -567,12 +567,12 @@ def privacy_note(constants, n=None):
                f"{c.paper_delta:.3g} > {c.delta:.3g}, so " +
                (f"beta reduced to {c.beta:.4g} (alpha={c.alpha:.4g} kept)" if c.calibration == "beta reduced" else
                 f"alpha reduced to {c.alpha:.4g} and beta to {c.beta:.4g}"))
-    note = (f"privacy: (epsilon, delta) from the exact privacy profile of the Gaussian step: worst delta = "
-            f"{c.exact_delta:.3g} <= delta = {c.delta:.3g}; {how}")
+    note = (f"privacy: (ε, δ) from the exact privacy profile of the Gaussian step: worst δ = "
+            f"{c.exact_delta:.3g} ≤ δ = {c.delta:.3g}; {how}")
     if n is not None:
         th = theorem31_conditions(c.epsilon, c.D, c.m, n)
-        parts = [f"epsilon > 2D/sqrt(m) = {th['eps_threshold']:.4g}: " + ("met" if th["eps_ok"] else "NOT met"),
-                 f"m >= (ln n)^2 = {th['m_threshold']:.4g}: " + ("met" if th["m_ok"] else "NOT met")]
+        parts = [f"ε > 2D/√m = {th['eps_threshold']:.4g}: " + ("met" if th["eps_ok"] else "NOT met"),
+                 f"m ≥ (ln n)² = {th['m_threshold']:.4g}: " + ("met" if th["m_ok"] else "NOT met")]
         note += "; utility (Thm 3.1, not needed for privacy): " + ", ".join(parts)
     return note
 

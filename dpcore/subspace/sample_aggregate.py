@@ -350,7 +350,7 @@ class SampleAggregateSubspace(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         res = sample_aggregate(
             X, f, m, epsilon, delta, diameter=diameter, distances=lambda B: matching_distances(B, k), n_blocks=k,
             random_state=rng, ledger=ledger, max_redraws=max_redraws,
-            what=f"{k} subspaces (solver {self.solver}, m = {m} subsets) as a vector of R^{D}")
+            what=f"{k} subspaces (solver {self.solver}, m = {m} subsets) as one vector of {D} numbers")
         c = res.constants
         U = decode_subspaces(res.released, k, d, q)
 

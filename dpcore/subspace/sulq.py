@@ -371,17 +371,17 @@ class SuLQKPlane(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         self.composition_used_ = used
         if used == "advanced":
             eps_check, delta_check = advanced_composition(eps_q, delta_q, n_queries)
-            note = (f"Prop. E.2 (advanced composition, slack delta) of kT = {k}*{T} = {n_queries} queries, each "
-                    f"(epsilon = {eps_q:.6g}, delta = {delta_q:.4g})-DP: composes to "
-                    f"({eps_check:.6g}, {delta_check:.4g})")
+            note = (f"Prop. E.2 (advanced composition, slack δ) of kT = {k}·{T} = {n_queries} queries, each "
+                    f"(ε = {eps_q:.4g}, δ = {delta_q:.3g})-DP: composes to "
+                    f"({eps_check:.4g}, {delta_check:.3g})")
         else:
-            note = (f"sequential composition of kT = {k}*{T} = {n_queries} queries, each "
-                    f"(epsilon = {eps_q:.6g}, delta = {delta_q:.4g})-DP")
-        mech = ("Gaussian mechanism, classic sigma = 2 sqrt(2 ln(1.25/delta))/epsilon (Alg. 5)" if method == "classic"
+            note = (f"sequential composition of kT = {k}·{T} = {n_queries} queries, each "
+                    f"(ε = {eps_q:.4g}, δ = {delta_q:.3g})-DP")
+        mech = ("Gaussian mechanism, classic σ = 2√(2 ln(1.25/δ))/ε (Alg. 5)" if method == "classic"
                 else "Gaussian mechanism, analytic sigma (Balle & Wang 2018), L2 sensitivity 2 (Prop. E.1)")
         ledger = PrivacyLedger()
-        ledger.record(f"{n_queries} noisy scatter matrices A_l A_l^T ({k} clusters x {T} iterations), "
-                      f"sigma = {sigma:.4g}", mech, epsilon, delta, note=note)
+        ledger.record(f"{n_queries} noisy scatter matrices A_ℓ A_ℓᵀ ({k} clusters × {T} iterations), "
+                      f"σ = {sigma:.4g}", mech, epsilon, delta, note=note)
         self.ledger_ = ledger
         self.private_outputs_ = ["subspaces_", "subspace_history_", "init_subspaces_"]
         self.nonprivate_outputs_ = {
