@@ -165,7 +165,9 @@ def test_stop_keeps_the_last_result(app_url, page):
     sd.check_page(page, min_charts=1)
     verdict = page.get_by_text("Verdict", exact=True)
     assert verdict.count() == 1
-    sd.set_number(page, "sweeps per chain (n_iter)", 3000)
+    # long enough to be stopped even on a fast engine: 10 000 sweeps (the page's maximum) × 8 chains
+    sd.set_number(page, "sweeps per chain (n_iter)", 10_000)
+    sd.set_number(page, "chains", 8)
     page.locator(f"{sd.MAIN} button").filter(has_text=re.compile(r"^\s*Run chains\s*$")).first.click()
     page.locator(f"{sd.MAIN} [data-testid='stProgress']").first.wait_for(state="visible", timeout=60_000)
     page.wait_for_timeout(1500)
@@ -183,3 +185,23 @@ def test_stop_keeps_the_last_result(app_url, page):
     assert page.locator(sd.CHART).count() >= 1
     assert page.locator('[data-testid="stSidebar"] [data-testid="stMetricValue"]').count() == 1
     assert not sd.problems(page), sd.problems(page)
+
+
+def test_a_second_run_replaces_the_first_result(app_url, page):
+    """Review of issue 16: a result drawn before a run (so that Stop keeps it) and again after it
+    must not leave a second copy behind (Streamlit keeps the tail of an st.empty redrawn with fewer
+    elements in one run; ui.common.ResultSlot draws into a second place)."""
+    sd.open_page(page, app_url + "/privacy_utility")
+    sweep_small = dict(methods=["SuLQ-10"], points=2, trials=1)
+    sd.multiselect_keep(page, "methods", sweep_small["methods"])
+    sd.set_number(page, "ε points", sweep_small["points"])
+    sd.set_number(page, "trials", sweep_small["trials"])
+    for _ in range(2):
+        sd.press(page, "Run sweep")
+        sd.check_page(page, min_charts=1)
+    boxes = [t for t in page.locator(f"{sd.MAIN} [data-testid='stAlertContentInfo']").all_inner_texts()
+             if "Not private" in t]
+    assert len(boxes) == 1, boxes
+    assert page.locator(sd.MAIN).get_by_text("All runs").count() <= 1
+    assert page.locator(f"{sd.MAIN} {sd.CHART}").count() == 1
+    assert page.locator('[data-testid="stSidebar"] [data-testid="stMetricValue"]').count() == 1
