@@ -86,7 +86,7 @@ def draw(res, after_run=False):
     with (result_slot.latest() if after_run else result_slot.previous()):
         if res is None:
             st.info("Choose methods and an ε range, then **Run sweep** (a preset sets everything at once). "
-                    "Small sweeps take seconds; the Fig. 2 preset about a minute.")
+                    "Small sweeps take seconds; the Fig. 2 preset up to a minute.")
         else:
             show_result(res)
     with (privacy_slot.latest() if after_run else privacy_slot.previous()):

@@ -72,7 +72,7 @@ PRESETS = {
     "reviews at a small budget (ε = 0.5)": Preset(
         {"cc_matrix": "reviews", "cc_eps": 0.5, "cc_iter": 4, "cc_K0": 5, "cc_L0": 5, "cc_fast": True,
          "cc_ninit": 5, "cc_km": False},
-        about="The largest CLUTO set (about 10 s with Fast-τCC's 5 starts). Its documents are long, so hiding one "
+        about="The largest CLUTO set (a few seconds with Fast-τCC's 5 starts). Its documents are long, so hiding one "
               "word occurrence costs little: at ε = 0.5 DP-τCC's row NMI was 0.34–0.37 in our runs, close to "
               "Fast-τCC's 0.37–0.42."),
     "Synthetic blocks, 3×3 co-clusters": Preset(

@@ -123,7 +123,7 @@ PRESETS = {
         {"pu_methods": ["SuLQ-10", "SuLQ-50", "s.a. TSC", "Gibbs", "k-plane"], "pu_metrics": ["d_W", "cost"],
          "pu_range": (-1, 3), "pu_points": 7, "pu_trials": 5, "pu_q": 3, "pu_jobs": 2}, DEFAULT_DATASET,
         "The subspace paper's Fig. 2 (middle): n = 1000, d = 10, k = 3, q = 3, σ = 0.1; the non-private k-plane "
-        "as the dashed reference. About a minute with 2 workers."),
+        "as the dashed reference. Up to a minute with 2 workers, depending on the machine."),
     "Quick look: SuLQ-10 against Gibbs": Preset(
         {"pu_methods": ["SuLQ-10", "Gibbs", "k-plane"], "pu_metrics": ["d_W"], "pu_range": (-1, 3),
          "pu_points": 5, "pu_trials": 2, "pu_q": 3, "pu_jobs": 2}, DEFAULT_DATASET,
@@ -132,7 +132,7 @@ PRESETS = {
         {"pu_methods": ["DP-τCC", "Fast-τCC"], "pu_metrics": ["nmi", "tau_rc"], "pu_range": (-1, 1), "pu_points": 5,
          "pu_trials": 3, "pu_jobs": 2}, CLASSIC3,
         "Row NMI of DP-τCC (4 iterations) against ε, with the non-private Fast-τCC dashed (the co-clustering "
-        "paper's Fig. 2), and τ of the released table beside it (its Fig. 3). About 10 s."),
+        "paper's Fig. 2), and τ of the released table beside it (its Fig. 3). A few seconds."),
     "k-means on 8 Gaussians in R^50 (objective ratio)": Preset(
         {"pu_methods": ["candidate set", "SuLQ k-means", "DP-Lloyd", "k-means++"], "pu_metrics": ["objective_ratio"],
          "pu_range": (-1, 2), "pu_points": 4, "pu_trials": 3, "pu_q": 3, "pu_jobs": 2}, MIXTURE,
