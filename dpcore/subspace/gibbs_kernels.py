@@ -179,49 +179,63 @@ def _categorical_logspace(lg, k, s):
 
 
 @njit(cache=True)
-def _z_step(pn, half, z, s, lg, w):
-    """z[i] ~ categorical ∝ exp(half·pn[:, i]) for every point (pn: (k, n))."""
+def _z_step(pn, half, z, s, L, Wt, mx, tot, u, lg):
+    """z[i] ~ categorical ∝ exp(half·pn[:, i]) for every point (pn: (k, n)); L, Wt (k, n) and
+    mx, tot, u (n,) are work arrays, lg (k,). In passes over all points (so that the loops
+    vectorise): logits, their maximum, the max-shifted weights, one uniform per point; then
+    the inverse CDF where every probability is ≥ 2⁻²⁰, the log-space scheme elsewhere."""
     k, n = pn.shape
-    for i in range(n):
-        if k == 1:
+    if k == 1:
+        for i in range(n):
             z[i] = 0
-            continue
-        mx = -np.inf
-        top = 0
+        return
+    for j in range(k):
+        for i in range(n):
+            L[j, i] = half * pn[j, i]
+    for i in range(n):
+        mx[i] = L[0, i]
+    for j in range(1, k):
+        for i in range(n):
+            if L[j, i] > mx[i]:
+                mx[i] = L[j, i]
+    for j in range(k):
+        for i in range(n):
+            Wt[j, i] = math.exp(L[j, i] - mx[i])
+    for i in range(n):
+        tot[i] = Wt[0, i]
+    for j in range(1, k):
+        for i in range(n):
+            tot[i] += Wt[j, i]
+    for i in range(n):
+        u[i] = _uniform(s)
+    for i in range(n):
+        W = tot[i]
+        fast = True
+        lim = _FAST_MIN_P * W
         for j in range(k):
-            lg[j] = half * pn[j, i]
-            if lg[j] > mx:
-                mx = lg[j]
-                top = j
-        W = 0.0
-        wmin = np.inf
-        for j in range(k):
-            wj = 1.0 if j == top else math.exp(lg[j] - mx)
-            w[j] = wj
-            W += wj
-            if wj < wmin:
-                wmin = wj
-        if wmin >= _FAST_MIN_P * W:
-            u = _uniform(s) * W
+            fast &= Wt[j, i] >= lim
+        if fast:
+            uu = u[i] * W
             cum = 0.0
-            zi = k - 1
-            for j in range(k - 1):
-                cum += w[j]
-                if u < cum:
-                    zi = j
-                    break
+            zi = 0
+            for j in range(k - 1):                  # z = #{j < k − 1: u·W ≥ w₀ + … + w_j} (no branches)
+                cum += Wt[j, i]
+                zi += uu >= cum
             z[i] = zi
         else:
+            for j in range(k):
+                lg[j] = L[j, i]
             z[i] = _categorical_logspace(lg, k, s)
 
 
 # ============================================================================ vector Bingham (tridiagonal ACG)
 @njit(cache=True, fastmath={"reassoc", "contract"})
-def _tridiagonalize(M, D, V, tau, alpha, e):
-    """Householder tridiagonalisation of the symmetric M[:D, :D] (overwritten): M = P T Pᵀ with
+def _tridiagonalize(M, D, V, tau, alpha, e, wk):
+    """Householder tridiagonalisation of the symmetric M[:D, :D] (its lower triangle is read and
+    overwritten): M = P T Pᵀ with
     P = H_0 ⋯ H_{D−3}, H_j = I − tau[j]·v vᵀ (v = V[j, j+1:D]); T has diagonal alpha, off-diagonal e."""
-    p = np.empty(D)
-    v = np.empty(D)
+    p = wk[0]
+    v = wk[1]
     for j in range(D - 2):
         sig = 0.0
         for a in range(j + 1, D):
@@ -248,14 +262,20 @@ def _tridiagonalize(M, D, V, tau, alpha, e):
         e[j] = al
         for a in range(j + 1, D):
             V[j, a] = v[a]
-        # p = t·A22 v ; p −= (t/2)(pᵀv) v ; A22 −= v pᵀ + p vᵀ
-        pv = 0.0
+        # p = t·A22 v ; p −= (t/2)(pᵀv) v ; A22 −= v pᵀ + p vᵀ, on the lower triangle only
+        for a in range(j + 1, D):
+            p[a] = 0.0
         for a in range(j + 1, D):
             row = M[a]
-            acc = 0.0
-            for b in range(j + 1, D):
+            va = v[a]
+            acc = row[a] * va
+            for b in range(j + 1, a):
                 acc += row[b] * v[b]
-            p[a] = t * acc
+                p[b] += row[b] * va
+            p[a] += acc
+        pv = 0.0
+        for a in range(j + 1, D):
+            p[a] *= t
             pv += p[a] * v[a]
         h = 0.5 * t * pv
         for a in range(j + 1, D):
@@ -264,7 +284,7 @@ def _tridiagonalize(M, D, V, tau, alpha, e):
             row = M[a]
             va = v[a]
             pa = p[a]
-            for b in range(j + 1, D):
+            for b in range(j + 1, a + 1):
                 row[b] -= va * p[b] + pa * v[b]
     for a in range(D):
         alpha[a] = M[a, a]
@@ -319,7 +339,7 @@ def _lambda_max_upper(alpha, e, D):
 
 
 @njit(cache=True)
-def _acg_setup(alpha, e, D, c, diagL, offL):
+def _acg_setup(alpha, e, D, c, diagL, offL, wk):
     """b (one Newton step from 1) and the bidiagonal Cholesky factor of Ω = I + 2Λ/b,
     Λ = cI − T. Returns b.
 
@@ -328,10 +348,10 @@ def _acg_setup(alpha, e, D, c, diagL, offL):
     top and r of its UDUᵀ from the bottom, (S⁻¹)ᵢᵢ = 1/(fᵢ + rᵢ − Sᵢᵢ); h = −d/dx tr (S + xI)⁻¹
     at x = 0, whose derivative is carried through the same recurrences (all pivots of the
     positive definite S are positive, so nothing overflows)."""
-    f = np.empty(D)
-    fd = np.empty(D)
-    r = np.empty(D)
-    rd = np.empty(D)
+    f = wk[2]
+    fd = wk[3]
+    r = wk[4]
+    rd = wk[5]
     for i in range(D):
         sii = 1.0 + 2.0 * (c - alpha[i])
         if i == 0:
@@ -413,11 +433,12 @@ def _apply_P(V, tau, D, y):
 
 
 @njit(cache=True)
-def _bingham_draw(M, D, s, V, tau, alpha, e, diagL, offL, y, gbuf):
-    """Exact draw y[:D] of p(y) ∝ exp(yᵀMy) on the unit sphere (M[:D, :D] is overwritten)."""
-    _tridiagonalize(M, D, V, tau, alpha, e)
+def _bingham_draw(M, D, s, V, tau, alpha, e, diagL, offL, y, gbuf, wk):
+    """Exact draw y[:D] of p(y) ∝ exp(yᵀMy) on the unit sphere (M[:D, :D] is overwritten;
+    wk is a (6, D) work array)."""
+    _tridiagonalize(M, D, V, tau, alpha, e, wk)
     c = _lambda_max_upper(alpha, e, D)
-    b = _acg_setup(alpha, e, D, c, diagL, offL)
+    b = _acg_setup(alpha, e, D, c, diagL, offL, wk)
     _acg_draw(alpha, e, D, c, b, diagL, offL, s, y, gbuf)
     _apply_P(V, tau, D, y)
 
@@ -435,11 +456,12 @@ def _sample_vector_bingham(A, n, s):
     offL = np.empty(D)
     y = np.empty(D)
     gbuf = np.empty(D + 1)
+    wk = np.empty((6, D))
     for r in range(n):
         for a in range(D):
             for bb in range(D):
                 M[a, bb] = A[a, bb]
-        _bingham_draw(M, D, s, V, tau, alpha, e, diagL, offL, y, gbuf)
+        _bingham_draw(M, D, s, V, tau, alpha, e, diagL, offL, y, gbuf, wk)
         for a in range(D):
             out[r, a] = y[a]
     return out
@@ -457,10 +479,9 @@ def sample_vector_bingham(A, size, random_state=None):
 
 # ============================================================================ one block of sweeps
 @njit(cache=True, fastmath={"reassoc", "contract"})
-def _projections(X, Q, k, q, P, pn_c):
-    """pn_c[ℓ, i] = ‖U_ℓᵀ xᵢ‖² for one chain (Q: (k, d, d), U_ℓ = Q[ℓ, :, :q])."""
+def _projections(X, Q, k, q, P, pn_c, Ucat):
+    """pn_c[ℓ, i] = ‖U_ℓᵀ xᵢ‖² for one chain (Q: (k, d, d), U_ℓ = Q[ℓ, :, :q]; Ucat (d, kq) work)."""
     n, d = X.shape
-    Ucat = np.empty((d, k * q))
     for l in range(k):
         for a in range(d):
             for r in range(q):
@@ -475,13 +496,34 @@ def _projections(X, Q, k, q, P, pn_c):
             pn_c[l, i] = acc
 
 
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _qtaq_small(Ql, A, G, tmp):
+    """G = Qlᵀ A Ql for a small d (A symmetric)."""
+    d = Ql.shape[0]
+    for j in range(d):
+        for a in range(d):
+            acc = 0.0
+            for b in range(d):
+                acc += A[a, b] * Ql[b, j]
+            tmp[a] = acc
+        for i in range(j + 1):
+            acc = 0.0
+            for a in range(d):
+                acc += Ql[a, i] * tmp[a]
+            G[i, j] = acc
+            G[j, i] = acc
+
+
 @njit(cache=True)
-def _u_step_cluster(A, Ql, half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, gbuf, idx, perm, Nv, W, pv):
+def _u_step_cluster(A, Ql, half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, gbuf, idx, perm, Nv, W, pv, wk):
     """Hoff's column-wise sweep (App. D Alg. 3) for one cluster: Ql = [U, U⊥] (d, d) is
     updated in place; A (d, d) = Σ_{zᵢ=ℓ} xᵢxᵢᵀ."""
     d = Ql.shape[0]
     D = d - q + 1
-    np.dot(Ql.T, np.dot(A, Ql), G)
+    if d > 16:
+        np.dot(Ql.T, np.dot(A, Ql), G)
+    else:                                           # small d: loops beat two BLAS calls and their allocations
+        _qtaq_small(Ql, A, G, Nv)
     # random column order (Fisher–Yates)
     for r in range(q):
         perm[r] = r
@@ -499,7 +541,7 @@ def _u_step_cluster(A, Ql, half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, g
             ia = idx[a]
             for b in range(D):
                 M[a, b] = half * G[ia, idx[b]]
-        _bingham_draw(M, D, s, V, tau, alpha, e, diagL, offL, y, gbuf)
+        _bingham_draw(M, D, s, V, tau, alpha, e, diagL, offL, y, gbuf, wk)
         # R = H F with H = I − v vᵀ/c1, v = y + sgn·e₁, c1 = 1 + |y₀|, F = diag(−sgn, 1, …, 1):
         # N ← N R puts N y in column r and an orthonormal basis of its complement in U⊥
         sgn = 1.0 if y[0] >= 0.0 else -1.0
@@ -550,8 +592,23 @@ def _u_step_cluster(A, Ql, half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, g
 
 
 @njit(cache=True)
-def _scatter_full(X, z, A):
-    """A[ℓ] = Σ_{zᵢ=ℓ} xᵢxᵢᵀ from scratch (rows of each cluster gathered, one BLAS product)."""
+def _packed_outer(X):
+    """Upper triangles of xᵢxᵢᵀ, row by row: (n, d(d+1)/2)."""
+    n, d = X.shape
+    out = np.empty((n, d * (d + 1) // 2))
+    for i in range(n):
+        m = 0
+        for a in range(d):
+            xa = X[i, a]
+            for b in range(a, d):
+                out[i, m] = xa * X[i, b]
+                m += 1
+    return out
+
+
+@njit(cache=True)
+def _scatter_full_blas(X, z, A):
+    """A[ℓ] = Σ_{zᵢ=ℓ} xᵢxᵢᵀ from scratch for a large d: rows of each cluster gathered, one BLAS product."""
     n, d = X.shape
     k = A.shape[0]
     counts = np.zeros(k, dtype=np.int64)
@@ -569,6 +626,27 @@ def _scatter_full(X, z, A):
                     Xl[j, a] = X[i, a]
                 j += 1
         A[l] = np.dot(Xl.T, Xl)
+
+
+@njit(cache=True)
+def _scatter_full(XXp, z, A, Ap):
+    """A[ℓ] = Σ_{zᵢ=ℓ} xᵢxᵢᵀ from scratch: sums of the packed outer products (contiguous
+    vector additions), unpacked into the symmetric A. Ap (k, d(d+1)/2) is a work array."""
+    n, m = XXp.shape
+    k, d = A.shape[0], A.shape[1]
+    Ap[:] = 0.0
+    for i in range(n):
+        row = Ap[z[i]]
+        xr = XXp[i]
+        for j in range(m):
+            row[j] += xr[j]
+    for l in range(k):
+        j = 0
+        for a in range(d):
+            for b in range(a, d):
+                A[l, a, b] = Ap[l, j]
+                A[l, b, a] = Ap[l, j]
+                j += 1
 
 
 @njit(cache=True, fastmath={"reassoc", "contract"})
@@ -607,10 +685,18 @@ def run_block(X, sqn_mean, Q, A, zprev, t_start, half, q, n_sweeps, states, stor
     zh = np.empty((n_sweeps if store_z else 0, C, n), dtype=np.int64)
     zlast = np.empty((C, n), dtype=np.int64)
     P = np.empty((n, k * q))
+    Ucat = np.empty((d, k * q))
     pn = np.empty((k, n))
     z = np.empty(n, dtype=np.int64)
     lg = np.empty(k)
-    wk = np.empty(k)
+    packed = d <= 16                                 # small d: packed outer products; large d: BLAS
+    XXp = _packed_outer(X) if packed else np.empty((0, 0))
+    Ap = np.empty((k, d * (d + 1) // 2))
+    Lb = np.empty((k, n))
+    Wb = np.empty((k, n))
+    mxb = np.empty(n)
+    totb = np.empty(n)
+    ub = np.empty(n)
     G = np.empty((d, d))
     M = np.empty((D, D))
     V = np.zeros((D, D))
@@ -626,21 +712,25 @@ def run_block(X, sqn_mean, Q, A, zprev, t_start, half, q, n_sweeps, states, stor
     Nv = np.empty(d)
     W = np.empty(D)
     pv = np.empty(D)
+    wk = np.empty((6, D))
     for c in range(C):
         Qc = Q[c]
         Ac = A[c]
         zp = zprev[c]
         s = states[c]
-        _projections(X, Qc, k, q, P, pn)
+        _projections(X, Qc, k, q, P, pn, Ucat)
         for t in range(n_sweeps):
-            _z_step(pn, half, z, s, lg, wk)
+            _z_step(pn, half, z, s, Lb, Wb, mxb, totb, ub, lg)
             moved = 0
             if zp[0] >= 0:
                 for i in range(n):
                     if z[i] != zp[i]:
                         moved += 1
-            if zp[0] < 0 or (t_start + t) % 64 == 0 or 4 * moved > n:
-                _scatter_full(X, z, Ac)
+            if zp[0] < 0 or (t_start + t) % 64 == 0 or 8 * moved > n:
+                if packed:
+                    _scatter_full(XXp, z, Ac, Ap)
+                else:
+                    _scatter_full_blas(X, z, Ac)
             else:
                 for i in range(n):
                     if z[i] != zp[i]:
@@ -649,8 +739,8 @@ def run_block(X, sqn_mean, Q, A, zprev, t_start, half, q, n_sweeps, states, stor
                 zp[i] = z[i]
             for l in range(k):
                 _u_step_cluster(Ac[l], Qc[l], half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, gbuf, idx, perm,
-                                Nv, W, pv)
-            _projections(X, Qc, k, q, P, pn)
+                                Nv, W, pv, wk)
+            _projections(X, Qc, k, q, P, pn, Ucat)
             tot = 0.0
             for i in range(n):
                 best = pn[0, i]
