@@ -189,5 +189,13 @@ def test_numba_traces_orthonormality_and_ledger_past_a_reorthonormalisation():
     assert g.traces_["accuracy"].shape == (2, 300)
 
 
+@needs_numba
+def test_compiled_contingency_equals_numpy():
+    rng = np.random.default_rng(0)
+    z = rng.integers(0, 3, size=(4, 50))
+    y = rng.integers(0, 3, size=50)
+    assert np.array_equal(gk.contingency(z, y, 3, 3), gibbs_mod._accuracy_counts(z, y, 3, 3))
+
+
 def test_warmup_reports_seconds():
     assert gk.warmup() >= 0.0
