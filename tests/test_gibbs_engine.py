@@ -197,5 +197,10 @@ def test_compiled_contingency_equals_numpy():
     assert np.array_equal(gk.contingency(z, y, 3, 3), gibbs_mod._accuracy_counts(z, y, 3, 3))
 
 
-def test_warmup_reports_seconds():
+def test_warmup_reports_seconds_and_auto_does_not_wait_for_a_compiling_thread(monkeypatch):
     assert gk.warmup() >= 0.0
+    if gk.AVAILABLE:
+        assert gk.ready() and gk.warmup() == 0.0 and gibbs_mod._resolve_engine("auto") == "numba"
+        monkeypatch.setitem(gk._status, "ready", False)
+        monkeypatch.setitem(gk._status, "compiling", True)        # as while the app's warm-up thread compiles
+        assert gibbs_mod._resolve_engine("auto") == "numpy" and gibbs_mod._resolve_engine("numba") == "numba"

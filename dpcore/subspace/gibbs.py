@@ -479,7 +479,11 @@ _kernels = _KernelsProxy()
 def _resolve_engine(engine, column_sampler="acg"):
     """The engine that runs: "numba" or "numpy" (see GibbsSubspaceClustering's ``engine``)."""
     if engine == "auto":
-        return "numba" if (_kernels.AVAILABLE and column_sampler == "acg") else "numpy"
+        if not (_kernels.AVAILABLE and column_sampler == "acg"):
+            return "numpy"
+        if _kernels.compiling() and not _kernels.ready():
+            return "numpy"          # the app's warm-up thread is compiling the kernels: do not wait for it
+        return "numba"
     return engine
 
 
@@ -489,6 +493,7 @@ def _run_numba(Xc, Uflat, Ucomp, C, k, sqn_mean, half, n_iter, rng, callback, re
     trace flush, progress report and re-orthonormalisation) run in one kernel call each.
     The kernels' random stream is seeded once from ``rng`` (see gibbs_kernels.seed_state).
     Returns (start time, Uflat (C·k, d, q), z (C, n))."""
+    _kernels.warmup()                                                      # no-op once done in this process
     d, q = Uflat.shape[1:]
     Q = _kernels.full_basis(Uflat.reshape(C, k, d, q), Ucomp.reshape(C, k, d, d - q))
     X = np.ascontiguousarray(Xc, dtype=np.float64)
@@ -577,7 +582,8 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         exactly by ACG after a tridiagonalisation instead of an eigendecomposition),
         ``column_sampler="acg"`` only; ValueError if numba is not installed. ``"numpy"``:
         the batched numpy engine. ``"auto"``: ``"numba"`` when numba is importable and
-        ``column_sampler="acg"``, else ``"numpy"``. For a fixed ``random_state`` each engine
+        ``column_sampler="acg"``, else ``"numpy"`` (also while another thread, e.g. the app's
+        warm-up, is compiling the kernels for the first time). For a fixed ``random_state`` each engine
         gives identical results from run to run, but the two engines give different draws
         (the numba kernels use their own xoshiro256** stream, seeded from the Generator).
     random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
