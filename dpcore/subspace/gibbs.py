@@ -515,8 +515,8 @@ def _run_numba(Xc, Uflat, Ucomp, C, k, sqn_mean, half, n_iter, rng, callback, re
         U_blk[j0:j0 + b] = Uh
         if store_z:
             z_blk[j0:j0 + b] = zh
-        for tt in range(max(t, end - m), end):
-            ring[tt % m] = Uh[tt - t]
+        last = np.arange(max(t, end - m), end)                              # at most m: distinct slots
+        ring[last % m] = Uh[last - t]
         t = end
         if end % B == 0 or end == n_iter:
             flush(end, (end - 1) % B + 1)

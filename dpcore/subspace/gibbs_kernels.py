@@ -207,13 +207,15 @@ def _z_step(pn, half, z, s, L, Wt, mx, tot, u, lg):
             L[j, i] = half * pn[j, i]
     for i in range(n):
         mx[i] = L[0, i]
+        u[i] = 0.0                                   # the index of the maximum (as a float) for now
     for j in range(1, k):
         for i in range(n):
             if L[j, i] > mx[i]:
                 mx[i] = L[j, i]
+                u[i] = j
     for j in range(k):
         for i in range(n):
-            Wt[j, i] = math.exp(L[j, i] - mx[i])
+            Wt[j, i] = 1.0 if u[i] == j else math.exp(L[j, i] - mx[i])   # e⁰ = 1 exactly: one exp saved
     for i in range(n):
         tot[i] = Wt[0, i]
     for j in range(1, k):
@@ -492,9 +494,25 @@ def sample_vector_bingham(A, size, random_state=None):
 
 # ============================================================================ one block of sweeps
 @njit(cache=True, fastmath={"reassoc", "contract"})
-def _projections(X, Q, k, q, P, pn_c, Ucat):
+def _projections(X, XT, Q, k, q, P, pn_c, Ucat):
     """pn_c[ℓ, i] = ‖U_ℓᵀ xᵢ‖² for one chain (Q: (k, d, d), U_ℓ = Q[ℓ, :, :q]; Ucat (d, kq) work)."""
     n, d = X.shape
+    if d <= 16:                                      # small d: loops vectorised over the points
+        col = P.reshape(-1)[:n]                     # contiguous scratch
+        for l in range(k):
+            for i in range(n):
+                pn_c[l, i] = 0.0
+            for r in range(q):
+                for i in range(n):
+                    col[i] = 0.0
+                for a in range(d):
+                    ua = Q[l, a, r]
+                    xa = XT[a]
+                    for i in range(n):
+                        col[i] += ua * xa[i]
+                for i in range(n):
+                    pn_c[l, i] += col[i] * col[i]
+        return
     for l in range(k):
         for a in range(d):
             for r in range(q):
@@ -698,6 +716,7 @@ def run_block(X, sqn_mean, Q, A, zprev, t_start, half, q, n_sweeps, states, stor
     zh = np.empty((n_sweeps if store_z else 0, C, n), dtype=np.int64)
     zlast = np.empty((C, n), dtype=np.int64)
     P = np.empty((n, k * q))
+    XT = np.ascontiguousarray(X.T)
     Ucat = np.empty((d, k * q))
     pn = np.empty((k, n))
     z = np.empty(n, dtype=np.int64)
@@ -731,7 +750,7 @@ def run_block(X, sqn_mean, Q, A, zprev, t_start, half, q, n_sweeps, states, stor
         Ac = A[c]
         zp = zprev[c]
         s = states[c]
-        _projections(X, Qc, k, q, P, pn, Ucat)
+        _projections(X, XT, Qc, k, q, P, pn, Ucat)
         for t in range(n_sweeps):
             _z_step(pn, half, z, s, Lb, Wb, mxb, totb, ub, lg)
             moved = 0
@@ -753,7 +772,7 @@ def run_block(X, sqn_mean, Q, A, zprev, t_start, half, q, n_sweeps, states, stor
             for l in range(k):
                 _u_step_cluster(Ac[l], Qc[l], half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, gbuf, idx, perm,
                                 Nv, W, pv, wk)
-            _projections(X, Qc, k, q, P, pn, Ucat)
+            _projections(X, XT, Qc, k, q, P, pn, Ucat)
             tot = 0.0
             for i in range(n):
                 best = pn[0, i]
