@@ -113,7 +113,9 @@ def test_sweep_on_an_uploaded_file(app_url, page):
     sd.open_page(page, app_url + "/data")
     with sd.rerun(page):
         sd.choose(page, "Dataset type", "Upload your own file (CSV, .npy, .npz, .mtx)")
-    page.locator(f'{sd.MAIN} input[type="file"]').set_input_files(str(TWO_PLANES))   # inside the form: no rerun
+    # inside the form: no rerun; wait until the file has reached the server (Streamlit's upload request)
+    with page.expect_response(lambda r: "upload_file" in r.url and r.request.method == "PUT", timeout=60_000):
+        page.locator(f'{sd.MAIN} input[type="file"]').set_input_files(str(TWO_PLANES))
     page.locator(f"{sd.MAIN} [data-testid='stFileUploader']").filter(has_text="two_planes.csv").first.wait_for(
         state="visible", timeout=30_000)
     page.locator('[data-testid="stCheckbox"]').filter(has_text="last column is the class label").first.click()
