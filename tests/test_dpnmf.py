@@ -53,7 +53,8 @@ def test_nndsvd_start_is_flagged_not_private(block):
 
 
 def test_neighbouring_relation_is_stated():
-    assert "replaced" in DPNMF.neighbouring
+    from dpcore.audit import RELATIONS
+    assert DPNMF.claimed_relation == "replace_one" and DPNMF.claimed_relation in RELATIONS
 
 
 # ----------------------------------------------------------------------------- the sensitivity argument

@@ -252,8 +252,9 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
     no ``predict``).
     """
 
-    #: The neighbouring relation the guarantee is stated for.
-    neighbouring = "one row (document) replaced; n public"
+    #: The neighbouring relation the guarantee is stated for, as a key of
+    #: :data:`dpcore.audit.RELATIONS` ("replace_one": one row replaced, n public).
+    claimed_relation = "replace_one"
 
     def __init__(self, *, n_clusters=3, epsilon=0.5, delta=1e-5, n_iter=4, init="nndsvd", h_steps=50,
                  w_steps=50, random_state=None):
