@@ -75,18 +75,36 @@ def test_objective_comparable_with_diffprivlib_on_a_set_both_run(block):
     X, k, eps, seeds = block.X, 3, 10.0, range(20)
     Xm = normalize_rows(X)
     n, d = X.shape
-    ours, theirs = [], []
+    ours, skip, theirs = [], [], []
     for s in seeds:
         a = SparseDPLloydKMeans(n_clusters=k, epsilon=eps, radius=1.0, nonnegative=True, random_state=s).fit(X)
+        a2 = SparseDPLloydKMeans(n_clusters=k, epsilon=eps, radius=1.0, nonnegative=True, empty_clusters="skip",
+                                 random_state=s).fit(X)
         b = DPLloydKMeans(n_clusters=k, epsilon=eps, radius=1.0, nonnegative=True, random_state=s).fit(X)
         assert a.n_iter_ == b.n_iter_ == 2
         ours.append(a.inertia_ / n)
+        skip.append(a2.inertia_ / n)
         theirs.append(nearest_centres(Xm, b.cluster_centers_)[1].mean())
     T = 2
     _, eps_coord = dplloyd_split(eps, d, T)
     noise_term = d * 2 * ((1.0 / eps_coord) / (n / k)) ** 2
     assert 0.1 < noise_term < 0.2
     assert abs(np.mean(ours) - np.mean(theirs)) <= 0.5 * noise_term
+    assert abs(np.mean(skip) - np.mean(theirs)) <= 0.5 * noise_term
+
+
+def test_skipping_empty_clusters_is_diffprivlibs_and_flagged_not_private():
+    """On documents in high dimension nearly every row goes to the same centre, so clusters
+    are empty at every step: "skip" leaves them un-noised (diffprivlib) and says so."""
+    ds = make_block_matrix(400, 3000, 3, 3, signal=0.3, noise=0.01, random_state=5)
+    kw = dict(n_clusters=3, epsilon=1.0, radius=1.0, nonnegative=True, random_state=0)
+    skip = SparseDPLloydKMeans(empty_clusters="skip", **kw).fit(ds.X)
+    assert skip.n_skipped_ > 0
+    assert skip.is_private_ is False and not skip.released_private_ and skip.private_outputs_ == []
+    assert "cluster_centers_" in skip.nonprivate_outputs_ and "n_skipped_" in skip.nonprivate_outputs_
+    assert skip.ledger_.entries[0].note.startswith("NOT PRIVATE AS A RUN")
+    release = SparseDPLloydKMeans(**kw).fit(ds.X)
+    assert release.n_skipped_ == 0 and release.released_private_ and release.is_private_
 
 
 # ----------------------------------------------------------------------------- sparse input
@@ -144,6 +162,7 @@ def test_ledger_and_flags(block):
     (dict(n_clusters=0), "n_clusters"),
     (dict(epsilon=0.0), "epsilon"),
     (dict(row_map="scale"), "row_map"),
+    (dict(empty_clusters="keep"), "empty_clusters must be one of"),
     (dict(radius=None), "radius is required"),
     (dict(radius=-1.0), "radius"),
     (dict(n_clusters=1000), "n_clusters must be <="),
@@ -162,9 +181,10 @@ def test_negative_input_refused_when_declared_nonnegative(block):
 
 def test_clone_and_get_params():
     est = SparseDPLloydKMeans(n_clusters=4, epsilon=0.3, radius=2.0, nonnegative=True, row_map="clip",
-                              random_state=3)
+                              empty_clusters="skip", random_state=3)
     params = est.get_params()
-    assert params == dict(n_clusters=4, epsilon=0.3, radius=2.0, nonnegative=True, row_map="clip", random_state=3)
+    assert params == dict(n_clusters=4, epsilon=0.3, radius=2.0, nonnegative=True, row_map="clip",
+                          empty_clusters="skip", random_state=3)
     twin = clone(est)
     assert twin is not est and twin.get_params() == params
     with pytest.raises(TypeError):
