@@ -248,6 +248,10 @@ SCRIPT_DONE_JS = """(b) => (window.__stScriptsFinished ?? 0) > b && performance.
   document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state') === 'notRunning'"""
 
 
+#: how long no new run may start for a run (and its reruns) to count as the last one
+QUIET_MS = 300
+NOT_RUNNING_JS = """() => document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state') === 'notRunning'"""
+
 #: every plotly chart on the page has drawn its SVG
 ALL_CHARTS_DRAWN_JS = f"""() => [...document.querySelectorAll('{CHART}')].every(c => c.querySelector('{CHART_DRAWN}'))"""
 
@@ -259,6 +263,14 @@ def rerun(page, timeout=120_000, drawn=True):
     before = runs_done(page)
     yield
     page.wait_for_function(SCRIPT_DONE_JS, arg=before, timeout=timeout, polling=50)
+    # a run may end with st.rerun() (the Data page does after a load): wait until no further run
+    # follows within QUIET_MS, so the state seen is the last run's (sidebar, URL), also on a slow machine
+    for _ in range(20):
+        done = runs_done(page)
+        page.wait_for_timeout(QUIET_MS)
+        if runs_done(page) == done and page.evaluate(NOT_RUNNING_JS):
+            break
+        page.wait_for_function(SCRIPT_DONE_JS, arg=done, timeout=timeout, polling=50)
     if drawn:
         wait_idle(page, timeout=timeout)
 

@@ -121,7 +121,8 @@ def test_sweep_on_an_uploaded_file(app_url, page):
     page.locator('[data-testid="stCheckbox"]').filter(has_text="last column is the class label").first.click()
     sd.press(page, "Generate / load")
     sd.check_page(page)
-    assert "two_planes.csv" in page.locator('[data-testid="stSidebar"]').inner_text()
+    assert "two_planes.csv" in page.locator('[data-testid="stSidebar"]').inner_text(), \
+        page.locator(sd.MAIN).inner_text()[:1500]
     _nav(page, "Privacy–utility")
     sd.multiselect_keep(page, "methods", ["SuLQ-10"])
     sd.set_number(page, "ε points", 2)
