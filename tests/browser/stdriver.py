@@ -354,9 +354,14 @@ def set_text(page, label, value):
 
 def selectbox_options(page, label) -> list[str]:
     box = widget(page, "stSelectbox", label).first
-    box.locator('input[role="combobox"]').click()
+    combo = box.locator('input[role="combobox"]')
+    combo.click()
     listbox = page.locator('[role="listbox"]').last
-    listbox.wait_for(state="visible")
+    try:
+        listbox.wait_for(state="visible", timeout=2000)
+    except Exception:  # noqa: BLE001 - still focused from an earlier choice, the click toggled it shut
+        combo.press("ArrowDown")
+        listbox.wait_for(state="visible")
     texts = [t.strip() for t in listbox.locator('[role="option"]').all_inner_texts()]
     page.keyboard.press("Escape")
     listbox.wait_for(state="hidden")
@@ -370,9 +375,14 @@ def selectbox_value(page, label) -> str:
 def choose(page, label, option):
     """Pick ``option`` (its displayed text) in the selectbox ``label``."""
     box = widget(page, "stSelectbox", label).first
-    box.locator('input[role="combobox"]').click()
+    combo = box.locator('input[role="combobox"]')
+    combo.click()
     listbox = page.locator('[role="listbox"]').last
-    listbox.wait_for(state="visible")
+    try:
+        listbox.wait_for(state="visible", timeout=2000)
+    except Exception:  # noqa: BLE001 - still focused from an earlier choice, the click toggled it shut
+        combo.press("ArrowDown")
+        listbox.wait_for(state="visible")
     listbox.locator('[role="option"]').filter(has_text=re.compile(rf"^\s*{re.escape(option)}\s*$")).first.click()
     listbox.wait_for(state="hidden")
 
