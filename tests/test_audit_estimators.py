@@ -53,6 +53,7 @@ class TableCell:
         return float(T[r[0], c[0]]) if r.size and c.size else 0.0
 
 
+@pytest.mark.slow   # 2.6-4.3 s: keeps the quick run under 2 minutes
 def test_dptaucc_contingency_table_release_at_eps_1_stays_below_nominal():
     ds = make_block_matrix(60, 40, 3, 3, random_state=0)
     A, r, c = ds.X, ds.labels, ds.extras["column_labels"]
@@ -178,6 +179,7 @@ def test_sample_aggregate_at_eps_1_stays_below_nominal():
 
 
 # ----------------------------------------------------------------------------- Gibbs (issue 9.3)
+@pytest.mark.slow   # 2.6-4.3 s: keeps the quick run under 2 minutes
 def test_gibbs_one_sweep_from_kplane_start_leaks_more_than_claimed():
     """The Gibbs sampler is ε-DP only asymptotically: its sample is the exponential
     mechanism's once the chain has mixed. On the three-axes set (k = 2 lines; the best pair

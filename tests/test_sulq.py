@@ -169,6 +169,7 @@ def _sa_releases(X, solver, epsilons, seed):
     return out, est
 
 
+@pytest.mark.slow   # 2.6-4.3 s: keeps the quick run under 2 minutes
 def test_fig2_middle_utility_trend():
     """Fig. 2 middle setting (n = 1000, d = 10, k = 3, q = 3, σ = 0.1), δ = 1/(n ln n), median
     d_W over 5 seeds: every method is better at ε = 1000 than at ε = 1, and at ε = 10 SuLQ-10
