@@ -13,8 +13,8 @@ from sklearn.datasets import make_blobs
 from dpcore.data import make_block_matrix
 from dpcore.kmeans.baselines import DPLloydKMeans, _fixed_split_class, _load_diffprivlib
 from dpcore.kmeans.common import DataDerivedRadiusWarning, nearest_centres
-from dpcore.kmeans.dplloyd import (SparseDPLloydKMeans, bounded_domain_laplace, bounded_domain_scale,
-                                   dplloyd_iterations, dplloyd_split)
+from dpcore.kmeans.dplloyd import SparseDPLloydKMeans, dplloyd_iterations, dplloyd_split
+from dpcore.privacy import bounded_domain_laplace, bounded_domain_scale
 from dpcore.metrics import nmi
 from dpcore.preprocessing import normalize_rows
 

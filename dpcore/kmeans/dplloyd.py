@@ -36,7 +36,7 @@ was 1.6 against diffprivlib's 4.0 - the two releases differ a lot when the noise
 exceeds the interval, so the bounded-domain draw is kept for comparability.)
 
 The bounded-domain law is drawn with a bounded number of rounds (a sign choice, then a
-folded exponential magnitude: :func:`bounded_domain_laplace`) where diffprivlib rejects whole
+folded exponential magnitude: :func:`dpcore.privacy.bounded_domain_laplace`) where diffprivlib rejects whole
 proposals - millions per value when the per-coordinate ε is tiny (reviews: d = 18 483).
 
 Randomness: numpy's float Laplace through :func:`dpcore.privacy.laplace_mechanism` (the
@@ -52,12 +52,12 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..validation import check_array, check_epsilon, check_int, check_random_state
-from ..privacy import PrivacyLedger, PrivateEstimatorMixin, discrete_laplace_mechanism, laplace_mechanism
+from ..privacy import PrivacyLedger, PrivateEstimatorMixin, bounded_domain_laplace, discrete_laplace_mechanism
 from ..preprocessing import ROW_MAPS, clip_rows, map_rows_to_ball, row_sq_norms
 from .common import RADIUS_LEAK_REASON, nearest_centres, resolve_radius
 
 __all__ = ["SparseDPLloydKMeans", "EMPTY_CLUSTERS", "dplloyd_iterations", "dplloyd_split", "dplloyd_init_centres",
-           "bounded_domain_scale", "bounded_domain_laplace", "RHO"]
+           "RHO"]
 
 #: What ``empty_clusters`` may be: "release" (private) or "skip" (diffprivlib's, not private).
 EMPTY_CLUSTERS = ("release", "skip")
@@ -144,100 +144,6 @@ def dplloyd_init_centres(k, lower, upper, rng):
             return centres
         prox /= 2.0
     raise RuntimeError("could not place the initial centres")  # pragma: no cover
-
-
-def bounded_domain_scale(sensitivity, epsilon, diameter):
-    """Scale b of the bounded-domain Laplace mechanism (Holohan et al. 2020; diffprivlib's
-    ``LaplaceBoundedDomain``): Laplace noise conditioned on an interval of width D is ε-DP
-    when b = Δ / (ε − ln Δc(b)), Δc(b) = (2 − e^(−Δ/b) − e^(−(D−Δ)/b)) / (1 − e^(−D/b)), the
-    fixed point found by bisection from b₀ = Δ/ε (δ = 0).
-
-    Parameters
-    ----------
-    sensitivity : float > 0
-    epsilon : float > 0
-    diameter : float > 0
-        Width D of the output interval.
-
-    Returns
-    -------
-    float
-        b ≥ Δ/ε.
-    """
-    dq, D = float(sensitivity), float(diameter)
-
-    def delta_c(b):
-        return (2 - math.exp(-dq / b) - math.exp(-(D - dq) / b)) / (-math.expm1(-D / b))
-
-    def f(b):
-        return dq / (epsilon - math.log(delta_c(b)))
-
-    left = dq / epsilon
-    right = f(left)
-    size = (right - left) * 2
-    while size > right - left:
-        size = right - left
-        mid = (right + left) / 2
-        fm = f(mid)
-        if fm >= mid:
-            left = mid
-        if fm <= mid:
-            right = mid
-    return (right + left) / 2
-
-
-def _laplace_uniforms(size, rng):
-    """Uniform(0, 1) variates from Laplace(0, 1) draws of
-    :func:`dpcore.privacy.laplace_mechanism` through the Laplace CDF (so every random draw of
-    the sampler goes through the privacy module)."""
-    y = laplace_mechanism(np.zeros(size), 1.0, 1.0, rng)
-    return np.where(y < 0, np.exp(np.minimum(y, 0.0)) / 2, 1.0 - np.exp(-np.maximum(y, 0.0)) / 2)
-
-
-def bounded_domain_laplace(values, lower, upper, sensitivity, epsilon, rng):
-    """The bounded-domain Laplace mechanism on one vector: each value v clipped into
-    [lower, upper], released as v + Laplace(b) conditioned on landing in [lower, upper]
-    (b from :func:`bounded_domain_scale`); ε-DP (Holohan et al. 2020).
-
-    diffprivlib samples the conditional law by rejection, which needs ≈ 2b/(upper − lower)
-    proposals per value - millions when the budget per coordinate is tiny. The same law is
-    drawn here with a bounded number of rounds: a Laplace draw L (scale b, through
-    :func:`dpcore.privacy.laplace_mechanism`) gives a sign s and a magnitude |L| ~ Exp(b);
-    the sign is kept with probability (1 − e^(−a_s/b)) / (1 − e^(−max(a₊, a₋)/b)), a₊ = upper − v,
-    a₋ = v − lower (at least 1/2 of the draws are kept), and the magnitude is |L| mod a_s, which
-    by the memorylessness of the exponential is exactly Exp(b) conditioned on [0, a_s). So s is
-    drawn with probability ∝ P(sign s, |L| < a_s) and the magnitude from its conditional law:
-    the conditioned Laplace, without rejection on the magnitude.
-
-    Parameters
-    ----------
-    values : ndarray of shape (d,)
-    lower, upper : float
-        The output interval (lower < upper).
-    sensitivity : float > 0
-    epsilon : float > 0
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    ndarray of float64 of shape (d,)
-    """
-    v = np.clip(np.asarray(values, dtype=np.float64), lower, upper)
-    b = bounded_domain_scale(sensitivity, epsilon, upper - lower)
-    out = np.empty_like(v)
-    pending = np.arange(v.size)
-    while pending.size:
-        vp = v[pending]
-        lap = laplace_mechanism(np.zeros(vp.size), sensitivity, sensitivity / b, rng)
-        positive = lap >= 0
-        room = np.where(positive, upper - vp, vp - lower)                          # a_s
-        mass = -np.expm1(-room / b)                                                 # P(|L| < a_s)
-        best = -np.expm1(-np.maximum(upper - vp, vp - lower) / b)
-        keep = (_laplace_uniforms(vp.size, rng) * best < mass) & (room > 0)
-        mag = np.fmod(np.abs(lap[keep]), room[keep])
-        out[pending[keep]] = np.clip(vp[keep] + np.where(positive[keep], mag, -mag), lower, upper)
-        pending = pending[~keep]
-    return out
 
 
 class SparseDPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):

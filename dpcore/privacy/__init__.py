@@ -11,7 +11,7 @@
 The public names of the first two are re-exported here: ``from dpcore.privacy import X``.
 """
 from .mechanisms import (  # noqa: F401
-    analytic_gaussian_delta, bernoulli_draws, bernoulli_exp, binomial_draws, discrete_laplace_mechanism, discrete_laplace_noise,
+    analytic_gaussian_delta, bernoulli_draws, bounded_domain_laplace, bounded_domain_scale, bernoulli_exp, binomial_draws, discrete_laplace_mechanism, discrete_laplace_noise,
     discrete_laplace_scale, exponential_mechanism, exponential_mechanism_probabilities, gaussian_mechanism,
     gaussian_noise, gaussian_sigma, gaussian_sigma_analytic, gaussian_sigma_classic, laplace_mechanism,
 )
