@@ -9,7 +9,8 @@ as a non-private release.
 
 Widget keys follow one convention: a page with prefix ``p`` has the checkbox ``p_repro`` and
 the seed ``p_seed``, both bound to the URL (``bind="query-params"``). The seed input is drawn,
-and so in the link, only while ``p_repro`` is ticked (see :func:`seed_in_link`).
+and so in the link, only while ``p_repro`` is ticked; :func:`ui.share.check_link` refuses a
+link's seed without it.
 """
 from __future__ import annotations
 
@@ -57,14 +58,6 @@ def master_seed(random_state):
     the given seed, or a fresh secret one of 128 bits from the OS (never shown, never in the
     link; a 31-bit one could be found by trying them all against one run's output)."""
     return int(random_state) if random_state is not None else secrets.randbits(128)
-
-
-def seed_in_link(key: str, state) -> bool:
-    """Whether the widget ``key`` may travel in the link: a ``*_seed`` only when its
-    ``*_repro`` box is ticked."""
-    if not key.endswith(SEED_SUFFIX):
-        return True
-    return bool(state.get(key[: -len(SEED_SUFFIX)] + REPRO_SUFFIX, False))
 
 
 def seed_caveat(random_state) -> list[str]:

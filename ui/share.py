@@ -36,7 +36,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from ui.common import DATASET_KEY, dataset_from_spec, is_upload_spec, upload_in_session
-from ui.seeds import REPRO_SUFFIX, SEED_SUFFIX, seed_in_link
+from ui.seeds import REPRO_SUFFIX, SEED_SUFFIX
 
 _LOADED = "_url_loaded_"
 _PRESET_APPLIED = "_preset_applied_"
@@ -206,11 +206,7 @@ def check_link(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
                    + ". The other settings of the link were applied.")
 
 
-#: the name the pages used before Streamlit bound widgets to the URL
-bind_url = check_link
-
-
-def publish_url(fields=None) -> None:
+def publish_url() -> None:
     """Put the current dataset's spec into the URL (parameter ``data``); the widgets publish
     their own values (``bind="query-params"``). An uploaded dataset cannot travel in a link:
     its spec (file name and hash) is published all the same, so that a link opened in another
