@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import stdriver as sd
+from test_browser import sweep_small   # the Privacy–utility page made cheap: SuLQ-10, 2 ε, 1 trial
 
 pytestmark = pytest.mark.browser
 
@@ -124,9 +125,7 @@ def test_sweep_on_an_uploaded_file(app_url, page):
     assert "two_planes.csv" in page.locator('[data-testid="stSidebar"]').inner_text(), \
         page.locator(sd.MAIN).inner_text()[:1500]
     _nav(page, "Privacy–utility")
-    sd.multiselect_keep(page, "methods", ["SuLQ-10"])
-    sd.set_number(page, "ε points", 2)
-    sd.set_number(page, "trials", 1)
+    sweep_small(page)
     sd.set_number(page, "subspace dimension q", 2)
     sd.press(page, "Run sweep")
     sd.check_page(page, min_charts=1)
@@ -195,10 +194,7 @@ def test_a_second_run_replaces_the_first_result(app_url, page):
     must not leave a second copy behind (Streamlit keeps the tail of an st.empty redrawn with fewer
     elements in one run; ui.common.ResultSlot draws into a second place)."""
     sd.open_page(page, app_url + "/privacy_utility")
-    sweep_small = dict(methods=["SuLQ-10"], points=2, trials=1)
-    sd.multiselect_keep(page, "methods", sweep_small["methods"])
-    sd.set_number(page, "ε points", sweep_small["points"])
-    sd.set_number(page, "trials", sweep_small["trials"])
+    sweep_small(page)
     for _ in range(2):
         sd.press(page, "Run sweep")
         sd.check_page(page, min_charts=1)
