@@ -92,6 +92,7 @@ all             118 s (2.0 min)         ≈ 44,000 CPU s ≈ 6 h (≈ 40 min wit
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import multiprocessing
@@ -109,6 +110,7 @@ from .data import CLUTO_NAMES, PAPER_SPECS, load_dataset
 from .validation import check_int
 from .experiments import ALGORITHMS, Sweep, preset, run_seed, run_sweep
 from .subspace.common import single_threaded
+from .plots.paper import _jsonable
 
 __all__ = ["FIGURES", "LEVELS", "SETTINGS", "main", "run_figure"]
 
@@ -188,13 +190,20 @@ class Runner:
         Folder where finished runs are kept and reused (``--resume``); None = no store.
     log : callable, optional
         ``log(message)``; default: print to stderr.
+    scheduler : str, optional
+        Address of a running Dask distributed scheduler (e.g. ``"tcp://10.0.0.5:8786"``): runs go
+        to its workers (:func:`dpcore.experiments.dask_executor`) instead of local processes, and
+        ``jobs`` only sets nothing. Results are identical: every run's seed depends on (seed,
+        method, ε, trial) only.
 
     Attributes
     ----------
-    executor : concurrent.futures.ProcessPoolExecutor or None
-        The shared pool (None when ``jobs`` = 1).
+    executor : concurrent.futures.Executor or None
+        The shared pool (None when ``jobs`` = 1 and no scheduler).
     n_runs : int
         Number of runs made so far.
+    sweeps : dict (figure, panel) -> dict
+        The validated sweep of every sweep panel run so far (written to panels.json).
 
     Raises
     ------
@@ -202,18 +211,30 @@ class Runner:
         If ``jobs`` is not an integer in [1, number of CPUs].
     """
 
-    def __init__(self, jobs=1, seed=0, store=None, log=None):
+    def __init__(self, jobs=1, seed=0, store=None, log=None, scheduler=None):
         self.jobs = check_int(jobs, "jobs", 1, os.cpu_count() or 1)
         self.seed = seed
         self.store = Path(store) if store is not None else None
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
-        self.executor = (ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
-                         if jobs > 1 else None)
+        self.scheduler = scheduler
+        if scheduler is not None:
+            from .experiments import dask_executor
+            self.executor = dask_executor(scheduler)
+        else:
+            self.executor = (ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+                             if jobs > 1 else None)
         self.n_runs = 0
+        self.sweeps = {}
 
     def close(self):
-        """Shut the process pool down (pending runs are cancelled); nothing to do without one."""
-        if self.executor is not None:
+        """Shut the process pool down (pending runs are cancelled) or let go of the Dask
+        scheduler's executor (the cluster keeps running); nothing to do without one."""
+        if self.executor is None:
+            return
+        if self.scheduler is not None:
+            self.executor.shutdown(wait=True)
+            self.executor._client.close()
+        else:
             self.executor.shutdown(cancel_futures=True)
 
     def sweep(self, figure, panel, sweep: Sweep) -> pd.DataFrame:
@@ -244,6 +265,7 @@ class Runner:
                 self.log(f"  [{figure}/{panel}] {done}/{total} runs, {now - t0:.0f} s")
 
         store = self.store / figure / "runs" / panel if self.store is not None else None
+        self.sweeps[(figure, panel)] = dataclasses.asdict(sweep.validated())
         df = run_sweep(sweep, n_jobs=self.jobs, executor=self.executor, store=store, progress=progress)
         self.n_runs += len(df)
         df.insert(0, "panel", panel)
@@ -282,8 +304,9 @@ class Panel:
         Panel name (file names ``<name>.csv`` / ``<name>.html``).
     df : pandas.DataFrame
         Tidy rows of the panel's runs.
-    fig : plotly.graph_objects.Figure
-        The panel's figure.
+    plot : dict
+        Plot spec (:mod:`dpcore.plots.paper`); the figure is ``panel_figure(plot, df)``, the
+        same call the Paper figures page makes on the shipped CSV.
     table : pandas.DataFrame, optional
         Median table written to summary.md.
     title : str, default=""
@@ -292,8 +315,10 @@ class Panel:
         Caption of the table in summary.md.
     """
 
-    def __init__(self, name, df, fig, table=None, title="", caption="Medians:"):
-        self.name, self.df, self.fig, self.table, self.title, self.caption = name, df, fig, table, title, caption
+    def __init__(self, name, df, plot, table=None, title="", caption="Medians:"):
+        from .plots.paper import panel_figure
+        self.name, self.df, self.plot, self.table, self.title, self.caption = name, df, plot, table, title, caption
+        self.fig = panel_figure(plot, df)
 
 
 def _check(statement, ok, detail):
@@ -338,7 +363,6 @@ def _trend_check(df, alg, metric, what, decreasing=True, x="epsilon", alpha=0.05
 
 # ============================================================================ subspace Fig. 2
 def _subspace_fig2(level, R):
-    from .plots.experiments import privacy_utility_figure
     S = SETTINGS["subspace-fig2"][level]
     panels, checks = [], []
     for pname, P in S["panels"].items():
@@ -358,8 +382,8 @@ def _subspace_fig2(level, R):
                       metrics=["cost", dw], seed=R.seed)
         df = R.sweep("subspace-fig2", pname, sweep)
         title = f"Subspace clustering, Fig. 2 ({pname}): {load_dataset_name(P['dataset'])}"
-        fig = privacy_utility_figure(df, ["cost", dw], title=title)
-        panels.append(Panel(pname, df, fig, _medians(df, dw), title))
+        panels.append(Panel(pname, df, {"kind": "privacy_utility", "metrics": ["cost", dw], "title": title},
+                            _medians(df, dw), title))
         private = [a["label"] for a in algs if ALGORITHMS[a["name"]].private]
         for alg in private:
             checks.append(_trend_check(df, alg, dw, pname))
@@ -452,7 +476,6 @@ def _thin_index(T, max_points):
 
 
 def _subspace_fig3(level, R, max_points=2000):
-    from .plots.gibbs import traces_grid
     from .subspace.diagnostics import diagnostics_table, mixing_verdict
     S = SETTINGS["subspace-fig3"][level]
     jobs = [dict(dataset=S["dataset"], epsilon=e, init=i, n_iter=S["n_iter"], n_chains=S["n_chains"], seed=R.seed)
@@ -461,12 +484,12 @@ def _subspace_fig3(level, R, max_points=2000):
     results = R.map(gibbs_traces, jobs)
     panels, checks, diag_rows = [], [], []
     for init in S["inits"]:
-        runs, burn, rows = {}, {}, []
+        burn, rows = {}, []
         for job, res in zip(jobs, results):
             if job["init"] != init:
                 continue
             eps, tr = job["epsilon"], res["traces"]
-            runs[eps], burn[eps] = tr, res["burn_in"]
+            burn[eps] = res["burn_in"]
             C, T = tr["cost"].shape
             idx = _thin_index(T, max_points)            # the CSV keeps ≤ max_points sweeps per chain
             for ch in range(C):
@@ -485,9 +508,10 @@ def _subspace_fig3(level, R, max_points=2000):
         df.insert(0, "figure", "subspace-fig3")
         title = (f"Gibbs sampler mixing (Fig. 3), {init} start: {S['n_chains']} chains, "
                  f"{load_dataset_name(S['dataset'])}")
-        fig = traces_grid(runs, metrics=("statistic", "cost", "dw"), burn_in=burn, title=title)
+        plot = {"kind": "traces", "metrics": ["statistic", "cost", "dw"], "title": title,
+                "burn_in": {str(e): int(b) for e, b in burn.items()}}
         table = df.groupby(["epsilon", "chain"])["dw"].last().unstack("chain")
-        panels.append(Panel(f"{init}-init", df, fig, table.round(4), title,
+        panels.append(Panel(f"{init}-init", df, plot, table.round(4), title,
                             caption="d_W to the truth of the last sample of each chain (columns: chains):"))
     extra = {"diagnostics.csv": pd.DataFrame(diag_rows)}
     return panels, checks, extra
@@ -495,7 +519,6 @@ def _subspace_fig3(level, R, max_points=2000):
 
 # ============================================================================ co-clustering Fig. 2
 def _cocluster_fig2(level, R):
-    from .plots.experiments import privacy_utility_figure
     S = SETTINGS["cocluster-fig2"][level]
     panels, checks = [], []
     dp = {"name": "dp_taucc", "label": "DP-τCC", "params": {"n_iter": S["n_iter"]}}
@@ -504,7 +527,8 @@ def _cocluster_fig2(level, R):
                       epsilons=S["epsilons"], trials=S["trials"], metrics=["nmi"], seed=R.seed)
         df = R.sweep("cocluster-fig2", name, sweep)
         title = f"Co-clustering, Fig. 2: row NMI on CLUTO {name} (𝓘 = {S['n_iter']})"
-        panels.append(Panel(name, df, privacy_utility_figure(df, ["nmi"], title=title), _medians(df, "nmi"), title))
+        panels.append(Panel(name, df, {"kind": "privacy_utility", "metrics": ["nmi"], "title": title},
+                            _medians(df, "nmi"), title))
         checks.append(_trend_check(df, "DP-τCC", "nmi", name, decreasing=False))
         hi = max(S["epsilons"])
         fast = float(df[df["algorithm"] == "Fast-τCC"]["nmi"].median())
@@ -519,7 +543,6 @@ def _cocluster_fig2(level, R):
 
 # ============================================================================ co-clustering Fig. 3
 def _cocluster_fig3(level, R):
-    from .plots.experiments import curves_figure
     S = SETTINGS["cocluster-fig3"][level]
     panels, checks = [], []
     labels = {f"DP-τCC, 𝓘 = {i}": i for i in S["iterations"]}
@@ -530,9 +553,9 @@ def _cocluster_fig3(level, R):
         df = R.sweep("cocluster-fig3", name, sweep)
         df.insert(df.columns.get_loc("epsilon") + 1, "n_iter", df["algorithm"].map(labels))
         title = f"Co-clustering, Fig. 3: τ̂_R|C of the released T against 𝓘, CLUTO {name}"
-        fig = curves_figure(df, "n_iter", ["tau_rc", "nmi"], group="epsilon", group_name="ε", title=title,
-                            x_title="iterations 𝓘")
-        panels.append(Panel(name, df, fig, _medians(df, "tau_rc", index="n_iter", columns="epsilon").round(4),
+        plot = {"kind": "curves", "x": "n_iter", "metrics": ["tau_rc", "nmi"], "group": "epsilon", "group_name": "ε",
+                "title": title, "x_title": "iterations 𝓘"}
+        panels.append(Panel(name, df, plot, _medians(df, "tau_rc", index="n_iter", columns="epsilon").round(4),
                             title))
         lo, hi = min(S["epsilons"]), max(S["epsilons"])
         med = df.groupby(["n_iter", "epsilon"])["tau_rc"].median()
@@ -564,7 +587,6 @@ def _ratio_to_kmeanspp(df, by):
 
 
 def _highdim_fig2(level, R):
-    from .plots.experiments import curves_figure, privacy_utility_figure
     S = SETTINGS["highdim-fig2"][level]
     panels, checks = [], []
     # (c) objective against k at ε = 1: one algorithm entry per (method, k)
@@ -584,8 +606,9 @@ def _highdim_fig2(level, R):
     df["ratio_kmeanspp"] = _ratio_to_kmeanspp(df, "k")
     title = (f"High-dimensional k-means, Fig. 2 (c): objective against k at ε = {S['k_eps']:g}, "
              f"{load_dataset_name(S['dataset'])}")
-    fig = curves_figure(df, "k", ["objective", "ratio_kmeanspp"], group="method", title=title, log_x=True, log_y=True)
-    panels.append(Panel("vs-k", df, fig, _medians(df, "ratio_kmeanspp", index="k", columns="method").round(3), title))
+    plot = {"kind": "curves", "x": "k", "metrics": ["objective", "ratio_kmeanspp"], "group": "method", "title": title,
+            "log_x": True, "log_y": True}
+    panels.append(Panel("vs-k", df, plot, _medians(df, "ratio_kmeanspp", index="k", columns="method").round(3), title))
     med = df.groupby(["method", "k"])["ratio_kmeanspp"].median()
     for other in ("SuLQ k-means", "s.a. k-means", "DP-Lloyd"):
         wins = [k for k in S["ks"] if med[("candidate set", k)] < med[(other, k)]]
@@ -607,8 +630,8 @@ def _highdim_fig2(level, R):
     df.insert(df.columns.get_loc("method") + 1, "k", k)
     df["ratio_kmeanspp"] = _ratio_to_kmeanspp(df, "k")
     title = f"High-dimensional k-means, Fig. 2 (d) on the mixture: objective against ε at k = {k}"
-    fig = privacy_utility_figure(df, ["objective", "ratio_kmeanspp"], title=title)
-    panels.append(Panel("vs-eps", df, fig, _medians(df, "ratio_kmeanspp").round(3), title))
+    panels.append(Panel("vs-eps", df, {"kind": "privacy_utility", "metrics": ["objective", "ratio_kmeanspp"],
+                                       "title": title}, _medians(df, "ratio_kmeanspp").round(3), title))
     for m in ("candidate set", "SuLQ k-means", "s.a. k-means", "DP-Lloyd"):
         if len(S["epsilons"]) > 1:
             checks.append(_trend_check(df, m, "ratio_kmeanspp", "vs-eps"))
@@ -640,8 +663,16 @@ def _md_table(t: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def write_figure(out: Path, figure, level, panels, checks, extra, seconds, n_runs):
-    """Write the CSV and HTML of every panel, the extra tables, checks.csv and summary.md.
+def _panel_dataset(df):
+    """The dataset spec of a panel (the ``dataset`` column, one value per panel), or None."""
+    if "dataset" not in df or df["dataset"].nunique() != 1:
+        return None
+    return json.loads(df["dataset"].iloc[0])
+
+
+def write_figure(out: Path, figure, level, panels, checks, extra, seconds, n_runs, sweeps=None):
+    """Write the CSV and HTML of every panel, the extra tables, checks.csv, panels.json (titles,
+    captions, plot specs and dataset of every panel: what :mod:`dpcore.gallery` reads) and summary.md.
 
     Parameters
     ----------
@@ -661,6 +692,8 @@ def write_figure(out: Path, figure, level, panels, checks, extra, seconds, n_run
         Wall-clock time (in summary.md).
     n_runs : int
         Number of runs (in summary.md).
+    sweeps : dict (figure, panel) -> dict, optional
+        The sweeps that made the panels (:attr:`Runner.sweeps`), written to panels.json.
 
     Returns
     -------
@@ -675,6 +708,11 @@ def write_figure(out: Path, figure, level, panels, checks, extra, seconds, n_run
     for fname, table in (extra or {}).items():
         table.to_csv(d / fname, index=False)
     pd.DataFrame(checks, columns=["check", "ok", "detail"]).to_csv(d / "checks.csv", index=False)
+    meta = {"figure": figure, "level": level, "seconds": round(seconds, 1), "n_runs": n_runs,
+            "panels": [{"name": p.name, "title": p.title, "caption": p.caption, "plot": _jsonable(p.plot),
+                        "dataset": _panel_dataset(p.df), "sweep": _jsonable((sweeps or {}).get((figure, p.name)))}
+                       for p in panels]}
+    (d / "panels.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1) + "\n")
     lines = [f"# {figure} ({level})", "", f"{n_runs} runs in {seconds:.1f} s (wall clock).", ""]
     for p in panels:
         lines += [f"## {p.name}", "", p.title, "", p.caption, "", _md_table(p.table), ""]
@@ -733,7 +771,7 @@ def run_figure(figure, level="full", out="reproduce_output", jobs=1, seed=0, res
         n0 = R.n_runs
         panels, checks, extra = RUNNERS[figure](level, R)
         seconds = time.perf_counter() - t0
-        path = write_figure(out, figure, level, panels, checks, extra, seconds, R.n_runs - n0)
+        path = write_figure(out, figure, level, panels, checks, extra, seconds, R.n_runs - n0, R.sweeps)
     finally:
         if own:
             R.close()
@@ -758,7 +796,8 @@ def build_parser():
     Returns
     -------
     argparse.ArgumentParser
-        Parser of FIGURE ... [--quick | --tiny] [--out DIR] [--jobs N] [--seed S] [--resume].
+        Parser of FIGURE ... [--quick | --tiny] [--out DIR] [--jobs N] [--seed S] [--resume]
+        [--scheduler ADDRESS] [--ship DIR].
     """
     ap = argparse.ArgumentParser(prog="python -m dpcore.reproduce",
                                  description="Reproduce the figures of the three papers (CSV + HTML per panel).")
@@ -772,13 +811,21 @@ def build_parser():
     ap.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     ap.add_argument("--resume", action="store_true",
                     help="keep finished runs in OUT/<figure>/runs/ and reuse them when run again")
+    ap.add_argument("--scheduler", metavar="ADDRESS",
+                    help="run on an existing Dask cluster: its scheduler's address, e.g. tcp://10.0.0.5:8786 "
+                         "(same results as local runs; --jobs is then ignored)")
+    ap.add_argument("--ship", metavar="DIR",
+                    help="also write compact results to DIR for the app's Paper figures page "
+                         "(the app reads sample_data/paper_figures)")
     return ap
 
 
 def main(argv=None):
     """Command-line entry point: run the figures and print their checks.
 
-    Writes every figure's files and ``OUT/timings_<level>.csv``.
+    Writes every figure's files and ``OUT/timings_<level>.csv``; with ``--ship DIR`` also the
+    compact copies and manifest of :func:`dpcore.gallery.ship` (command, commit, wall times,
+    peak memory).
 
     Parameters
     ----------
@@ -794,7 +841,11 @@ def main(argv=None):
     level = "tiny" if args.tiny else "quick" if args.quick else "full"
     figures = list(FIGURES) if "all" in args.figures else list(dict.fromkeys(args.figures))
     out = Path(args.out)
-    R = Runner(args.jobs, args.seed, out if args.resume else None)
+    try:
+        R = Runner(args.jobs, args.seed, out if args.resume else None, scheduler=args.scheduler)
+    except (ValueError, OSError) as exc:
+        print(f"error: --scheduler {args.scheduler}: {exc}", file=sys.stderr)
+        return 2
     total0 = time.perf_counter()
     timing = []
     try:
@@ -806,14 +857,44 @@ def main(argv=None):
             for c in checks:
                 print(f"  [{'ok' if c['ok'] else '--'}] {c['check']}: {c['detail']}")
             timing.append({"figure": fig, "level": level, "jobs": args.jobs, "seconds": round(secs, 1),
+                           "n_runs": json.loads((path / "panels.json").read_text())["n_runs"],
                            "checks_ok": ok, "checks": len(checks)})
     finally:
         R.close()
     total = time.perf_counter() - total0
     out.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(timing).to_csv(out / f"timings_{level}.csv", index=False)
-    print(f"total: {total:.1f} s")
+    memory = peak_memory_mb()
+    print(f"total: {total:.1f} s; peak memory (RSS): main process {memory['main_mb']:.0f} MB, "
+          f"largest worker {memory['largest_worker_mb']:.0f} MB")
+    if args.ship:
+        from .gallery import code_version, ship
+        shipped_argv = [a for a in (argv if argv is not None else sys.argv[1:])]
+        manifest = {"command": "python -m dpcore.reproduce " + " ".join(shipped_argv), **code_version(),
+                    "created": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "level": level,
+                    "jobs": args.jobs, "scheduler": args.scheduler, "cpus": os.cpu_count(),
+                    "total_seconds": round(total, 1), "peak_memory": memory, "figures": timing}
+        print(f"shipped to {ship(out, args.ship, figures, manifest)}")
     return 0
+
+
+def peak_memory_mb():
+    """Peak resident memory of this process and of its largest finished child (the workers, once
+    the pool is shut down), in MB (Linux/macOS ``getrusage``; NaN where unavailable).
+
+    Returns
+    -------
+    dict
+        ``main_mb`` and ``largest_worker_mb``; with ``jobs`` workers the run's peak was at most
+        main + jobs × largest worker.
+    """
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return {"main_mb": math.nan, "largest_worker_mb": math.nan}
+    unit = 1 / 1024 if sys.platform != "darwin" else 1 / 1024 ** 2      # KB on Linux, bytes on macOS
+    return {"main_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * unit, 1),
+            "largest_worker_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * unit, 1)}
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ def _run_label(key):
 
 
 def traces_grid(runs, metrics=("statistic", "cost", "dw"), burn_in=None, max_points=1000, height_per_row=230,
-                title=""):
+                title="", sweeps=None):
     """Small multiples of Fig. 3.
 
     Parameters
@@ -61,6 +61,9 @@ def traces_grid(runs, metrics=("statistic", "cost", "dw"), burn_in=None, max_poi
         Figure height per row, in pixels.
     title : str, default=""
         Figure title.
+    sweeps : dict key -> array (n_sweeps,), optional
+        The sweep number of every column of a run's traces (traces stored thinned, e.g. the
+        shipped results of the Paper figures page); default 1, 2, ..., n_sweeps.
 
     Returns
     -------
@@ -89,17 +92,17 @@ def traces_grid(runs, metrics=("statistic", "cost", "dw"), burn_in=None, max_poi
             x = np.asarray(traces[name])
             C, T = x.shape
             idx = _thin(T, max_points)
-            sweeps = idx + 1
+            xs = (np.asarray(sweeps[key])[idx] if sweeps is not None and key in sweeps else idx + 1)
             words = TRACE_LABELS.get(name, name).replace("<br>", " ")
             for ch in range(C):
                 fig.add_trace(go.Scattergl(
-                    x=sweeps, y=x[ch, idx], mode="lines", line=dict(width=1, color=CHAIN_COLOURS[ch % len(CHAIN_COLOURS)]),
+                    x=xs, y=x[ch, idx], mode="lines", line=dict(width=1, color=CHAIN_COLOURS[ch % len(CHAIN_COLOURS)]),
                     name=f"chain {ch}", legendgroup=f"chain {ch}", showlegend=(r == 1 and c == 1),
                     hovertemplate=f"chain {ch}<br>sweep %{{x}}<br>{words} %{{y:.4g}}<extra>{_run_label(key)}</extra>"),
                     row=r, col=c)
             if name == "statistic":
-                ref = 1.0 / np.sqrt(sweeps)
-                fig.add_trace(go.Scattergl(x=sweeps, y=ref, mode="lines", line=dict(width=2, color="black", dash="dash"),
+                ref = 1.0 / np.sqrt(xs)
+                fig.add_trace(go.Scattergl(x=xs, y=ref, mode="lines", line=dict(width=2, color="black", dash="dash"),
                                            name="1/√T (exact sampling)", legendgroup="ref",
                                            showlegend=(c == 1), hoverinfo="skip"), row=r, col=c)
                 fig.update_yaxes(type="log", dtick=1, row=r, col=c)

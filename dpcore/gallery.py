@@ -1,0 +1,275 @@
+"""The papers' figures as shipped results: written by ``python -m dpcore.reproduce ... --ship DIR``,
+read by the Paper figures page.
+
+A shipped folder (``sample_data/paper_figures/`` in the app) holds ``manifest.json`` (the
+command, the commit and whether the tree had uncommitted changes, the date, wall time per
+figure and the peak memory of the run) and one folder per figure with, for every panel, its
+result rows ``<panel>.csv`` (compact: 8 significant digits, Fig. 3 traces thinned to at most
+:data:`SHIPPED_TRACE_POINTS` sweeps per chain, the dataset spec moved to ``panels.json``),
+``panels.json`` (titles, captions, plot specs of :mod:`dpcore.plots.paper`, and for every
+sweep panel the sweep that made it, so that any row can be recomputed), ``checks.csv`` (the
+paper's statements and whether they hold) and the figure's extra tables (``diagnostics.csv``).
+
+Every run's seed is a function of (master seed, method label, ε, trial) only
+(:func:`dpcore.experiments.run_seed`), so :func:`recompute_row` reruns one shipped row on its
+own and :func:`compare_row` says whether it gives the shipped numbers.
+"""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["GALLERY_DIR", "SHIPPED_TRACE_POINTS", "ShippedPanel", "ShippedFigure", "load_gallery", "ship",
+           "recompute_row", "compare_row"]
+
+#: where the app's shipped results live
+GALLERY_DIR = Path(__file__).resolve().parents[1] / "sample_data" / "paper_figures"
+#: most sweeps per chain kept in a shipped Fig. 3 trace (evenly spaced, the last one kept)
+SHIPPED_TRACE_POINTS = 400
+_FLOAT_FORMAT = "%.8g"
+
+
+@dataclass
+class ShippedPanel:
+    """One panel of a shipped figure.
+
+    Attributes
+    ----------
+    name, title, caption : str
+        As written by the reproduction.
+    plot : dict
+        Plot spec (:func:`dpcore.plots.paper.panel_figure`).
+    df : pandas.DataFrame
+        The result rows.
+    dataset : dict or None
+        The dataset spec of a sweep panel.
+    sweep : dict or None
+        The sweep that made the rows (``dataset``, ``algorithms``, ``epsilons``, ``trials``,
+        ``metrics``, ``delta``, ``seed``); None for Fig. 3 traces.
+    """
+    name: str
+    title: str
+    caption: str
+    plot: dict
+    df: pd.DataFrame
+    dataset: dict | None = None
+    sweep: dict | None = None
+
+    def figure(self):
+        """The panel's plotly figure (the one the reproduction drew).
+
+        Returns
+        -------
+        plotly.graph_objects.Figure
+        """
+        from .plots.paper import panel_figure
+        return panel_figure(self.plot, self.df)
+
+
+@dataclass
+class ShippedFigure:
+    """One shipped figure: its panels, the checks of the paper's statements, extra tables.
+
+    Attributes
+    ----------
+    name : str
+        E.g. ``"subspace-fig2"``.
+    level : str
+        ``"full"``, ``"quick"`` or ``"tiny"``.
+    seconds : float
+        Wall time of the figure's runs.
+    n_runs : int
+        Number of runs.
+    panels : list of ShippedPanel
+    checks : pandas.DataFrame
+        Columns ``check``, ``ok``, ``detail``.
+    extra : dict of str to pandas.DataFrame
+        Other tables by file name (e.g. ``diagnostics.csv``).
+    """
+    name: str
+    level: str
+    seconds: float
+    n_runs: int
+    panels: list = field(default_factory=list)
+    checks: pd.DataFrame = None
+    extra: dict = field(default_factory=dict)
+
+
+def _git(*args, cwd=None):
+    import subprocess
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def code_version():
+    """The commit of the dpcore in use and whether its tree has uncommitted changes.
+
+    Returns
+    -------
+    dict
+        ``commit`` (str or None when not in a git checkout) and ``dirty`` (bool or None).
+    """
+    root = Path(__file__).resolve().parents[1]
+    commit = _git("rev-parse", "HEAD", cwd=root)
+    status = _git("status", "--porcelain", "--untracked-files=no", "--", "dpcore", cwd=root)
+    return {"commit": commit, "dirty": None if status is None else bool(status)}
+
+
+def _thin_traces(df, max_points):
+    sweeps = np.sort(df["sweep"].unique())
+    if len(sweeps) <= max_points:
+        return df
+    keep = sweeps[np.unique(np.linspace(0, len(sweeps) - 1, max_points).round().astype(int))]
+    return df[df["sweep"].isin(keep)]
+
+
+def ship(out, dest, figures, manifest):
+    """Copy the compact results of ``figures`` from a reproduction's ``out`` folder to ``dest``.
+
+    Parameters
+    ----------
+    out : str or Path
+        The reproduction's output folder (``--out``).
+    dest : str or Path
+        Where to ship; each figure's folder there is replaced.
+    figures : sequence of str
+        The figures to ship (folders of ``out``).
+    manifest : dict
+        Written to ``dest/manifest.json``, merged with the figures already listed there (a
+        figure shipped again replaces its entry).
+
+    Returns
+    -------
+    Path
+        ``dest``.
+    """
+    out, dest = Path(out), Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for figure in figures:
+        src, dst = out / figure, dest / figure
+        meta = json.loads((src / "panels.json").read_text())
+        if dst.exists():
+            shutil.rmtree(dst)
+        dst.mkdir()
+        for p in meta["panels"]:
+            df = pd.read_csv(src / f"{p['name']}.csv")
+            if p["plot"]["kind"] == "traces":
+                df = df.groupby("epsilon", sort=False, group_keys=False).apply(_thin_traces, SHIPPED_TRACE_POINTS)
+            df.drop(columns=[c for c in ("dataset", "figure") if c in df], inplace=True)
+            df.to_csv(dst / f"{p['name']}.csv", index=False, float_format=_FLOAT_FORMAT)
+        for f in src.glob("*.csv"):
+            if f.stem not in {p["name"] for p in meta["panels"]}:
+                pd.read_csv(f).to_csv(dst / f.name, index=False, float_format=_FLOAT_FORMAT)
+        (dst / "panels.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1) + "\n")
+    path = dest / "manifest.json"
+    old = json.loads(path.read_text()) if path.exists() else {}
+    runs = {r["figure"]: r for r in old.get("figures", [])}
+    runs.update({r["figure"]: r for r in manifest.get("figures", [])})
+    merged = {**old, **manifest, "figures": [runs[f] for f in sorted(runs, key=_figure_order)]}
+    path.write_text(json.dumps(merged, ensure_ascii=False, indent=1) + "\n")
+    return dest
+
+
+def _figure_order(name):
+    from .reproduce import FIGURES
+    return FIGURES.index(name) if name in FIGURES else len(FIGURES)
+
+
+def load_gallery(path=GALLERY_DIR):
+    """The shipped figures in ``path`` and its manifest.
+
+    Parameters
+    ----------
+    path : str or Path, default GALLERY_DIR
+        A folder written by :func:`ship`.
+
+    Returns
+    -------
+    manifest : dict
+        ``manifest.json`` ({} when absent).
+    figures : list of ShippedFigure
+        In the order of :data:`dpcore.reproduce.FIGURES`.
+    """
+    path = Path(path)
+    mpath = path / "manifest.json"
+    manifest = json.loads(mpath.read_text()) if mpath.exists() else {}
+    figures = []
+    for d in sorted((p for p in path.iterdir() if (p / "panels.json").exists()), key=lambda p: _figure_order(p.name)) \
+            if path.exists() else []:
+        meta = json.loads((d / "panels.json").read_text())
+        panels = [ShippedPanel(p["name"], p["title"], p["caption"], p["plot"], pd.read_csv(d / f"{p['name']}.csv"),
+                               p.get("dataset"), p.get("sweep")) for p in meta["panels"]]
+        names = {p.name for p in panels} | {"checks"}
+        extra = {f.name: pd.read_csv(f) for f in sorted(d.glob("*.csv")) if f.stem not in names}
+        figures.append(ShippedFigure(meta["figure"], meta["level"], meta["seconds"], meta["n_runs"], panels,
+                                     pd.read_csv(d / "checks.csv"), extra))
+    return manifest, figures
+
+
+def recompute_row(panel: ShippedPanel, row) -> dict:
+    """Rerun the run of one shipped row of a sweep panel (same dataset, method, ε, trial, seed).
+
+    Parameters
+    ----------
+    panel : ShippedPanel
+        A sweep panel (``panel.sweep`` not None).
+    row : pandas.Series or dict
+        One of its rows.
+
+    Returns
+    -------
+    dict
+        The new row (:func:`dpcore.experiments.run_task`).
+
+    Raises
+    ------
+    ValueError
+        If the panel has no sweep (Fig. 3 traces) or the row's method is not in it.
+    """
+    from .experiments import run_task
+    if panel.sweep is None:
+        raise ValueError(f"panel {panel.name!r} has no sweep to recompute (traces are rerun as a whole)")
+    algs = {a["label"]: a for a in panel.sweep["algorithms"]}
+    if row["algorithm"] not in algs:
+        raise ValueError(f"algorithm {row['algorithm']!r} is not in the sweep of panel {panel.name!r}")
+    eps = float(row["epsilon"])
+    task = {"dataset": panel.sweep["dataset"], "algorithm": algs[row["algorithm"]],
+            "epsilon": math.nan if math.isnan(eps) else eps, "delta": panel.sweep["delta"],
+            "trial": int(row["trial"]), "seed": panel.sweep["seed"], "metrics": panel.sweep["metrics"]}
+    return run_task(task)
+
+
+def compare_row(panel: ShippedPanel, row, rtol=1e-6):
+    """Recompute one shipped row and compare its seed and metrics.
+
+    Parameters
+    ----------
+    panel : ShippedPanel
+    row : pandas.Series
+    rtol : float, default 1e-6
+        Relative tolerance on the metrics (shipped with 8 significant digits; the remaining
+        slack allows for a different BLAS summation order).
+
+    Returns
+    -------
+    list of str
+        The differences, empty when the row is reproduced.
+    """
+    new = recompute_row(panel, row)
+    diffs = []
+    if int(new["seed"]) != int(row["seed"]):
+        diffs.append(f"seed {new['seed']} != shipped {row['seed']}")
+    for m in panel.sweep["metrics"]:
+        a, b = float(new[m]), float(row[m])
+        if not (math.isnan(a) and math.isnan(b)) and not math.isclose(a, b, rel_tol=rtol, abs_tol=1e-12):
+            diffs.append(f"{m} {a:.10g} != shipped {b:.10g}")
+    return diffs
