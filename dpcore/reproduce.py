@@ -95,7 +95,6 @@ import argparse
 import dataclasses
 import json
 import math
-import multiprocessing
 import os
 import sys
 import time
@@ -108,7 +107,7 @@ from scipy import stats
 
 from .data import CLUTO_NAMES, PAPER_SPECS, load_dataset
 from .validation import check_int
-from .experiments import ALGORITHMS, Sweep, preset, run_seed, run_sweep
+from .experiments import ALGORITHMS, Sweep, preset, run_seed, run_sweep, worker_context
 from .subspace.common import single_threaded
 from .plots.paper import _jsonable
 
@@ -221,8 +220,8 @@ class Runner:
             from .experiments import dask_executor
             self.executor = dask_executor(scheduler)
         else:
-            self.executor = (ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
-                             if jobs > 1 else None)
+            # spawn workers that do not re-run the caller's __main__ (the app's script under Streamlit)
+            self.executor = ProcessPoolExecutor(jobs, mp_context=worker_context()) if jobs > 1 else None
         self.n_runs = 0
         self.sweeps = {}
 
