@@ -118,3 +118,58 @@ def test_settings_cover_every_figure_and_level():
     assert rp.SETTINGS["subspace-fig3"]["full"]["n_iter"] == 10_000
     assert rp.SETTINGS["highdim-fig2"]["full"]["dataset"]["n"] == 100_000
     assert np.allclose(rp.SETTINGS["subspace-fig2"]["full"]["epsilons"][::2], [0.1, 1, 10, 100, 1000])
+
+
+def _frames(folder):
+    """Every panel CSV of a reproduction folder, without the timing column (wall time varies)."""
+    return {str(p.relative_to(folder)): pd.read_csv(p).drop(columns=["seconds"], errors="ignore")
+            for p in sorted(folder.glob("*/*.csv")) if p.name not in ("diagnostics.csv",)}
+
+
+@pytest.mark.slow
+def test_a_dask_scheduler_address_gives_identical_results(tmp_path):
+    """Issue 17: the same command given a Dask scheduler address runs on an existing cluster with
+    identical results. A LocalCluster with two worker processes stands for the cluster; both
+    sweep panels (run_sweep) and Fig. 3's chains (Runner.map) go through it."""
+    distributed = pytest.importorskip("distributed")
+    figures = ["cocluster-fig3", "subspace-fig3"]
+    local, remote = tmp_path / "local", tmp_path / "dask"
+    assert rp.main([*figures, "--tiny", "--out", str(local)]) == 0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        assert rp.main([*figures, "--tiny", "--out", str(remote), "--scheduler", cluster.scheduler_address]) == 0
+    a, b = _frames(local), _frames(remote)
+    assert set(a) == set(b) and {"cocluster-fig3/cstr.csv", "subspace-fig3/random-init.csv"} <= set(a)
+    for name in a:
+        pd.testing.assert_frame_equal(a[name], b[name], check_exact=True)
+    diag = [pd.read_csv(f / "subspace-fig3" / "diagnostics.csv").drop(columns=["seconds_per_sweep"]) for f in (local, remote)]
+    pd.testing.assert_frame_equal(*diag, check_exact=True)
+
+
+def test_a_bad_scheduler_address_is_an_error_not_a_traceback(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    import dask
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):     # nothing listens on port 9
+        assert rp.main(["cocluster-fig3", "--tiny", "--out", str(tmp_path), "--scheduler", "tcp://127.0.0.1:9"]) == 2
+    assert "--scheduler tcp://127.0.0.1:9" in capsys.readouterr().err
+
+
+def test_shipped_results_redraw_and_recompute(tmp_path):
+    """--ship writes what the Paper figures page reads: compact CSVs, panels.json with the sweep of
+    every panel, a manifest naming the command and commit; a shipped row reruns to the same
+    numbers (seeds are per run), and a changed number is caught."""
+    from dpcore import gallery
+    out, dest = tmp_path / "out", tmp_path / "ship"
+    assert rp.main(["cocluster-fig3", "--tiny", "--out", str(out), "--ship", str(dest)]) == 0
+    manifest, figures = gallery.load_gallery(dest)
+    assert manifest["command"].startswith("python -m dpcore.reproduce cocluster-fig3 --tiny")
+    assert manifest["level"] == "tiny" and [f["figure"] for f in manifest["figures"]] == ["cocluster-fig3"]
+    assert "commit" in manifest and manifest["peak_memory"]["main_mb"] > 0
+    (fig,) = figures
+    assert fig.name == "cocluster-fig3" and len(fig.checks) >= 1
+    panel = fig.panels[0]
+    assert len(panel.figure().data) > 0
+    row = panel.df.iloc[0]
+    assert gallery.compare_row(panel, row) == []
+    tampered = row.copy()
+    tampered["tau_rc"] = row["tau_rc"] * 1.001
+    assert any(d.startswith("tau_rc") for d in gallery.compare_row(panel, tampered))
