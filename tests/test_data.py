@@ -221,3 +221,14 @@ def test_clipping_explanation_says_why_in_words():
     assert "σ = 0.1" in text and "length at most 1" in text and "spends no ε" in text
     assert "n_clipped" not in text
     assert clipping_explanation(make_union_of_subspaces(50, 5, 2, 2, 0.1, random_state=0, clip=False)) is None
+
+
+def test_digits_are_in_the_public_ball_of_radius_8():
+    from dpcore.data import DIGITS_RADIUS
+    ds = load_dataset(**PAPER_SPECS["digits"])
+    assert ds.X.shape == (1797, 64) and ds.kind == "points" and ds.n_classes == 10
+    assert ds.X.min() == 0.0 and ds.X.max() == 1.0                      # pixels 0..16 divided by 16
+    assert ds.extras["public_radius"] == DIGITS_RADIUS == 8.0          # √64, fixed by the format
+    assert np.linalg.norm(ds.X, axis=1).max() <= 8.0 and ds.extras["n_clipped"] == 0
+    assert ds.extras["images"].shape == (1797, 8, 8)
+    assert ds.params == {"kind": "digits"} and load_dataset(**ds.params).X.tobytes() == ds.X.tobytes()
