@@ -1068,7 +1068,9 @@ RELATIONS = {
 #: the relation each registered private method states its ε for (from its docstring / paper):
 #: the subspace methods (Prop. E.1, Alg. 1 with public n, the exponential mechanism of §4)
 #: and the k-means methods of dpcore.kmeans (n public) replace one point; DP-Lloyd
-#: (diffprivlib) adds or removes one row; DP-τCC changes one count by ±1. An estimator class
+#: (diffprivlib) adds or removes one row; DP-τCC changes one count by ±1; the co-clustering
+#: paper's row-clustering peers protect one document (row): DPHD and DPNMF replaced, DP-KMeans
+#: (our sparse DP-Lloyd) added or removed. An estimator class
 #: may also declare ``neighbour_relation`` (one of :data:`RELATIONS`), which wins over this table.
 CLAIMED_RELATION = {
     "sulq_kplane": "replace_one",
@@ -1079,19 +1081,26 @@ CLAIMED_RELATION = {
     "sulq_kmeans": "replace_one",
     "sa_kmeans": "replace_one",
     "dplloyd": "add_remove",
+    # the co-clustering paper's peers, which protect a whole document (row) of a count matrix
+    "dphd": "replace_one",
+    "dp_kmeans": "add_remove",
+    "dpnmf": "replace_one",
 }
 
 NEIGHBOURS = {
     "points": {"add_outlier": "add one far outlier (Fig. 1 of the subspace paper)",
                "replace_outlier": "replace one point (the first row) by the far outlier (n stays the same)",
                "remove_point": "remove one point (the first row)"},
-    "counts": {"change_cell": "add 1 to one cell (the co-clustering paper's neighbouring relation)"},
+    "counts": {"change_cell": "add 1 to one cell (the co-clustering paper's neighbouring relation)",
+               "replace_document": "replace the first document (row) by one made of the rarest word (n stays the "
+                                   "same)",
+               "remove_document": "remove the first document (row)"},
 }
 #: every construction, whatever the data kind (what a page may offer)
 ALL_NEIGHBOURS = {k: v for kind in NEIGHBOURS.values() for k, v in kind.items()}
 #: the relation each construction's pair (D, D′) belongs to
 NEIGHBOUR_RELATION = {"add_outlier": "add_remove", "remove_point": "add_remove", "replace_outlier": "replace_one",
-                      "change_cell": "cell_pm1"}
+                      "change_cell": "cell_pm1", "replace_document": "replace_one", "remove_document": "add_remove"}
 MIN_TRIALS = 50
 
 
@@ -1167,6 +1176,7 @@ STATISTICS = {
     "subspace": "likelihood_ratio",
     "cocluster": "table_cell",
     "kmeans": "likelihood_ratio",
+    "documents": "likelihood_ratio",
 }
 STATISTIC_HELP = {
     "outlier_distance": "distance from the audited point to the nearest released subspace",
@@ -1175,9 +1185,9 @@ STATISTIC_HELP = {
     "cell_unreachable": "1 if the released contingency-table cell holding the changed matrix cell could not have "
                         "been produced from the neighbour's count (exact reachability, dpcore.reachability), else 0",
     "nearest_centre": "distance from the audited point to the nearest released centre",
-    "likelihood_ratio": "a likelihood-ratio score of the release: features of the released subspaces or centres "
-                        "(distances to the audited and the replaced point, the released projector or centre moments) "
-                        "combined by a score fitted on the first half of the runs only",
+    "likelihood_ratio": "a likelihood-ratio score of the release: features of the released subspaces, centres or "
+                        "NMF basis (distances to the audited and the replaced point or document, the released "
+                        "projector or centre moments) combined by a score fitted on the first half of the runs only",
 }
 
 
@@ -1190,12 +1200,16 @@ def release_features(family, est, target):
     subspace, and the upper triangle of Σᵢ UᵢUᵢᵀ (order-free summary of the release).
     kmeans: distance from the point (and from the replaced row) to the nearest released
     centre, the sum of the centres and the upper triangle of Σ c cᵀ (order-free).
+    documents: the same distances for the documents scaled to unit norm, the sorted norms of
+    the released centres (or NMF basis rows) and their sorted inner products with the audited
+    document (k-sized and order-free: the vocabulary is in the thousands).
 
     Parameters
     ----------
-    family : {"subspace", "kmeans"}
+    family : {"subspace", "kmeans", "documents"}
     est : estimator
-        A fitted estimator with ``subspaces_`` (subspace) or ``cluster_centers_`` (kmeans).
+        A fitted estimator with ``subspaces_`` (subspace), ``cluster_centers_`` (kmeans;
+        documents) or ``components_`` (documents: DPNMF).
     target : dict
         "point" and "replaced" as above.
 
@@ -1206,7 +1220,7 @@ def release_features(family, est, target):
     Raises
     ------
     ValueError
-        If ``family`` is neither "subspace" nor "kmeans".
+        If ``family`` is not "subspace", "kmeans" or "documents".
     """
     p, r = np.asarray(target["point"], dtype=float), target.get("replaced")
     pts = [p] + ([np.asarray(r, dtype=float)] if r is not None else [])
@@ -1221,7 +1235,17 @@ def release_features(family, est, target):
         dist = [float(np.sqrt(((C - x[None]) ** 2).sum(1).min())) for x in pts]
         M = C.T @ C
         return np.r_[dist, C.sum(0), M[np.triu_indices(M.shape[0])]]
-    raise ValueError(f"family must be 'subspace' or 'kmeans' for the likelihood-ratio statistic; got {family!r}")
+    if family == "documents":
+        # centres (DPHD, DP-KMeans) or the NMF basis (DPNMF: rows of components_), all in the space of
+        # unit-norm documents; the audited documents are normalised the same way (per record). Only
+        # k-sized, order-free summaries: m (the vocabulary) is in the thousands.
+        R = est.cluster_centers_ if hasattr(est, "cluster_centers_") else est.components_
+        R = np.atleast_2d(np.asarray(R, dtype=float))
+        unit = [x / max(float(np.linalg.norm(x)), 1e-300) for x in pts]
+        dist = [float(np.sqrt(((R - x[None]) ** 2).sum(1).min())) for x in unit]
+        return np.r_[dist, np.sort(np.linalg.norm(R, axis=1)), np.sort(R @ unit[0])]
+    raise ValueError(f"family must be 'subspace', 'kmeans' or 'documents' for the likelihood-ratio statistic; "
+                     f"got {family!r}")
 
 
 def _as_target(target):
@@ -1280,7 +1304,7 @@ class EstimatorStatistic:
         if self.statistic not in STATISTIC_HELP:
             raise ValueError(f"statistic must be one of {', '.join(STATISTIC_HELP)}; got {self.statistic!r}")
         allowed = {"subspace": {"outlier_distance", "likelihood_ratio"}, "kmeans": {"nearest_centre", "likelihood_ratio"},
-                   "cocluster": {"table_cell", "cell_unreachable"}}[entry.family]
+                   "cocluster": {"table_cell", "cell_unreachable"}, "documents": {"likelihood_ratio"}}[entry.family]
         if self.statistic not in allowed:
             raise ValueError(f"statistic must be one of {', '.join(sorted(allowed))} for {self.name}; "
                              f"got {self.statistic!r}")
@@ -1371,7 +1395,8 @@ def make_neighbour(dataset, neighbour):
 
     ``target`` is what the statistics look at: for points a dict with "point" (the outlier,
     or the removed point) and "replaced" (the row a replace-one neighbour overwrote, else
-    None); for counts the changed cell (i, j). The outlier has the norm of
+    None); for counts the changed cell (i, j), or with ``replace_document`` /
+    ``remove_document`` a dict as for points (:func:`_document_neighbour`). The outlier has the norm of
     :func:`_outlier_radius` and the direction least explained by the data
     (:func:`far_outlier`); ``replace_outlier`` puts it in place of the first row, so that
     D and D′ have the same n. The changed cell is the first non-zero cell of the first row,
@@ -1413,9 +1438,35 @@ def make_neighbour(dataset, neighbour):
     if neighbour == "remove_point":
         return remove_point(X, 0), {"point": np.asarray(X[0], dtype=float), "replaced": None}
     import scipy.sparse as sp
+    if neighbour in ("replace_document", "remove_document"):
+        return _document_neighbour(X, neighbour)
     row = sp.csr_matrix(X)[0]
     j = int(row.indices[0]) if row.nnz else 0
     return change_cell(X, 0, j, 1), (0, j)
+
+
+def _document_neighbour(X, neighbour):
+    """(D′, target) for a count matrix whose rows are documents. ``replace_document``: the
+    first row becomes a document made only of the rarest word (the column of smallest total;
+    the first such), with the first row's total count - the document least like the others,
+    the count analogue of :func:`far_outlier`; ``remove_document``: the first row is removed.
+    Sparse input stays sparse; the target's "point" and "replaced" are dense rows."""
+    import scipy.sparse as sp
+    sparse = sp.issparse(X)
+    A = sp.csr_matrix(X, dtype=float) if sparse else np.asarray(X, dtype=float)
+    first = np.asarray(A[0].toarray()).ravel() if sparse else A[0].copy()
+    if neighbour == "remove_document":
+        B = A[1:] if sparse else np.delete(A, 0, axis=0)
+        return B, {"point": first, "replaced": None}
+    totals = np.asarray(A.sum(axis=0)).ravel()
+    doc = np.zeros(A.shape[1])
+    doc[int(np.argmin(totals))] = max(float(first.sum()), 1.0)
+    if sparse:
+        B = sp.vstack([sp.csr_matrix(doc[None, :]), A[1:]], format="csr")
+    else:
+        B = A.copy()
+        B[0] = doc
+    return B, {"point": doc, "replaced": first}
 
 
 def audit_delta(name, dataset, params=None):
@@ -1518,6 +1569,16 @@ def audit_estimator(name, dataset, neighbour, trials, epsilon=None, params=None,
             raise ValueError(f"neighbour: no construction for data of kind {dataset.kind!r} belongs to the relation "
                              f"{name} claims ({claimed_relation(name)!r}); pass one explicitly")
     D_b, target = make_neighbour(dataset, neighbour)
+    family = ALGORITHMS[name].family
+    if family == "cocluster" and not isinstance(target, tuple):
+        raise ValueError(f"neighbour must be change_cell for {name}: its statistics look at the released table cell "
+                         f"of one changed count; got {neighbour!r}")
+    if family == "documents" and isinstance(target, tuple):   # a changed cell changes one document: audit that row
+        import scipy.sparse as sp
+
+        def row(M):
+            return np.asarray(M[0].toarray()).ravel() if sp.issparse(M) else np.asarray(M[0], dtype=float)
+        target = {"point": row(D_b), "replaced": row(dataset.X)}
     params = dict(params or {})
     delta = audit_delta(name, dataset, params) if epsilon is not None else 0.0
     if delta > 0:

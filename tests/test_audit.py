@@ -306,3 +306,44 @@ def test_gdp_audit_of_the_gaussian_mechanism_is_below_and_near_its_mu():
     g = gdp_audit_from_statistics(a, b, 1e-5)
     assert 0.2 < g.mu_lower <= 1 / sigma
     assert 0.6 < g.epsilon_lower <= 2.0
+
+
+# ----------------------------------------------------------------------------- the co-clustering paper's peers
+def test_document_peers_claim_their_relations_and_get_document_neighbours():
+    assert {n: claimed_relation(n) for n in ("dphd", "dp_kmeans", "dpnmf")} == {
+        "dphd": "replace_one", "dp_kmeans": "add_remove", "dpnmf": "replace_one"}
+    assert default_neighbour("dphd", "counts") == "replace_document"
+    assert default_neighbour("dpnmf", "counts") == "replace_document"
+    assert default_neighbour("dp_kmeans", "counts") == "remove_document"
+    assert default_neighbour("dp_taucc", "counts") == "change_cell"      # unchanged: the first of its relation
+
+
+def test_document_neighbours_keep_sparse_input_sparse_and_change_one_row():
+    import scipy.sparse as sp
+    ds = make_block_matrix(n_rows=30, n_cols=20, k=2, l=2, random_state=0)
+    assert sp.issparse(ds.X)
+    B, t = make_neighbour(ds, "replace_document")
+    A = ds.X.toarray()
+    rare = int(np.argmin(A.sum(axis=0)))
+    assert sp.issparse(B) and B.shape == ds.X.shape
+    np.testing.assert_array_equal(B.toarray()[1:], A[1:])                  # only the first document changed
+    assert np.flatnonzero(B.toarray()[0]).tolist() == [rare] and B[0, rare] == A[0].sum()
+    np.testing.assert_array_equal(t["replaced"], A[0]) and np.testing.assert_array_equal(t["point"], B.toarray()[0])
+    C, t2 = make_neighbour(ds, "remove_document")
+    assert sp.issparse(C) and C.shape == (29, 20) and t2["replaced"] is None
+    np.testing.assert_array_equal(C.toarray(), A[1:])
+    assert NEIGHBOUR_RELATION["replace_document"] == "replace_one"
+    assert NEIGHBOUR_RELATION["remove_document"] == "add_remove"
+
+
+def test_document_peers_are_audited_on_their_release():
+    ds = make_block_matrix(n_rows=60, n_cols=40, k=3, l=3, random_state=0)
+    res = audit_estimator("dp_kmeans", ds, None, 50, epsilon=1.0)
+    assert (res.relation, res.relation_is_claimed, res.statistic) == ("add_remove", True, "likelihood_ratio")
+    assert np.isfinite(res.epsilon_lower)
+    # a cell change is a change of one document: the row-level methods are audited on that row
+    cell = audit_estimator("dpnmf", ds, "change_cell", 50, epsilon=1.0, params={"init": "random"})
+    assert (cell.relation, cell.relation_is_claimed) == ("cell_pm1", False) and np.isfinite(cell.epsilon_lower)
+    # DP-τCC's statistics read one table cell: a document neighbour is refused by name
+    with pytest.raises(ValueError, match="neighbour must be change_cell for dp_taucc"):
+        audit_estimator("dp_taucc", ds, "remove_document", 50, epsilon=1.0)
