@@ -55,7 +55,8 @@ from .data import load_dataset
 from .defaults import default_n_clusters, default_subspace_dim
 from .subspace.common import single_threaded
 
-__all__ = ["Algorithm", "ALGORITHMS", "METRICS", "PRESETS", "preset", "presets_for", "Sweep", "run_sweep", "summarize",
+__all__ = ["Algorithm", "ALGORITHMS", "METRICS", "PRESETS", "preset", "presets_for", "make_estimator", "Sweep",
+           "run_sweep", "summarize",
            "dask_executor", "run_seed", "worker_context", "warning_summary"]
 
 
@@ -455,6 +456,49 @@ def _fitted_q(est):
     return int(np.shape(U)[2]) if U is not None and np.ndim(U) == 3 else math.nan
 
 
+def make_estimator(name, ds, params=None, epsilon=None, delta=None, random_state=None):
+    """The unfitted estimator of registry entry ``name`` for dataset ``ds``, built as a sweep
+    builds it: the family's defaults from the dataset (those the class accepts), then
+    ``params``, then ε (and δ when the entry takes one and it is given). Pages that run a
+    registered method once use this, so a page and a sweep run the same thing.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`ALGORITHMS`.
+    ds : dpcore.data.Dataset
+    params : dict, optional
+        Parameters over the family defaults.
+    epsilon : float, optional
+        ε of a private method (ignored for a non-private one).
+    delta : float, optional
+        δ (None: the estimator's default).
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
+
+    Returns
+    -------
+    estimator
+        Not fitted.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not registered or its class is not available.
+    """
+    if name not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {name!r}")
+    entry = ALGORITHMS[name]
+    cls = entry.load()
+    accepted = inspect.signature(cls.__init__).parameters
+    kw = {k: v for k, v in FAMILY_DEFAULTS[entry.family](ds).items() if k in accepted}
+    kw.update(params or {})
+    if entry.private and epsilon is not None:
+        kw["epsilon"] = epsilon
+        if entry.takes_delta and delta is not None:
+            kw["delta"] = delta
+    return cls(**kw, random_state=random_state)
+
+
 def run_task(task) -> dict:
     """Run one task (a dict from :meth:`Sweep.tasks`) and return its result row.
 
@@ -474,23 +518,16 @@ def run_task(task) -> dict:
     ds = _dataset(json.dumps(task["dataset"], sort_keys=True))
     a = task["algorithm"]
     entry = ALGORITHMS[a["name"]]
-    cls = entry.load()
     ss = run_seed(task["seed"], a["label"], task["epsilon"], task["trial"])
     rng = np.random.default_rng(ss)
-    accepted = inspect.signature(cls.__init__).parameters
-    defaults = {k: v for k, v in FAMILY_DEFAULTS[entry.family](ds).items() if k in accepted}
-    params = {**defaults, **a["params"]}
-    if entry.private:
-        params["epsilon"] = task["epsilon"]
-        if entry.takes_delta and task["delta"] is not None:
-            params["delta"] = task["delta"]
+    est = make_estimator(a["name"], ds, a["params"], task["epsilon"] if entry.private else None, task["delta"], rng)
     t0 = time.perf_counter()
     # BLAS single-threaded: runs are small-to-mid linear algebra, and multithreaded OpenBLAS
     # was measured up to 16x slower on them on a shared 2-core machine (a 50x50 SVD: 30 ms
     # with 2 threads, 1.9 ms with one); parallelism comes from the sweep's workers instead.
     with warnings.catch_warnings(record=True) as caught, single_threaded():  # warnings kept with the row
         warnings.simplefilter("always")
-        est = cls(**params, random_state=rng).fit(ds.X)
+        est.fit(ds.X)
     seconds = time.perf_counter() - t0
     # "private": the method is a private one (the figure draws it against ε); "released_private":
     # this run really released something private (not so with a radius read off the data, a
