@@ -26,7 +26,8 @@ from ..validation import check_array, check_int, check_random_state, check_subsp
 from ..metrics import squared_distances_to_subspaces
 
 __all__ = ["fit_subspaces", "assign_to_subspaces", "spectral_clustering", "check_solver_input",
-           "complete_basis", "affinity_from_coefficients", "single_threaded"]
+           "complete_basis", "affinity_from_coefficients", "single_threaded",
+           "single_threaded_depth"]
 
 # Above this ambient dimension the per-cluster d×d scatter eigendecomposition is replaced
 # by a thin SVD of the cluster's rows (cheaper when d ≫ n_ℓ, e.g. raw 2016-pixel faces).
@@ -49,14 +50,26 @@ def single_threaded():
     are free, and the thread-pool controller is built once (≈0.1 ms per use instead of
     ≈6 ms), which matters when sample-aggregate calls a solver hundreds of times.
 
+    Compiled kernels' threads (numba): the Gibbs engine runs its chains in parallel threads
+    unless the calling code is inside a ``single_threaded()`` context *entered around* the
+    solver (the reproduction's worker processes, ``experiments.run_task``): then it uses one
+    thread, so that parallel worker processes do not oversubscribe the cores. The solver's
+    own context (its ``fit``) limits BLAS only; the engine tells the two apart by the
+    nesting depth (:func:`single_threaded_depth`).
+
     Yields
     ------
     None
         Use as ``with single_threaded(): ...``.
     """
     global _CONTROLLER
-    if getattr(_LOCAL, "depth", 0) > 0:
-        yield
+    depth = getattr(_LOCAL, "depth", 0)
+    if depth > 0:
+        _LOCAL.depth = depth + 1
+        try:
+            yield
+        finally:
+            _LOCAL.depth = depth
         return
     if _CONTROLLER is None:
         _CONTROLLER = ThreadpoolController()
@@ -66,6 +79,17 @@ def single_threaded():
             yield
         finally:
             _LOCAL.depth = 0
+
+
+def single_threaded_depth():
+    """How many :func:`single_threaded` contexts the calling thread is inside (0: none).
+
+    Returns
+    -------
+    int
+        The nesting depth.
+    """
+    return getattr(_LOCAL, "depth", 0)
 
 
 def check_solver_input(X, n_clusters, subspace_dim, name_k="n_clusters", name_q="subspace_dim"):

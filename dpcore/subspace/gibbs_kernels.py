@@ -191,12 +191,70 @@ def _categorical_logspace(lg, k, s):
         lg[top] = -np.inf
 
 
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01                  # ln 2 in two parts (Cody & Waite): _LN2_HI has
+_LN2_LO = 1.90821492927058770002e-10                  # trailing zero bits, so k·_LN2_HI is exact for |k| < 2¹¹
+_EXP_MIN = -40.0                                      # e^−40 < 2⁻⁵⁷: such weights never take the fast path
+_EXP_C = (1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320, 1.0 / 362880,
+          1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800)
+
+
+@njit(cache=True, fastmath={"contract"})
+def _exp_rows(Lm, mx, Wt, kb, kbf, k, n):
+    """Wt[j, i] = exp(max(Lm[j, i] − mx[i], −40)) for every point, in loops that vectorise (libm's
+    exp is a call per value and does not). exp(x) = 2ᵏ·e^r, k = round(x/ln 2), r = x − k ln 2
+    (|r| ≤ ln 2 / 2, Cody–Waite reduction), e^r by its Taylor polynomial of degree 13
+    (truncation < 5e-18 relative), 2ᵏ built from its exponent bits (kb, an int64 array, and
+    kbf, the same memory as float64). Accurate to a few ulp, as libm (tests/test_gibbs_engine.py
+    checks ≤ 4e-16 relative on a grid); e⁰ = 1 exactly. Arguments below −40 are clamped: such
+    a weight is < 2⁻⁵⁷ of the largest (which is 1), so the z-step's fast path (every weight ≥
+    2⁻²⁰ of their sum) is never taken for that point and its draw uses the logits themselves."""
+    c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13 = _EXP_C
+    for j in range(k):
+        row = Lm[j]
+        out = Wt[j]
+        for i in range(n):
+            x = row[i] - mx[i]
+            x = x if x > _EXP_MIN else _EXP_MIN
+            kf = math.floor(x * _LOG2E + 0.5)
+            r = (x - kf * _LN2_HI) - kf * _LN2_LO
+            p = c13
+            p = p * r + c12
+            p = p * r + c11
+            p = p * r + c10
+            p = p * r + c9
+            p = p * r + c8
+            p = p * r + c7
+            p = p * r + c6
+            p = p * r + c5
+            p = p * r + c4
+            p = p * r + c3
+            p = p * r + c2
+            p = p * r + c1
+            p = p * r + c0
+            out[i] = p
+            kb[i] = (np.int64(kf) + 1023) << 52
+        for i in range(n):
+            out[i] *= kbf[i]
+
+
+def exp_rows(x):
+    """:func:`_exp_rows` on a 1-D array x ≤ 0 (for tests): exp(max(x, −40))."""
+    x = np.ascontiguousarray(x, dtype=np.float64)[None, :]
+    n = x.shape[1]
+    out = np.empty_like(x)
+    kb = np.empty(n, dtype=np.int64)
+    _exp_rows(x, np.zeros(n), out, kb, kb.view(np.float64), 1, n)
+    return out[0]
+
+
 @njit(cache=True)
-def _z_step(pn, half, z, s, L, Wt, mx, tot, u, lg):
+def _z_step(pn, half, z, s, L, Wt, mx, tot, u, lg, kb):
     """z[i] ~ categorical ∝ exp(half·pn[:, i]) for every point (pn: (k, n)); L, Wt (k, n) and
-    mx, tot, u (n,) are work arrays, lg (k,). In passes over all points (so that the loops
-    vectorise): logits, their maximum, the max-shifted weights, one uniform per point; then
-    the inverse CDF where every probability is ≥ 2⁻²⁰, the log-space scheme elsewhere."""
+    mx, tot, u (n,) float64 and kb (n,) int64 are work arrays, lg (k,). In passes over all
+    points (so that the loops vectorise): logits, their maximum, the max-shifted weights
+    (:func:`_exp_rows`), their sums, one uniform per point; then the inverse CDF where every
+    probability is ≥ 2⁻²⁰, the log-space scheme elsewhere."""
     k, n = pn.shape
     if k == 1:
         for i in range(n):
@@ -207,15 +265,11 @@ def _z_step(pn, half, z, s, L, Wt, mx, tot, u, lg):
             L[j, i] = half * pn[j, i]
     for i in range(n):
         mx[i] = L[0, i]
-        u[i] = 0.0                                   # the index of the maximum (as a float) for now
     for j in range(1, k):
         for i in range(n):
-            if L[j, i] > mx[i]:
-                mx[i] = L[j, i]
-                u[i] = j
-    for j in range(k):
-        for i in range(n):
-            Wt[j, i] = 1.0 if u[i] == j else math.exp(L[j, i] - mx[i])   # e⁰ = 1 exactly: one exp saved
+            v = L[j, i]
+            mx[i] = v if v > mx[i] else mx[i]
+    _exp_rows(L, mx, Wt, kb, kb.view(np.float64), k, n)
     for i in range(n):
         tot[i] = Wt[0, i]
     for j in range(1, k):
@@ -323,10 +377,45 @@ def _sturm_below(alpha, e, D, x):
 
 
 @njit(cache=True)
+def _laguerre_terms(alpha, e, D, x):
+    """For S = xI − T (T the tridiagonal (alpha, e)): (valid, G, H) with valid = every pivot of
+    S's LDLᵀ is > 0 (Sturm: x > λ_max), G = Σᵢ 1/(x − λᵢ) = Σ f′ᵢ/fᵢ and
+    H = Σᵢ 1/(x − λᵢ)² = −dG/dx, from the pivots f and their first two derivatives in x."""
+    G = 0.0
+    H = 0.0
+    f = 1.0
+    fd = 0.0
+    fdd = 0.0
+    for i in range(D):
+        if i == 0:
+            qv = alpha[0] - x
+            fdn = 1.0
+            fddn = 0.0
+        else:
+            e2 = e[i - 1] * e[i - 1]
+            qv = (alpha[i] - x) - e2 / (-f)           # the pivot exactly as _sturm_below computes it
+            inv = 1.0 / f
+            fdn = 1.0 + e2 * fd * inv * inv
+            fddn = e2 * (fdd * f - 2.0 * fd * fd) * inv * inv * inv
+        if not qv < 0.0:
+            return False, 0.0, 0.0
+        fn = -qv
+        f, fd, fdd = fn, fdn, fddn
+        g = fd / f
+        G += g
+        H += g * g - fdd / f
+    return True, G, H
+
+
+@njit(cache=True)
 def _lambda_max_upper(alpha, e, D):
     """An upper bound c ≥ λ_max of the tridiagonal (alpha, e) with c − λ_max ≤ 1e-3 + 1e-13·scale
-    (Sturm-sequence bisection between max(alpha) ≤ λ_max and Gershgorin's bound). Any c ≥ λ_max
-    gives an exact ACG draw; c − λ_max ≪ 1/2 keeps the acceptance rate of c = λ_max."""
+    ("≥" in the Sturm-sequence sense: every pivot of cI − T is positive). Laguerre's iteration
+    on det(xI − T) from Gershgorin's bound: for a polynomial with real roots it decreases
+    monotonically to the largest root, cubically near it (3–6 steps here, against 20–30
+    bisection steps). A step that lands on or below λ_max (rounding) turns the rest into
+    Sturm bisection on the bracket it gives. Any c ≥ λ_max gives an exact ACG draw (indeed
+    any c keeping Ω positive definite); c − λ_max ≪ 1/2 keeps the acceptance rate of c = λ_max."""
     lo = -np.inf
     hi = -np.inf
     for i in range(D):
@@ -340,8 +429,22 @@ def _lambda_max_upper(alpha, e, D):
         if alpha[i] + r > hi:
             hi = alpha[i] + r
     scale = max(abs(lo), abs(hi), 1.0)
-    hi += 1e-14 * scale
     tol = 1e-3 + 1e-13 * scale
+    x = hi + 1e-14 * scale + tol                      # strictly above λ_max
+    nd = float(D)
+    for _ in range(100):
+        ok, G, H = _laguerre_terms(alpha, e, D, x)
+        if not ok:                                     # x ≤ λ_max: bisect on (x, hi]
+            lo = max(lo, x)
+            break
+        hi = x
+        disc = (nd - 1.0) * (nd * H - G * G)
+        step = nd / (G + math.sqrt(disc if disc > 0.0 else 0.0))
+        if step <= 0.25 * tol or hi - lo <= tol:       # cubic convergence: λ_max is within ≪ tol of hi
+            return hi
+        x = hi - step
+        if x <= lo:
+            break
     for _ in range(200):
         if hi - lo <= tol:
             break
@@ -693,42 +796,26 @@ def _scatter_move(X, i, A_from, A_to):
 
 
 @njit(cache=True)
-def run_block(X, sqn_mean, Q, A, zprev, t_start, half, q, n_sweeps, states, store_z):
-    """``n_sweeps`` Gibbs sweeps (z-step, then the U-step of every cluster) of every chain.
-
-    Parameters: X (n, d) C-contiguous clipped points; sqn_mean = mean ‖xᵢ‖²; Q (C, k, d, d)
-    orthogonal [U, U⊥] per chain and cluster (updated in place); A (C, k, d, d) the scatter
-    matrices Σ_{zᵢ=ℓ} xᵢxᵢᵀ of the assignment zprev (C, n) (both updated in place; zprev[c, 0]
-    < 0 means "none yet"); t_start the index of the first sweep (A is recomputed from scratch
-    at every sweep index divisible by 64, otherwise updated for the points that moved, so the
-    result does not depend on how the sweeps are split into calls); half = ε/2; q; states
-    (C, 4) the xoshiro256** state of every chain (updated in place: chain c draws only from
-    states[c]); store_z whether to return every sweep's z.
-
-    Returns (z (C, n) of the last sweep, cost (C, n_sweeps) of eq. (3) after each sweep,
-    U (n_sweeps, C, k, d, q) after each sweep, z history (n_sweeps, C, n) or (0, C, n)).
-    """
+def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, t_start, half, q, n_sweeps, s, store_z, c, cost, Uh, zh,
+               zlast):
+    """:func:`run_block` for chain c (writes only chain c's slices of cost, Uh, zh, zlast), with
+    its own work arrays (so chains can run in parallel threads)."""
     n, d = X.shape
-    C, k = Q.shape[0], Q.shape[1]
+    k = Qc.shape[0]
     D = d - q + 1
-    cost = np.empty((C, n_sweeps))
-    Uh = np.empty((n_sweeps, C, k, d, q))
-    zh = np.empty((n_sweeps if store_z else 0, C, n), dtype=np.int64)
-    zlast = np.empty((C, n), dtype=np.int64)
+    packed = XXp.shape[0] > 0
     P = np.empty((n, k * q))
-    XT = np.ascontiguousarray(X.T)
     Ucat = np.empty((d, k * q))
     pn = np.empty((k, n))
     z = np.empty(n, dtype=np.int64)
     lg = np.empty(k)
-    packed = d <= 16                                 # small d: packed outer products; large d: BLAS
-    XXp = _packed_outer(X) if packed else np.empty((0, 0))
     Ap = np.empty((k, d * (d + 1) // 2))
     Lb = np.empty((k, n))
     Wb = np.empty((k, n))
     mxb = np.empty(n)
     totb = np.empty(n)
     ub = np.empty(n)
+    kb = np.empty(n, dtype=np.int64)
     G = np.empty((d, d))
     M = np.empty((D, D))
     V = np.zeros((D, D))
@@ -745,52 +832,87 @@ def run_block(X, sqn_mean, Q, A, zprev, t_start, half, q, n_sweeps, states, stor
     W = np.empty(D)
     pv = np.empty(D)
     wk = np.empty((6, D))
-    for c in range(C):
-        Qc = Q[c]
-        Ac = A[c]
-        zp = zprev[c]
-        s = states[c]
-        _projections(X, XT, Qc, k, q, P, pn, Ucat)
-        for t in range(n_sweeps):
-            _z_step(pn, half, z, s, Lb, Wb, mxb, totb, ub, lg)
-            moved = 0
-            if zp[0] >= 0:
-                for i in range(n):
-                    if z[i] != zp[i]:
-                        moved += 1
-            if zp[0] < 0 or (t_start + t) % 64 == 0 or 8 * moved > n:
-                if packed:
-                    _scatter_full(XXp, z, Ac, Ap)
-                else:
-                    _scatter_full_blas(X, z, Ac)
+    _projections(X, XT, Qc, k, q, P, pn, Ucat)
+    for t in range(n_sweeps):
+        _z_step(pn, half, z, s, Lb, Wb, mxb, totb, ub, lg, kb)
+        moved = 0
+        if zp[0] >= 0:
+            for i in range(n):
+                if z[i] != zp[i]:
+                    moved += 1
+        if zp[0] < 0 or (t_start + t) % 64 == 0 or 8 * moved > n:
+            if packed:
+                _scatter_full(XXp, z, Ac, Ap)
             else:
-                for i in range(n):
-                    if z[i] != zp[i]:
-                        _scatter_move(X, i, Ac[zp[i]], Ac[z[i]])
+                _scatter_full_blas(X, z, Ac)
+        else:
             for i in range(n):
-                zp[i] = z[i]
-            for l in range(k):
-                _u_step_cluster(Ac[l], Qc[l], half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, gbuf, idx, perm,
-                                Nv, W, pv, wk)
-            _projections(X, XT, Qc, k, q, P, pn, Ucat)
-            tot = 0.0
-            for i in range(n):
-                best = pn[0, i]
-                for l in range(1, k):
-                    if pn[l, i] > best:
-                        best = pn[l, i]
-                tot += best
-            cost[c, t] = sqn_mean - tot / n
-            for l in range(k):
-                for a in range(d):
-                    for r in range(q):
-                        Uh[t, c, l, a, r] = Qc[l, a, r]
-            if store_z:
-                for i in range(n):
-                    zh[t, c, i] = z[i]
+                if z[i] != zp[i]:
+                    _scatter_move(X, i, Ac[zp[i]], Ac[z[i]])
         for i in range(n):
-            zlast[c, i] = z[i]
+            zp[i] = z[i]
+        for l in range(k):
+            _u_step_cluster(Ac[l], Qc[l], half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, gbuf, idx, perm,
+                            Nv, W, pv, wk)
+        _projections(X, XT, Qc, k, q, P, pn, Ucat)
+        tot = 0.0
+        for i in range(n):
+            best = pn[0, i]
+            for l in range(1, k):
+                if pn[l, i] > best:
+                    best = pn[l, i]
+            tot += best
+        cost[c, t] = sqn_mean - tot / n
+        for l in range(k):
+            for a in range(d):
+                for r in range(q):
+                    Uh[t, c, l, a, r] = Qc[l, a, r]
+        if store_z:
+            for i in range(n):
+                zh[t, c, i] = z[i]
+    for i in range(n):
+        zlast[c, i] = z[i]
+
+
+@njit(cache=True, parallel=True)
+def _run_block(X, sqn_mean, Q, A, zprev, t_start, half, q, n_sweeps, states, store_z):
+    n, d = X.shape
+    C, k = Q.shape[0], Q.shape[1]
+    cost = np.empty((C, n_sweeps))
+    Uh = np.empty((n_sweeps, C, k, d, q))
+    zh = np.empty((n_sweeps if store_z else 0, C, n), dtype=np.int64)
+    zlast = np.empty((C, n), dtype=np.int64)
+    XT = np.ascontiguousarray(X.T)
+    XXp = _packed_outer(X) if d <= 16 else np.empty((0, 0))   # small d: packed outer products; large d: BLAS
+    for c in numba.prange(C):
+        _run_chain(X, XT, XXp, sqn_mean, Q[c], A[c], zprev[c], t_start, half, q, n_sweeps, states[c],
+                   store_z, c, cost, Uh, zh, zlast)
     return zlast, cost, Uh, zh
+
+
+def run_block(X, sqn_mean, Q, A, zprev, t_start, half, q, n_sweeps, states, store_z, n_threads=1):
+    """``n_sweeps`` Gibbs sweeps (z-step, then the U-step of every cluster) of every chain,
+    chains in parallel on ``n_threads`` threads (see :func:`n_threads`).
+
+    Parameters: X (n, d) C-contiguous clipped points; sqn_mean = mean ‖xᵢ‖²; Q (C, k, d, d)
+    orthogonal [U, U⊥] per chain and cluster (updated in place); A (C, k, d, d) the scatter
+    matrices Σ_{zᵢ=ℓ} xᵢxᵢᵀ of the assignment zprev (C, n) (both updated in place; zprev[c, 0]
+    < 0 means "none yet"); t_start the
+    index of the first sweep (A is recomputed from scratch at every sweep index divisible by
+    64, otherwise updated for the points that moved, so the result does not depend on how
+    the sweeps are split into calls); half = ε/2; q; states (C, 4) the xoshiro256** state of
+    every chain (updated in place: chain c draws only from states[c], so the result does not
+    depend on the number of threads either); store_z whether to return every sweep's z.
+
+    Returns (z (C, n) of the last sweep, cost (C, n_sweeps) of eq. (3) after each sweep,
+    U (n_sweeps, C, k, d, q) after each sweep, z history (n_sweeps, C, n) or (0, C, n)).
+    """
+    prev = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        return _run_block(X, sqn_mean, Q, A, zprev, t_start, half, q, n_sweeps, states, store_z)
+    finally:
+        numba.set_num_threads(prev)
 
 
 @njit(cache=True)
@@ -816,10 +938,23 @@ def new_state(Q, n):
     return np.zeros((C, k, d, d)), np.full((C, n), -1, dtype=np.int64)
 
 
+def n_threads(n_chains, outer_contexts=0):
+    """Threads for :func:`run_block`: 1 inside a :func:`dpcore.subspace.common.single_threaded`
+    context entered by a caller (the reproduction's workers, experiments.run_task: one
+    thread per process, so that parallel workers do not oversubscribe the cores), else
+    min(n_chains, numba's thread count). ``outer_contexts`` is how many such contexts the
+    calling code itself entered (the estimator's fit enters one, for BLAS)."""
+    from .common import single_threaded_depth
+    if not AVAILABLE or single_threaded_depth() > outer_contexts:
+        return 1
+    return max(1, min(int(n_chains), numba.config.NUMBA_NUM_THREADS))
+
+
 def run(X, Q, half, q, n_sweeps, states, sqn_mean=0.0, store_z=False):
-    """:func:`run_block` from a fresh state (tests, gibbs_sweep)."""
+    """:func:`run_block` from a fresh state (tests, gibbs_sweep), on :func:`n_threads` threads."""
     A, zprev = new_state(Q, X.shape[0])
-    return run_block(X, float(sqn_mean), Q, A, zprev, 0, float(half), int(q), int(n_sweeps), states, store_z)
+    return run_block(X, float(sqn_mean), Q, A, zprev, 0, float(half), int(q), int(n_sweeps), states, store_z,
+                     n_threads(Q.shape[0]))
 
 
 def full_basis(U, Ucomp=None):
