@@ -4,11 +4,11 @@ import json
 import streamlit as st
 
 from dpcore.cocluster.dptaucc import dptaucc_budget
-from dpcore.data import MAX_DENSE_CELLS
 from dpcore.defaults import default_n_clusters
-from ui.cocluster import (EPS_MAX, EPS_MIN, MAX_CLUSTERS, MAX_ITER, MAX_RESTARTS, PRESETS, RESULT_KEY,
-                          TAU_CR_LABEL, TAU_RC_LABEL, figure1_section, run_cocluster, show_result, whole_number)
-from ui.share import as_bool, as_float, check_link, follow_dataset, preset_picker, publish_url
+from ui.cocluster import (EPS_MAX, EPS_MIN, MAX_CLUSTERS, MAX_ITER, MAX_RESTARTS, PEER_HELP, PEER_RELATION, PEERS,
+                          PRESETS, RESULT_KEY, TAU_CR_LABEL, TAU_RC_LABEL, figure1_section, run_cocluster, show_result,
+                          whole_number)
+from ui.share import as_bool, as_float, check_link, follow_dataset, list_of, preset_picker, publish_url
 from ui.common import ResultSlot, current_spec, dataset_from_spec, privacy_statement, record_estimator, run_guarded, stop_page
 from ui.pickers import dataset_picker, picker_url_fields
 from ui.seeds import MAX_SEED, seed_controls
@@ -17,7 +17,7 @@ from ui.seeds import MAX_SEED, seed_controls
 URL_FIELDS = {**picker_url_fields("cc_matrix", "counts", "cc"), "cc_eps": as_float(EPS_MIN, EPS_MAX),
               "cc_iter": whole_number(1, MAX_ITER), "cc_K0": whole_number(2, MAX_CLUSTERS),
               "cc_L0": whole_number(2, MAX_CLUSTERS), "cc_seed": whole_number(0, MAX_SEED), "cc_fast": as_bool,
-              "cc_ninit": whole_number(1, MAX_RESTARTS), "cc_km": as_bool}
+              "cc_ninit": whole_number(1, MAX_RESTARTS), "cc_peers": list_of(PEERS)}
 BIND = "query-params"
 
 st.title("Co-clustering")
@@ -34,6 +34,9 @@ with the exponential mechanism (90 % of the step's budget) and T is released wit
 *discrete* Laplace noise (10 %): integer noise from an exact sampler, so the released counts
 are integers and no floating-point artefact can give a count away (Mironov 2012). The budget
 of each half-iteration is ε/(2𝓘). Neighbouring matrices differ by 1 in **one cell**.
+The paper compares it with three private methods that cluster the documents only (its Fig. 2):
+**DPHD** (private k-means for high dimensions), **DP-KMeans** (private Lloyd) and **DPNMF**
+(private matrix factorisation, whose usual start reads the raw data and so is *not* private).
 """)
 
 # ----------------------------------------------------------------------------- dataset
@@ -77,13 +80,12 @@ with st.form("cocluster_form"):
                              help="Fast-τCC runs from this many random starts and keeps the one with the largest "
                                   "sum of the two τ. Started at the true number of clusters, a single run often "
                                   f"loses a cluster (the paper's reference runs once). From 1 to {MAX_RESTARTS}.")
-    c1, c2 = st.columns(2)
+    c1, c2 = st.columns([1, 2])
     run_fast = c1.checkbox("also run Fast-τCC (non-private)", True, key="cc_fast", bind=BIND,
                            help="The non-private reference, started from random partitions with the same K0, L0.")
-    run_km = c2.checkbox("also run DP k-means (diffprivlib)", False, key="cc_km", bind=BIND,
-                         help="The paper's DP-KMeans peer on L2-normalised rows with public bounds [0, 1]. It "
-                              "protects a whole row and is slow on wide matrices; refused above "
-                              f"{MAX_DENSE_CELLS:,} cells.")
+    peers = c2.multiselect("also run the paper's peers (documents only)", list(PEERS), default=[], key="cc_peers",
+                           bind=BIND, help="The co-clustering paper's Fig. 2 peers, with k = K0 and the same ε (each "
+                                           "run spends it). " + " ".join(f"{k}: {v}" for k, v in PEER_HELP.items()))
     submitted = st.form_submit_button("Run")
 publish_url()
 
@@ -95,15 +97,15 @@ if submitted:
     if previous is not None:
         with result_slot.previous():
             show_result(previous, tag="_prev")
-    params = dict(epsilon=epsilon, I=n_iter, K0=K0, L0=L0, seed=seed, n_init=n_init, fast=run_fast, km=run_km)
+    params = dict(epsilon=epsilon, I=n_iter, K0=K0, L0=L0, seed=seed, n_init=n_init, fast=run_fast, peers=peers)
     with message_slot.container():      # a bad value's message stands right under the form
         result = run_guarded(run_cocluster, ds, data_spec, params, progress_slot)
     progress_slot.empty()
     if result is not None:
         previous = st.session_state[RESULT_KEY] = result
         record_estimator(result["dp"], "DP-τCC (one cell ±1)", seed, dataset=ds.name)
-        if result["km"] is not None:
-            record_estimator(result["km"], "DP k-means (one row added/removed)", seed, dataset=ds.name)
+        for label, (est, _) in result["peers"].items():
+            record_estimator(est, f"{label} ({PEER_RELATION[label]})", seed, dataset=ds.name)
 if previous is not None:
     with result_slot.latest():
         show_result(previous)

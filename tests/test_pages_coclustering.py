@@ -28,12 +28,12 @@ def test_page_runs_on_blocks_and_shows_results_ledger_and_statement():
     assert any("Not private" in i.value for i in at.info)
     next(c for c in at.checkbox if c.label == "reproducible (noise public)").check()
     at.run()
-    next(c for c in at.checkbox if c.label.startswith("also run DP k-means")).check()
+    next(w for w in at.multiselect if w.label.startswith("also run the paper's peers")).set_value(["DP-KMeans"])
     button(at, "Run").click()
     at.run()
     assert not at.exception and not at.error
     m = metrics(at)
-    assert "DP k-means row NMI" in m
+    assert "DP-KMeans row NMI" in m
     assert float(m["DP-τCC row NMI"]) == 1.0  # strong 3×3 blocks at ε = 1 (reproducible run, seed 0)
     assert "Fast-τCC row NMI" in m and m["released T size"] == "3 × 3"
     assert "τ (columns → rows) of released T" in m and "τ (rows → columns) of released T" in m
@@ -41,7 +41,7 @@ def test_page_runs_on_blocks_and_shows_results_ledger_and_statement():
     # (ledgers are static tables, ε shown at 4 significant digits: 1/16 = 0.0625 exactly)
     ledgers = [t.value for t in at.table if "mechanism" in t.value.columns]
     assert len(ledgers[0]) == 16 and abs(sum(float(e) for e in ledgers[0]["ε"]) - 1.0) < 1e-12
-    assert len(ledgers[1]) == 1 and float(ledgers[1]["ε"].iloc[0]) == 1.0  # the DP k-means run
+    assert len(ledgers[1]) == 1 and float(ledgers[1]["ε"].iloc[0]) == 1.0  # the DP-KMeans run
     text = " ".join(i.value for i in at.info)
     assert "final row assignment used for NMI" in text and "ONE cell" in text
 
@@ -130,3 +130,33 @@ def test_cluto_dataset_and_figure1_simulation():
 def _chart_specs(at):
     import json
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def test_the_papers_peers_run_beside_dp_taucc_and_the_box_says_what_is_not_private():
+    at = page()                        # secret noise: the meter counts the private runs
+    peers = next(w for w in at.multiselect if w.label.startswith("also run the paper's peers"))
+    assert list(peers.options) == ["DPHD", "DP-KMeans", "DPNMF", "DPNMF (private start)"]
+    peers.set_value(["DPHD", "DP-KMeans", "DPNMF", "DPNMF (private start)"])
+    button(at, "Run").click()
+    at.run()
+    assert not at.exception and not at.error
+    m = metrics(at)
+    for lab in ("DPHD", "DP-KMeans", "DPNMF", "DPNMF (private start)"):
+        assert 0.0 <= float(m[f"{lab} row NMI"]) <= 1.0
+    ledgers = [t.value for t in at.table if "mechanism" in t.value.columns]
+    assert len(ledgers) == 5                                   # DP-τCC and the four peers
+    text = " ".join(i.value for i in at.info)
+    assert "NNDSVD start is an SVD of the raw documents" in text and "NOT private" in text
+    assert "DPHD: one document replaced" in text and "DP-KMeans: one document added/removed" in text
+    # the session meter: DPNMF from the NNDSVD start is listed as not private, the others as private
+    from ui.common import SESSION_METER_KEY
+    runs = {r["label"]: r["private"] for r in at.session_state[SESSION_METER_KEY].runs}
+    assert runs["DPNMF (one document replaced; NNDSVD start NOT private)"] is False
+    assert runs["DPHD (one document replaced)"] and runs["DPNMF (private start) (one document replaced)"]
+    assert runs["DP-KMeans (one document added/removed)"] and runs["DP-τCC (one cell ±1)"]
+
+
+def test_peers_from_a_link_and_a_bad_one_is_refused():
+    at = open_page("5_coclustering.py", query={"cc_peers": ["DPHD", "nope"]})
+    assert not at.exception
+    assert any("cc_peers" in w.value for w in at.warning)

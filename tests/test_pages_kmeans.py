@@ -241,3 +241,33 @@ def test_link_round_trip_restores_dataset_and_side_by_side_controls():
         assert number(again, label).value == number(at, label).value, label
     assert multiselect(again, "ε values side by side").value == [0.05, 50.0]
     assert next(s for s in again.selectbox if s.label == "method side by side").value == "sulq"
+
+
+# ----------------------------------------------------------------------------- issue 18: real digits
+def _offer_digits(monkeypatch):
+    """The shared picker (ui/pickers.py, not this page's file) lists the digits once the lead adds
+    them; until then the test adds them the same way, so that the page's own path is tested."""
+    from dpcore.data import PAPER_SPECS
+    from ui.pickers import PICKERS
+    kinds, generators, cluto = PICKERS["points"]
+    if "digits" not in generators:
+        monkeypatch.setitem(PICKERS, "points", (kinds | {"digits"}, {
+            **generators, "digits": ("handwritten digits (scikit-learn, 8×8)", PAPER_SPECS["digits"])}, cluto))
+
+
+def test_page_runs_on_the_digits_with_their_public_radius(monkeypatch):
+    _offer_digits(monkeypatch)
+    at = page()
+    next(s for s in at.selectbox if s.label == "Dataset").set_value("digits")
+    at.run()
+    assert not at.exception
+    assert number(at, "public radius Λ").value == 8.0 and number(at, "clusters k").value == 10
+    assert any("Λ = 8" in c.value for c in at.caption)
+    multiselect(at, "private methods").set_value(["candidate", "sulq"])
+    button(at, "Run").click()
+    at.run()
+    assert not at.exception and not at.error
+    ratios = result_table(at)
+    assert len(ratios) == 3                                       # two private methods and k-means++
+    runs = meter_runs(at)
+    assert len(runs) == 2 and all(r["private"] for r in runs) and all("digits" in r["dataset"] for r in runs)

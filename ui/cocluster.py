@@ -25,9 +25,8 @@ import streamlit as st
 from dpcore.cocluster.dptaucc import DPTauCC
 from dpcore.cocluster.examples import column_partition_frequencies, figure1_solutions
 from dpcore.cocluster.taucc import FastTauCC
-from dpcore.data import MAX_DENSE_CELLS
+from dpcore.experiments import PRESETS as METHOD_PRESETS, make_estimator
 from dpcore.export import estimator_snippet
-from dpcore.kmeans.baselines import DPLloydKMeans
 from dpcore.metrics import nmi
 from dpcore.plots.cocluster import (TAU_CR_LABEL, TAU_RC_LABEL, contingency_heatmaps, figure1_leak,
                                     frequency_band_rows, partition_frequency_band, reordered_matrix, tau_history)
@@ -49,6 +48,25 @@ FIG1_RUNS_MIN, FIG1_RUNS_MAX = 20, 2000
 
 STOP_NOTE = " (Stop, top right, cancels; the last result stays below)"
 
+#: The co-clustering paper's peers (its Fig. 2) the page can run beside DP-τCC: keys of
+#: dpcore.experiments.PRESETS (the page builds them as a sweep does: k = K0, the same ε, δ = 1e-5
+#: where they take one). They cluster the documents (rows) only. Measured per run at ε = 1 on
+#: the CLUTO sets: ≤ 0.1 s (DPHD, DP-KMeans), ≤ 0.22 s (DPNMF; reviews).
+PEERS = ("DPHD", "DP-KMeans", "DPNMF", "DPNMF (private start)")
+PEER_HELP = {
+    "DPHD": "the high-dimensional paper's candidate-set k-means on L2-normalised documents (public radius 1): "
+            "private centres; protects one whole document, replaced.",
+    "DP-KMeans": "DP-Lloyd with diffprivlib's mechanism and budget split on L2-normalised documents (our sparse "
+                 "version: runs on every set): private centres; protects one document added or removed.",
+    "DPNMF": "private NMF (δ = 1e-5, 𝓘 = 4) from the paper's NNDSVD start, which reads the raw data: NOT private.",
+    "DPNMF (private start)": "the same private NMF from a blind random start: the basis is (ε, δ)-DP; protects one "
+                             "document, replaced.",
+}
+#: neighbouring relation of each peer, in words (the meter's label)
+PEER_RELATION = {"DPHD": "one document replaced", "DP-KMeans": "one document added/removed",
+                 "DPNMF": "one document replaced; NNDSVD start NOT private",
+                 "DPNMF (private start)": "one document replaced"}
+
 TAU_HELP = ("Goodman–Kruskal τ of the table T: how much knowing the {given} cluster of a random word occurrence "
             "(one unit of count) reduces the error of guessing its {guessed} cluster; 0 = not at all, "
             "1 = no error left.")
@@ -65,19 +83,19 @@ TAU_CR_HELP = TAU_HELP.format(given="row", guessed="column")
 PRESETS = {
     "classic3 co-clustering (ε = 1, 𝓘 = 4)": Preset(
         {"cc_matrix": "classic3", "cc_eps": 1.0, "cc_iter": 4, "cc_K0": 3, "cc_L0": 3, "cc_fast": True,
-         "cc_ninit": 5, "cc_km": False},
+         "cc_ninit": 5, "cc_peers": []},
         about="The paper's CLUTO setting on classic3 (3 classes). In our runs DP-τCC's row NMI was mostly "
               "between 0.5 and 0.7, Fast-τCC's about 0.92 (0.71 when it loses a cluster): roughly three quarters "
               "of the non-private result. Every run differs: the noise is fresh and secret."),
     "reviews at a small budget (ε = 0.5)": Preset(
         {"cc_matrix": "reviews", "cc_eps": 0.5, "cc_iter": 4, "cc_K0": 5, "cc_L0": 5, "cc_fast": True,
-         "cc_ninit": 5, "cc_km": False},
+         "cc_ninit": 5, "cc_peers": []},
         about="The largest CLUTO set (a few seconds with Fast-τCC's 5 starts). Its documents are long, so hiding one "
               "word occurrence costs little: at ε = 0.5 DP-τCC's row NMI was 0.34–0.37 in our runs, close to "
               "Fast-τCC's 0.37–0.42."),
     "Synthetic blocks, 3×3 co-clusters": Preset(
         {"cc_matrix": "blocks", "cc_eps": 1.0, "cc_iter": 4, "cc_K0": 6, "cc_L0": 6, "cc_fast": True,
-         "cc_ninit": 5, "cc_km": False},
+         "cc_ninit": 5, "cc_peers": []},
         about="A 200×150 Poisson block matrix with 3×3 strong blocks, started from 6×6 clusters: clusters that "
               "nobody chooses disappear. In 200 of our runs Fast-τCC ended at the 3×3 blocks (NMI 1) 199 times, "
               "DP-τCC at ε = 1 about 4 times in 5; otherwise it merged two blocks (NMI ≈ 0.73). Which one you "
@@ -103,7 +121,7 @@ def whole_number(lo, hi):
 def run_cocluster(ds, data_spec, p, bar):
     """The run behind the Run button, with a progress bar ``bar`` (an ``st.empty``); returns the
     result dict or raises ValueError (shown by ``run_guarded``). ``p``: epsilon, I, K0, L0,
-    seed, n_init, fast, km.
+    seed, n_init, fast, peers (labels of :data:`PEERS`).
 
     Fast-τCC's starts run one by one with one shared generator (``n_init=1`` each, the best
     sum of the two τ kept, ties to the first): the same result as ``FastTauCC(n_init=…)``
@@ -119,7 +137,7 @@ def run_cocluster(ds, data_spec, p, bar):
     code = None if data_spec.get("kind") == "upload" else estimator_snippet(data_spec, dp, prints=[
         ("row NMI:", "nmi(ds.labels, model.row_assignment_)"),
         ("privacy spent (epsilon, delta):", "model.ledger_.total()")], imports=["from dpcore.metrics import nmi"])
-    res = dict(spec=data_spec, params=dict(p), dp=dp, code=code, t_dp=t_dp.seconds, fast=None, km=None, notes=[])
+    res = dict(spec=data_spec, params=dict(p), dp=dp, code=code, t_dp=t_dp.seconds, fast=None, peers={}, notes=[])
     if p["fast"]:
         rng = check_random_state(p["seed"])
         with Timer() as t_f:
@@ -130,16 +148,28 @@ def run_cocluster(ds, data_spec, p, bar):
                 if best is None or f.tau_rc_ + f.tau_cr_ > best.tau_rc_ + best.tau_cr_ + 1e-12:
                     res["fast"] = f
         res["t_fast"] = t_f.seconds
-    if p["km"] and ds.n * ds.d > MAX_DENSE_CELLS:
-        res["notes"].append(f"DP k-means skipped: diffprivlib needs a dense {ds.n}×{ds.d} array "
-                            f"({ds.n * ds.d:,} cells > {MAX_DENSE_CELLS:,}).")
-    elif p["km"]:
-        bar.progress(0.85, text="DP k-means (diffprivlib)" + STOP_NOTE)
-        with Timer() as t_k:
-            res["km"] = DPLloydKMeans(n_clusters=int(p["K0"]), epsilon=p["epsilon"], radius=1.0, nonnegative=True,
-                                      random_state=p["seed"]).fit(ds.X)
-        res["t_km"] = t_k.seconds
+    res["peers"] = run_peers(ds, p, bar)
     return res
+
+
+def run_peers(ds, p, bar):
+    """Fit the chosen peers (``p["peers"]``, labels of :data:`PEERS`) with k = K0 and the run's ε;
+    returns {label: (fitted estimator, seconds)}. Each gets its own stream of the run's seed
+    (fresh entropy when the seed is secret)."""
+    unknown = [lab for lab in p.get("peers", []) if lab not in PEERS]
+    if unknown:
+        raise ValueError(f"peers must be among {', '.join(PEERS)}; got {unknown}")
+    out = {}
+    for i, lab in enumerate(p.get("peers", [])):
+        bar.progress(0.85 + 0.15 * i / len(p["peers"]), text=f"{lab}{STOP_NOTE}")
+        preset = METHOD_PRESETS[lab]
+        rng = np.random.default_rng(np.random.SeedSequence(p["seed"], spawn_key=(18, i)))
+        est = make_estimator(preset["name"], ds, {**preset.get("params", {}), "n_clusters": int(p["K0"])},
+                             float(p["epsilon"]), None, rng)
+        with Timer() as t:
+            est.fit(ds.X)
+        out[lab] = (est, t.seconds)
+    return out
 
 
 # ----------------------------------------------------------------------------- result
@@ -155,7 +185,7 @@ def show_result(res, tag=""):
     if rds is None:                   # e.g. an uploaded file that is no longer held by the session
         st.info("The last result's dataset is no longer available; press Run again.")
         return
-    dp, fast, km, p = res["dp"], res["fast"], res["km"], res["params"]
+    dp, fast, peers, p = res["dp"], res["fast"], res.get("peers", {}), res["params"]
     for note in res.get("notes", []):
         st.warning(note)
     st.subheader(f"Results on {rds.name} (ε = {p['epsilon']:g}, 𝓘 = {p['I']}, K0 = {p['K0']}, L0 = {p['L0']})")
@@ -171,9 +201,11 @@ def show_result(res, tag=""):
         if fast is not None:
             cols[2].metric("Fast-τCC row NMI", f"{nmi(rds.labels, fast.row_labels_):.3f}",
                            help="Non-private reference with the same K0, L0 (best of the restarts).")
-        if km is not None:
-            cols[3].metric("DP k-means row NMI", f"{nmi(rds.labels, km.labels_):.3f}",
-                           help="diffprivlib DPLloyd with the same ε (labels: nearest released centre, NOT private).")
+        if peers:
+            pcols = st.columns(max(len(peers), 3))
+            for col, (lab, (est, _)) in zip(pcols, peers.items()):
+                col.metric(f"{lab} row NMI", f"{nmi(rds.labels, est.labels_):.3f}",
+                           help=PEER_HELP[lab] + " Labels: each raw document against the release (NOT private).")
     cols = st.columns(4)
     cols[0].metric(f"{TAU_RC_LABEL} of released T", f"{dp.tau_rc_:.3g}", help=TAU_RC_HELP)
     cols[1].metric(f"{TAU_CR_LABEL} of released T", f"{dp.tau_cr_:.3g}", help=TAU_CR_HELP)
@@ -184,8 +216,10 @@ def show_result(res, tag=""):
         st.caption(f"Fast-τCC: {TAU_RC_LABEL} = {fast.tau_rc_:.3g}, {TAU_CR_LABEL} = {fast.tau_cr_:.3g}, "
                    f"{fast.n_row_clusters_}×{fast.n_col_clusters_} co-clusters, {fast.n_iter_} rounds "
                    f"({'converged' if fast.converged_ else 'stopped at max_iter'}), {res['t_fast']:.3g} s.")
-    if km is not None:
-        st.caption(f"DP k-means: {km.n_iter_} iterations, {res['t_km']:.3g} s.")
+    if peers:
+        st.caption("Peers (the paper's Fig. 2), k = K0, the same ε: "
+                   + "; ".join(f"{lab} {sec:.3g} s" for lab, (_, sec) in peers.items())
+                   + ". They cluster the documents only (no column partition, no table).")
 
     tabs = st.tabs(["Reordered matrix", "Contingency tables", "τ per step", "Ledger"])
     eps_name = f"eps {p['epsilon']:g}"
@@ -224,26 +258,40 @@ def show_result(res, tag=""):
                 hide_index=True, width="stretch")
     with tabs[3]:
         show_ledger(dp.ledger_, "Privacy ledger of the DP-τCC run")
-        if km is not None:
-            show_ledger(km.ledger_, "Privacy ledger of the DP k-means run")
-    _privacy_box(p["seed"], km is not None)
+        for lab, (est, _) in peers.items():
+            show_ledger(est.ledger_, f"Privacy ledger of the {lab} run")
+    _privacy_box(p["seed"], list(peers))
     if res.get("code") and not tag:     # its download button has no key: drawn once, with the final result
         snippet_expander(res["code"])
 
 
-def _privacy_box(seed, with_km):
+def peer_privacy(peers):
+    """(private, not private, caveats) of the chosen peers, for the privacy box."""
+    private, not_private, caveats = [], [], []
+    released = {"DPHD": "DPHD's centres (and its candidates)", "DP-KMeans": "DP-KMeans' centres",
+                "DPNMF (private start)": "the basis of DPNMF (private start)"}
+    private += [released[lab] for lab in peers if lab in released]
+    if "DPNMF" in peers:
+        not_private.append("DPNMF's basis: its NNDSVD start is an SVD of the raw documents (the paper's setting), "
+                           "so the run is NOT private although it spends ε on noise (the meter does not count it)")
+    if peers:
+        not_private.append("the peers' row labels (each raw document against the released centres or basis)")
+        caveats.append("The peers protect a whole document: " + "; ".join(
+            f"{lab}: {PEER_RELATION[lab]}" for lab in peers) + ". DPNMF's analytic Gaussian noise is (ε, δ)-DP for "
+            "every ε (the paper's classic σ needs ε < 1).")
+    return private, not_private, caveats
+
+
+def _privacy_box(seed, peers=()):
     private = ["every released contingency table T (discrete Laplace) and the τ values computed from it",
                "the column partition and the row partition drawn by the exponential mechanism"]
     not_private = ["the final row assignment used for NMI (raw rows against the last private T)",
                    "the exact T shown next to the released one", "Fast-τCC's results",
                    "the class labels (used only to compute NMI)", "the reordered matrix picture (raw counts)"]
     caveats = ["DP-τCC's neighbouring matrices differ by 1 in ONE cell (one word occurrence in one document), "
-               "not by a whole document; DP k-means protects a whole row."]
-    if with_km:
-        private.append("DP k-means centres")
-        not_private.append("DP k-means labels (raw rows against the released centres)")
-        caveats.append("DP k-means (diffprivlib's DPLloyd) leaves a cluster that receives no row where it was, with "
-                       "no noise: which clusters are empty is not protected.")
+               "not by a whole document."]
+    pp, pn, pc = peer_privacy(list(peers))
+    private, not_private, caveats = private + pp, not_private + pn, caveats + pc
     if seed is not None:
         not_private = ["all of the above 'private' outputs too: their noise came from a public seed"] + not_private
         private = []
