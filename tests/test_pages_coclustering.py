@@ -151,7 +151,7 @@ def test_the_papers_peers_run_beside_dp_taucc_and_the_box_says_what_is_not_priva
     # the session meter: DPNMF from the NNDSVD start is listed as not private, the others as private
     from ui.common import SESSION_METER_KEY
     runs = {r["label"]: r["private"] for r in at.session_state[SESSION_METER_KEY].runs}
-    assert runs["DPNMF (one document replaced; NNDSVD start NOT private)"] is False
+    assert runs["DPNMF (one document replaced, but its NNDSVD start is NOT private)"] is False
     assert runs["DPHD (one document replaced)"] and runs["DPNMF (private start) (one document replaced)"]
     assert runs["DP-KMeans (one document added/removed)"] and runs["DP-τCC (one cell ±1)"]
 

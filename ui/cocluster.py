@@ -64,7 +64,7 @@ PEER_HELP = {
 }
 #: neighbouring relation of each peer, in words (the meter's label)
 PEER_RELATION = {"DPHD": "one document replaced", "DP-KMeans": "one document added/removed",
-                 "DPNMF": "one document replaced; NNDSVD start NOT private",
+                 "DPNMF": "one document replaced, but its NNDSVD start is NOT private",
                  "DPNMF (private start)": "one document replaced"}
 
 TAU_HELP = ("Goodman–Kruskal τ of the table T: how much knowing the {given} cluster of a random word occurrence "
