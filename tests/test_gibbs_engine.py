@@ -241,3 +241,83 @@ def test_lambda_max_upper_bound_is_above_and_within_tolerance():
         lmax = np.linalg.eigvalsh(np.diag(al) + np.diag(e[:D - 1], 1) + np.diag(e[:D - 1], -1)).max()
         assert gk._sturm_below(al, e, D, c) == D, trial
         assert c - lmax <= 1e-3 + 1e-13 * max(abs(lmax), 1.0), trial
+
+
+# ----------------------------------------------------------------------------- Lanczos/Cholesky envelope (large D)
+@needs_numba
+@pytest.mark.parametrize("d,scale,b,steps,cap,paths", [
+    (3, 30.0, 1.0, 2, 2, "mixed"),        # c from 2 Lanczos steps: some Ω not PD, some proposals all rejected
+    (3, 30.0, 1e-3, 2, 4, "fallback"),    # b tiny: Ω is never positive definite -> every draw falls back
+    (5, 1e2, 3.0, 5, 1, "mixed"),         # c exact but b too large: one proposal, often rejected
+    (24, 1e2, 1.0, 8, 2, "mixed"),
+    (24, 1e2, 1.0, 14, 12, "fast"),       # the sweep's settings (_LANCZOS_STEPS, _FAST_MAX_PROPOSALS)
+    (24, -1e2, 1.0, 14, 12, "fast"),      # negative definite
+])
+def test_two_envelope_column_sampler_against_integration(d, scale, b, steps, cap, paths):
+    """The sweep's column sampler for large D (gibbs_kernels._column_draw: Lanczos shift +
+    Cholesky envelope with a b carried over, falling back to the tridiagonal path) against
+    numerical integration: E[xxᵀ] of 6000 draws within 4 standard errors (moment_check), with
+    the fraction of draws taken by each path as stated (so that both the fast path and both
+    kinds of fallback, Ω not positive definite and every proposal rejected, are exercised
+    while the law is checked). The starting vector e₁ of Lanczos is a random direction."""
+    rng = np.random.default_rng(d * 1000 + int(steps) * 10 + cap + (7 if scale < 0 else 0))
+    lam = scale * np.sort(rng.uniform(-1, 1, d))
+    if scale < 0:
+        lam = -np.abs(lam)
+    E = np.linalg.qr(rng.standard_normal((d, d)))[0]
+    A = E @ np.diag(lam) @ E.T
+    truth = E @ np.diag(bingham_second_moments(lam)) @ E.T
+    x, st = gk.sample_vector_bingham_two_envelopes(A, 6000, b, steps, cap, rng)
+    assert np.allclose(np.linalg.norm(x, axis=1), 1.0)
+    tri, fast, props, fallbacks, chol_fail = st
+    assert tri + fast == 6000 and fallbacks == tri
+    if paths == "mixed":
+        assert fast >= 600 and tri >= 600, st
+    elif paths == "fallback":
+        assert chol_fail == 6000, st
+    else:
+        assert fast >= 0.9 * 6000, st
+    assert moment_check(x, truth) < 4.0
+
+
+@needs_numba
+def test_two_envelope_column_sampler_d2_angle_ks():
+    """d = 2 (as the first test of this file) through the two-envelope sampler with about a third
+    of the draws falling back (one proposal allowed): KS test of the angle against the integrated CDF."""
+    rng = np.random.default_rng(77)
+    kappa, th = 40.0, 0.7
+    R = np.array([[math.cos(th), -math.sin(th)], [math.sin(th), math.cos(th)]])
+    A = R @ np.diag([kappa, 0.0]) @ R.T
+    x, st = gk.sample_vector_bingham_two_envelopes(A, 4000, 1.0, 2, 1, rng)
+    assert st[1] >= 400 and st[0] >= 400, st
+    y = x @ R
+    phi = np.mod(np.arctan2(y[:, 1], y[:, 0]), np.pi)
+    grid = np.linspace(0.0, np.pi, 200_001)
+    lg = kappa * np.cos(grid) ** 2
+    F = integrate.cumulative_trapezoid(np.exp(lg - lg.max()), grid, initial=0.0)
+    F /= F[-1]
+    assert stats.kstest(phi, lambda v: np.interp(v, grid, F)).pvalue > 1e-3
+
+
+@needs_numba
+def test_u_step_with_the_lanczos_path_against_integration():
+    """The compiled U-step at D = d − q + 1 ≥ _LANCZOS_MIN_D, where the sweep uses the
+    Lanczos/Cholesky envelope: one cluster (k = 1, so the z-step is trivial), q = 1, d = 21,
+    points with XᵀX = A; the column's law is then the vector Bingham exp((ε/2)xᵀAx), whose
+    E[xxᵀ] is integrated numerically. 1500 chains × 12 sweeps (the first draw of every chain
+    is tridiagonal, which stores b; the counters check that ≥ 80 % of the later ones took the
+    Lanczos path); moment_check within 4 standard errors."""
+    rng = np.random.default_rng(5)
+    d, eps = 21, 2.0
+    lam = 60.0 * np.sort(rng.random(d))
+    E = np.linalg.qr(rng.standard_normal((d, d)))[0]
+    X = np.ascontiguousarray((E * np.sqrt(lam)).T)
+    truth = E @ np.diag(bingham_second_moments(0.5 * eps * lam)) @ E.T
+    N = 1500
+    Q = gk.full_basis(random_stiefel((N, 1), d, 1, rng))
+    st = np.zeros((N, 5), dtype=np.int64)
+    gk.run(X, Q, 0.5 * eps, 1, 12, gk.seed_state(rng, N), stats=st)
+    tot = st.sum(0)
+    assert tot[1] >= 0.8 * 11 * N, tot
+    u = Q[:, 0, :, 0]
+    assert moment_check(u, truth) < 4.0
