@@ -15,7 +15,8 @@ from ui.common import IN_APP_KEY, PageStop, sidebar, sidebar_slot
 PAGES_DIR = Path(__file__).parent / "pages"
 ICONS = {"home": ":material/home:", "data": ":material/dataset:", "cluster": ":material/scatter_plot:",
          "gibbs": ":material/casino:", "coclustering": ":material/grid_view:", "kmeans": ":material/hub:",
-         "privacy utility": ":material/show_chart:", "audit": ":material/policy:"}
+         "privacy utility": ":material/show_chart:", "audit": ":material/policy:",
+         "paper figures": ":material/photo_library:"}
 
 
 def page_title(path: Path) -> str:

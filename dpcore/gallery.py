@@ -132,7 +132,7 @@ def _thin_traces(df, max_points):
     return df[df["sweep"].isin(keep)]
 
 
-def ship(out, dest, figures, manifest):
+def ship(out, dest, figures, manifest, order=()):
     """Copy the compact results of ``figures`` from a reproduction's ``out`` folder to ``dest``.
 
     Parameters
@@ -146,6 +146,9 @@ def ship(out, dest, figures, manifest):
     manifest : dict
         Written to ``dest/manifest.json``, merged with the figures already listed there (a
         figure shipped again replaces its entry).
+    order : sequence of str, optional
+        The order of the figures in the manifest (e.g. :data:`dpcore.reproduce.FIGURES`);
+        others follow in the order shipped. :func:`load_gallery` lists figures in this order.
 
     Returns
     -------
@@ -163,8 +166,9 @@ def ship(out, dest, figures, manifest):
         for p in meta["panels"]:
             df = pd.read_csv(src / f"{p['name']}.csv")
             if p["plot"]["kind"] == "traces":
-                df = df.groupby("epsilon", sort=False, group_keys=False).apply(_thin_traces, SHIPPED_TRACE_POINTS)
-            df.drop(columns=[c for c in ("dataset", "figure") if c in df], inplace=True)
+                df = pd.concat([_thin_traces(part, SHIPPED_TRACE_POINTS) for _, part in df.groupby("epsilon", sort=False)],
+                               ignore_index=True)
+            df = df.drop(columns=[c for c in ("dataset", "figure") if c in df])
             df.to_csv(dst / f"{p['name']}.csv", index=False, float_format=_FLOAT_FORMAT)
         for f in src.glob("*.csv"):
             if f.stem not in {p["name"] for p in meta["panels"]}:
@@ -174,14 +178,10 @@ def ship(out, dest, figures, manifest):
     old = json.loads(path.read_text()) if path.exists() else {}
     runs = {r["figure"]: r for r in old.get("figures", [])}
     runs.update({r["figure"]: r for r in manifest.get("figures", [])})
-    merged = {**old, **manifest, "figures": [runs[f] for f in sorted(runs, key=_figure_order)]}
+    rank = {f: i for i, f in enumerate(order)}
+    merged = {**old, **manifest, "figures": [runs[f] for f in sorted(runs, key=lambda f: rank.get(f, len(rank)))]}
     path.write_text(json.dumps(merged, ensure_ascii=False, indent=1) + "\n")
     return dest
-
-
-def _figure_order(name):
-    from .reproduce import FIGURES
-    return FIGURES.index(name) if name in FIGURES else len(FIGURES)
 
 
 def load_gallery(path=GALLERY_DIR):
@@ -197,14 +197,15 @@ def load_gallery(path=GALLERY_DIR):
     manifest : dict
         ``manifest.json`` ({} when absent).
     figures : list of ShippedFigure
-        In the order of :data:`dpcore.reproduce.FIGURES`.
+        In the manifest's order (folders it does not list last, by name).
     """
     path = Path(path)
     mpath = path / "manifest.json"
     manifest = json.loads(mpath.read_text()) if mpath.exists() else {}
+    rank = {r["figure"]: i for i, r in enumerate(manifest.get("figures", []))}
+    folders = [p for p in path.iterdir() if (p / "panels.json").exists()] if path.exists() else []
     figures = []
-    for d in sorted((p for p in path.iterdir() if (p / "panels.json").exists()), key=lambda p: _figure_order(p.name)) \
-            if path.exists() else []:
+    for d in sorted(folders, key=lambda p: (rank.get(p.name, len(rank)), p.name)):
         meta = json.loads((d / "panels.json").read_text())
         panels = [ShippedPanel(p["name"], p["title"], p["caption"], p["plot"], pd.read_csv(d / f"{p['name']}.csv"),
                                p.get("dataset"), p.get("sweep")) for p in meta["panels"]]

@@ -118,7 +118,7 @@ with st.form("audit_form"):
                              bind="query-params",
                              help="How D′ differs from D by one record. Points: add a far outlier, replace the "
                                   "first point by it (n unchanged), or remove a point; count matrices: add 1 to one "
-                                  "cell. The default is the relation the algorithm's ε is claimed for.")
+                                  "cell, or replace or remove one document (row). The default is the relation the algorithm's ε is claimed for.")
     trials = c3.number_input("runs per side", MIN_TRIALS, MAX_TRIALS, DEFAULT_TRIALS, step=50, key="audit_trials",
                              bind="query-params",
                              help=f"{MIN_TRIALS} to {MAX_TRIALS:,} (the estimator needs at least {MIN_TRIALS}: half "

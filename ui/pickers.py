@@ -86,9 +86,10 @@ PICKERS = {
     "counts": ({"cluto", "blocks"},
                {"blocks": ("synthetic block matrix", _blocks_params)},
                "CLUTO {name}"),
-    "points": ({"gaussians", "yaleb", "subspaces"},
+    "points": ({"gaussians", "yaleb", "subspaces", "digits"},
                {"gaussians": ("Gaussian mixture", _gaussians_params),
-                "yaleb": ("Extended Yale B faces (rows of unit norm)", PAPER_SPECS["yaleb_5"])},
+                "yaleb": ("Extended Yale B faces (rows of unit norm)", PAPER_SPECS["yaleb_5"]),
+                "digits": ("handwritten digits (scikit-learn, 8×8)", PAPER_SPECS["digits"])},
                "CLUTO {name} (L2-normalised rows)"),
 }
 

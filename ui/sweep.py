@@ -49,7 +49,7 @@ METRIC_HELP = ("d_W: distance of the released subspaces to the true ones (eq. 2;
                "columns) of the released contingency table.")
 LOWER_IS_BETTER = {"d_W", "d_W_class", "cost", "objective", "objective_ratio"}
 #: the non-private method that gives each family's dashed reference line
-REFERENCE = {"subspace": "k-plane", "kmeans": "k-means++", "cocluster": "Fast-τCC"}
+REFERENCE = {"subspace": "k-plane", "kmeans": "k-means++", "cocluster": "Fast-τCC", "documents": "Fast-τCC"}
 
 
 def metric_label(m):
@@ -301,7 +301,7 @@ def show_privacy(res):
     """The page's privacy box, about the methods of the shown result; a public seed is named."""
     families, names = _shown(res)
     released = [w for f, w in (("subspace", "subspaces"), ("cocluster", "contingency tables and partitions"),
-                               ("kmeans", "centres")) if f in families] or ["subspaces, tables or centres"]
+                               ("kmeans", "centres"), ("documents", "centres or NMF basis")) if f in families] or ["subspaces, tables or centres"]
     caveats = seed_caveat(res.get("seed") if res else None) + [
         "A sweep is many releases: the session meter adds every private run's ε. Real deployments release "
         "once; sweeps are for studying the methods on public or synthetic data."]

@@ -20,7 +20,8 @@ import threading
 #: what the pages import beyond the Home page and the sidebar
 MODULES = ("pandas", "scipy.optimize", "scipy.special", "sklearn.cluster", "dpcore.plots", "dpcore.experiments",
            "dpcore.export", "dpcore.subspace.solvers", "dpcore.subspace.gibbs", "dpcore.subspace.sample_aggregate",
-           "dpcore.subspace.sulq", "dpcore.cocluster.dptaucc", "dpcore.kmeans.compare", "dpcore.audit")
+           "dpcore.subspace.sulq", "dpcore.cocluster.dptaucc", "dpcore.kmeans.compare", "dpcore.audit",
+           "dpcore.reproduce", "dpcore.gallery", "dpcore.plots.paper")
 
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
