@@ -250,8 +250,8 @@ def test_lambda_max_upper_bound_is_above_and_within_tolerance():
     (3, 30.0, 1e-3, 2, 4, "fallback"),    # b tiny: Ω is never positive definite -> every draw falls back
     (5, 1e2, 3.0, 5, 1, "mixed"),         # c exact but b too large: one proposal, often rejected
     (24, 1e2, 1.0, 8, 2, "mixed"),
-    (24, 1e2, 1.0, 14, 12, "fast"),       # the sweep's settings (_LANCZOS_STEPS, _FAST_MAX_PROPOSALS)
-    (24, -1e2, 1.0, 14, 12, "fast"),      # negative definite
+    (24, 1e2, 1.0, 13, 12, "fast"),       # the sweep's settings at D = 24 (min(_LANCZOS_STEPS, D // 2 + 1), _FAST_MAX_PROPOSALS)
+    (24, -1e2, 1.0, 13, 12, "fast"),      # negative definite
 ])
 def test_two_envelope_column_sampler_against_integration(d, scale, b, steps, cap, paths):
     """The sweep's column sampler for large D (gibbs_kernels._column_draw: Lanczos shift +

@@ -12,8 +12,8 @@ U-step without an eigendecomposition:
   orthogonal D×D matrix (a Householder reflection times a sign: the same null-space update
   as the numpy engine), so G is updated by the same reflection in O(D²) instead of being
   recomputed (O(d²D)).
-- **Exact draw by ACG in tridiagonal coordinates** (every column when D < 20, and whenever
-  the other envelope below fails). M = P T Pᵀ by Householder tridiagonalisation (P kept as
+- **Exact draw by ACG in tridiagonal coordinates** (a column's first draw, and whenever the
+  cheaper envelope below fails). M = P T Pᵀ by Householder tridiagonalisation (P kept as
   reflectors); λ_max(T) by Laguerre's iteration on det(xI − T) from Gershgorin's bound
   (monotone from above, cubic; an upper bound c ≥ λ_max within 1e-3 by Sturm count); Λ = cI − T.
   Kent, Ganeiber & Mardia's ACG rejection
@@ -26,18 +26,20 @@ U-step without an eigendecomposition:
   every b > 0 and every shift c that keeps Ω positive definite (the function of t is
   concave with its maximum at t = (D − b)/2, and Ω ≻ 0 means b + 2t > 0 for every y), so the
   draw is exact whatever the rounding in c or b: they only change the acceptance rate.
-- **Two envelopes (D ≥ 20, e.g. Yale B: D = 42).** There the tridiagonalisation (4D³/3 flops,
-  ≈ 20 µs at D = 42) dominated the sweep. Since any (c, b) keeping Ω ≻ 0 gives an exact draw,
+- **Two envelopes.** The tridiagonalisation (4D³/3 flops, ≈ 20 µs at D = 42 in the Yale B
+  setting, ≈ 0.4 µs at D = 8 in Fig. 3's, plus λ_max and b) dominated the U-step. Since any (c, b) keeping Ω ≻ 0 gives an exact draw,
   each column first tries a cheaper envelope: b = the b of this (chain, cluster, column)'s
-  last tridiagonal draw (stored in ``env``), c = the largest Ritz value of 14 Lanczos steps on
-  M from e₁ — the column's current value, which was drawn from a nearby conditional, so c is
+  last tridiagonal draw (stored in ``env``), c = the largest Ritz value of min(14, D/2 + 1)
+  Lanczos steps on M from e₁ — the column's current value, which was drawn from a nearby conditional, so c is
   within a small fraction of b of λ_max (c ≤ λ_max; c > λ_max − b/2 is what Ω ≻ 0 needs, and
   c − λ_max ≪ b/2 keeps the acceptance rate). Ω = I + (2/b)(cI − M) is factored by Cholesky
   (D³/3 flops; it also checks Ω ≻ 0); a proposal is w ~ N(0, Ω⁻¹) by one triangular solve
   Lᵀw = g, g ~ N(0, I), and t = (b/2)(‖g‖²/‖w‖² − 1) since wᵀΩw = ‖g‖² (O(D²) per proposal, y
   in M's own coordinates). If the Cholesky fails or 12 proposals are all rejected, the draw
-  falls back to the tridiagonal path (which stores the fresh b). Measured in the Yale B
-  setting: 97 % of the column draws take the fast envelope, ≈ 3.4 proposals each.
+  falls back to the tridiagonal path (which stores the fresh b). Measured: in the Yale B
+  setting 97 % of the column draws take the fast envelope, ≈ 2.9 proposals each (a column
+  draw costs ≈ 12 µs instead of ≈ 27); in the Fig. 3 setting 99 %, ≈ 3.2 proposals each
+  (≈ 1.0 µs instead of ≈ 1.4).
   *Why every draw stays exact.* The envelope (c, b) is a function of M, of the column's
   current value and of earlier draws — never of the current draw's proposals — and given the
   envelope, an accepted proposal has exactly the target law p(y) ∝ exp(yᵀMy), whatever the
@@ -116,8 +118,8 @@ __all__ = ["AVAILABLE", "seed_state", "run_block", "run", "new_state", "ready", 
 _FAST_MIN_P = 2.0 ** -20
 _CHUNK = 14.0
 _U53 = 1.0 / 9007199254740992.0
-_LANCZOS_MIN_D = 20           # columns with D = d − q + 1 ≥ this try the Lanczos/Cholesky envelope first
-_LANCZOS_STEPS = 14           # Lanczos steps for its shift c
+_LANCZOS_MIN_D = 2            # columns with D = d − q + 1 ≥ this try the Lanczos/Cholesky envelope first (all)
+_LANCZOS_STEPS = 14           # Lanczos steps for its shift c: min(this, D // 2 + 1)
 _FAST_MAX_PROPOSALS = 12      # proposals from it before falling back to the tridiagonal path
 
 
@@ -704,14 +706,15 @@ def _acg_draw_chol(Lc, D, b, s, w, gbuf, max_proposals):
 def _column_draw(M, D, s, V, tau, alpha, e, diagL, offL, y, gbuf, wk, Lc, Qv, la, lb, env, stats, fast, m_steps,
                  max_proposals):
     """Exact draw y[:D] of p(y) ∝ exp(yᵀMy) (M[:D, :D] full and symmetric; overwritten only on
-    the tridiagonal path). If ``fast`` (the sweep: D ≥ _LANCZOS_MIN_D) and env[0] = b > 0 (the
-    b of this column's last tridiagonal draw), first the Lanczos/Cholesky envelope: c = the
-    top Ritz value of ``m_steps`` (_LANCZOS_STEPS) Lanczos steps from e₁, Ω = I + (2/b)(cI − M)
-    by Cholesky (D³/3 flops, against 4D³/3 for the tridiagonalisation), at most
-    ``max_proposals`` (_FAST_MAX_PROPOSALS) proposals of O(D²). If Ω is not positive definite (c < λ_max − b/2) or every proposal was rejected:
-    the tridiagonal path (exact c and b; b is stored in env[0]). Exactness: see the module
-    docstring ("Two envelopes"). stats += [tridiagonal draws, Lanczos draws, their
-    proposals, fallbacks, of which Cholesky failures]."""
+    the tridiagonal path). If ``fast`` (the sweep: D ≥ _LANCZOS_MIN_D) and env[0] = b > 0
+    (the b of this column's last tridiagonal draw), first the Lanczos/Cholesky envelope:
+    c = the top Ritz value of ``m_steps`` Lanczos steps from e₁ (the sweep:
+    min(_LANCZOS_STEPS, D // 2 + 1)), Ω = I + (2/b)(cI − M) by Cholesky (D³/3 flops, against
+    4D³/3 for the tridiagonalisation), at most ``max_proposals`` (the sweep:
+    _FAST_MAX_PROPOSALS) proposals of O(D²). If Ω is not positive definite (c < λ_max − b/2)
+    or every proposal was rejected: the tridiagonal path (exact c and b; b is stored in
+    env[0]). Exactness: see the module docstring ("Two envelopes"). stats += [tridiagonal
+    draws, Lanczos draws, their proposals, fallbacks, of which Cholesky failures]."""
     if fast and env[0] > 0.0:
         b = env[0]
         m = _lanczos_top(M, D, m_steps, Qv, la, lb, y)
@@ -898,7 +901,7 @@ def _u_step_cluster(A, Ql, half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, g
             for b in range(D):
                 M[a, b] = half * G[ia, idx[b]]
         _column_draw(M, D, s, V, tau, alpha, e, diagL, offL, y, gbuf, wk, Lc, Qv, la, lb, env[r], stats,
-                     D >= _LANCZOS_MIN_D, _LANCZOS_STEPS, _FAST_MAX_PROPOSALS)
+                     D >= _LANCZOS_MIN_D, min(_LANCZOS_STEPS, D // 2 + 1), _FAST_MAX_PROPOSALS)
         # R = H F with H = I − v vᵀ/c1, v = y + sgn·e₁, c1 = 1 + |y₀|, F = diag(−sgn, 1, …, 1):
         # N ← N R puts N y in column r and an orthonormal basis of its complement in U⊥
         sgn = 1.0 if y[0] >= 0.0 else -1.0
