@@ -292,8 +292,9 @@ def _z_step(pn, half, z, s, L, Wt, mx, tot, u, lg, kb):
     """z[i] ~ categorical ∝ exp(half·pn[:, i]) for every point (pn: (k, n)); L, Wt (k, n) and
     mx, tot, u (n,) float64 and kb (n,) int64 are work arrays, lg (k,). In passes over all
     points (so that the loops vectorise): logits, their maximum, the max-shifted weights
-    (:func:`_exp_rows`), their sums, one uniform per point; then the inverse CDF where every
-    probability is ≥ 2⁻²⁰, the log-space scheme elsewhere."""
+    (:func:`_exp_rows`), their sums, one uniform per point, the inverse CDF; then, for the
+    points with a probability < 2⁻²⁰, the log-space scheme instead (its draws come after all
+    the uniforms, in the order of the points)."""
     k, n = pn.shape
     if k == 1:
         for i in range(n):
@@ -316,21 +317,24 @@ def _z_step(pn, half, z, s, L, Wt, mx, tot, u, lg, kb):
             tot[i] += Wt[j, i]
     for i in range(n):
         u[i] = _uniform(s)
+    # the inverse CDF for every point, in passes over the points: z = #{j < k − 1: u·W ≥ w₀ + … + w_j};
+    # mx becomes the smallest weight, cum (kb's memory) the running sum
+    cum = kb.view(np.float64)
     for i in range(n):
-        W = tot[i]
-        fast = True
-        lim = _FAST_MIN_P * W
-        for j in range(k):
-            fast &= Wt[j, i] >= lim
-        if fast:
-            uu = u[i] * W
-            cum = 0.0
-            zi = 0
-            for j in range(k - 1):                  # z = #{j < k − 1: u·W ≥ w₀ + … + w_j} (no branches)
-                cum += Wt[j, i]
-                zi += uu >= cum
-            z[i] = zi
-        else:
+        mx[i] = Wt[0, i]
+        u[i] *= tot[i]
+        cum[i] = 0.0
+        z[i] = 0
+    for j in range(1, k):
+        for i in range(n):
+            v = Wt[j, i]
+            mx[i] = v if v < mx[i] else mx[i]
+    for j in range(k - 1):
+        for i in range(n):
+            cum[i] += Wt[j, i]
+            z[i] += u[i] >= cum[i]
+    for i in range(n):                              # a probability < 2⁻²⁰: the log-space scheme instead
+        if not mx[i] >= _FAST_MIN_P * tot[i]:
             for j in range(k):
                 lg[j] = L[j, i]
             z[i] = _categorical_logspace(lg, k, s)
@@ -821,24 +825,44 @@ def sample_vector_bingham_two_envelopes(A, size, b, lanczos_steps, max_proposals
 
 # ============================================================================ one block of sweeps
 @njit(cache=True, fastmath={"reassoc", "contract"})
-def _projections(X, XT, Q, k, q, P, pn_c, Ucat):
-    """pn_c[ℓ, i] = ‖U_ℓᵀ xᵢ‖² for one chain (Q: (k, d, d), U_ℓ = Q[ℓ, :, :q]; Ucat (d, kq) work)."""
+def _projections(X, XT, Q, k, q, P, pn_c, Ucat, S):
+    """pn_c[ℓ, i] = ‖U_ℓᵀ xᵢ‖² for one chain (Q: (k, d, d), U_ℓ = Q[ℓ, :, :q]; Ucat (d, kq) and
+    S (3, n) work). Small d: loops vectorised over the points, three columns of U_ℓ and two
+    coordinates per pass (fewer loads and stores per multiply-add); large d: one BLAS product."""
     n, d = X.shape
-    if d <= 16:                                      # small d: loops vectorised over the points
-        col = P.reshape(-1)[:n]                     # contiguous scratch
+    if d <= 16:
+        c0 = S[0]
+        c1 = S[1]
+        c2 = S[2]
         for l in range(k):
+            pnl = pn_c[l]
             for i in range(n):
-                pn_c[l, i] = 0.0
-            for r in range(q):
+                pnl[i] = 0.0
+            for r in range(0, q, 3):
+                g = min(3, q - r)
                 for i in range(n):
-                    col[i] = 0.0
-                for a in range(d):
-                    ua = Q[l, a, r]
+                    c0[i] = 0.0
+                    c1[i] = 0.0
+                    c2[i] = 0.0
+                for a in range(0, d, 2):
+                    b = a + 1 if a + 1 < d else a
+                    wb = 1.0 if a + 1 < d else 0.0          # odd d: the last pass has one coordinate
                     xa = XT[a]
+                    xb = XT[b]
+                    ua0 = Q[l, a, r]
+                    ub0 = wb * Q[l, b, r]
+                    ua1 = Q[l, a, r + 1] if g > 1 else 0.0
+                    ub1 = wb * Q[l, b, r + 1] if g > 1 else 0.0
+                    ua2 = Q[l, a, r + 2] if g > 2 else 0.0
+                    ub2 = wb * Q[l, b, r + 2] if g > 2 else 0.0
                     for i in range(n):
-                        col[i] += ua * xa[i]
+                        x1 = xa[i]
+                        x2 = xb[i]
+                        c0[i] += ua0 * x1 + ub0 * x2
+                        c1[i] += ua1 * x1 + ub1 * x2
+                        c2[i] += ua2 * x1 + ub2 * x2
                 for i in range(n):
-                    pn_c[l, i] += col[i] * col[i]
+                    pnl[i] += c0[i] * c0[i] + c1[i] * c1[i] + c2[i] * c2[i]
         return
     for l in range(k):
         for a in range(d):
@@ -1032,6 +1056,7 @@ def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, q, n
     packed = XXp.shape[0] > 0
     P = np.empty((n, k * q))
     Ucat = np.empty((d, k * q))
+    S3 = np.empty((3, n))
     pn = np.empty((k, n))
     z = np.empty(n, dtype=np.int64)
     lg = np.empty(k)
@@ -1062,7 +1087,7 @@ def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, q, n
     Qv = np.empty((_LANCZOS_STEPS, D))
     la = np.empty(_LANCZOS_STEPS)
     lb = np.zeros(_LANCZOS_STEPS)
-    _projections(X, XT, Qc, k, q, P, pn, Ucat)
+    _projections(X, XT, Qc, k, q, P, pn, Ucat, S3)
     for t in range(n_sweeps):
         _z_step(pn, half, z, s, Lb, Wb, mxb, totb, ub, lg, kb)
         moved = 0
@@ -1084,7 +1109,7 @@ def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, q, n
         for l in range(k):
             _u_step_cluster(Ac[l], Qc[l], half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, gbuf, idx, perm,
                             Nv, W, pv, wk, Lc, Qv, la, lb, env[l], stats)
-        _projections(X, XT, Qc, k, q, P, pn, Ucat)
+        _projections(X, XT, Qc, k, q, P, pn, Ucat, S3)
         tot = 0.0
         for i in range(n):
             best = pn[0, i]
