@@ -917,15 +917,19 @@ def _u_step_cluster(A, Ql, half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, g
         if j > i:  # pragma: no cover - _uniform < 1
             j = i
         perm[i], perm[j] = perm[j], perm[i]
-    for a in range(1, D):
-        idx[a] = q + a - 1
+    # column r's coordinates are [r, q, q+1, …, d−1] (N = [u_r, U⊥]): loops over the contiguous part
     for pi in range(q):
         r = perm[pi]
-        idx[0] = r
-        for a in range(D):
-            ia = idx[a]
-            for b in range(D):
-                M[a, b] = half * G[ia, idx[b]]
+        Gr = G[r]
+        M[0, 0] = half * Gr[r]
+        for b in range(1, D):
+            M[0, b] = half * Gr[q + b - 1]
+        for a in range(1, D):
+            Ga = G[q + a - 1]
+            Ma = M[a]
+            Ma[0] = half * Ga[r]
+            for b in range(1, D):
+                Ma[b] = half * Ga[q + b - 1]
         _column_draw(M, D, s, V, tau, alpha, e, diagL, offL, y, gbuf, wk, Lc, Qv, la, lb, env[r], stats,
                      D >= _LANCZOS_MIN_D, min(_LANCZOS_STEPS, D // 2 + 1), _FAST_MAX_PROPOSALS)
         # R = H F with H = I − v vᵀ/c1, v = y + sgn·e₁, c1 = 1 + |y₀|, F = diag(−sgn, 1, …, 1):
@@ -935,46 +939,59 @@ def _u_step_cluster(A, Ql, half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, g
         for a in range(D):
             pv[a] = y[a]
         pv[0] += sgn
+        p0 = pv[0]
         # Q update
         for i in range(d):
-            acc = 0.0
-            for a in range(D):
-                acc += Ql[i, idx[a]] * pv[a]
+            Qi = Ql[i]
+            acc = Qi[r] * p0
+            for a in range(1, D):
+                acc += Qi[q + a - 1] * pv[a]
             Nv[i] = acc / c1
         for i in range(d):
-            for a in range(D):
-                Ql[i, idx[a]] -= Nv[i] * pv[a]
-            Ql[i, r] *= -sgn
+            Qi = Ql[i]
+            nv = Nv[i]
+            Qi[r] -= nv * p0
+            for a in range(1, D):
+                Qi[q + a - 1] -= nv * pv[a]
+            Qi[r] *= -sgn
         # G update: G_II ← F H G_II H F, G_JI ← G_JI H F (J: the other q − 1 columns)
         for a in range(D):
-            acc = 0.0
-            for b in range(D):
-                acc += G[idx[a], idx[b]] * pv[b]
+            Ga = G[r if a == 0 else q + a - 1]
+            acc = Ga[r] * p0
+            for b in range(1, D):
+                acc += Ga[q + b - 1] * pv[b]
             W[a] = acc / c1                          # W = G_II v / c1
         gam = 0.0
         for a in range(D):
             gam += pv[a] * W[a]
         gam /= c1
+        w0 = W[0]
         for a in range(D):
-            ia = idx[a]
-            for b in range(D):
-                G[ia, idx[b]] += -W[a] * pv[b] - pv[a] * W[b] + gam * pv[a] * pv[b]
-        for a in range(D):
-            if a != 0:
-                G[r, idx[a]] *= -sgn
-                G[idx[a], r] *= -sgn
+            Ga = G[r if a == 0 else q + a - 1]
+            wa = W[a]
+            pa = pv[a]
+            gpa = gam * pa
+            Ga[r] += -wa * p0 - pa * w0 + gpa * p0
+            for b in range(1, D):
+                Ga[q + b - 1] += -wa * pv[b] - pa * W[b] + gpa * pv[b]
+        for a in range(1, D):
+            Gr[q + a - 1] *= -sgn
+            G[q + a - 1, r] *= -sgn
         for jj in range(q):
             if jj == r:
                 continue
-            acc = 0.0
-            for a in range(D):
-                acc += G[jj, idx[a]] * pv[a]
+            Gj = G[jj]
+            acc = Gj[r] * p0
+            for a in range(1, D):
+                acc += Gj[q + a - 1] * pv[a]
             acc /= c1
-            for a in range(D):
-                G[jj, idx[a]] -= acc * pv[a]
-            G[jj, r] *= -sgn
-            for a in range(D):
-                G[idx[a], jj] = G[jj, idx[a]]
+            Gj[r] -= acc * p0
+            for a in range(1, D):
+                Gj[q + a - 1] -= acc * pv[a]
+            Gj[r] *= -sgn
+            Gr[jj] = Gj[r]
+            for a in range(1, D):
+                G[q + a - 1, jj] = Gj[q + a - 1]
 
 
 @njit(cache=True)
