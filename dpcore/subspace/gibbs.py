@@ -22,9 +22,12 @@ Exact sampling is replaced by a Gibbs sampler (§4.1) that alternates
   batched call.
 
 Engines. ``engine="numba"`` (the default when numba is installed, see
-:mod:`dpcore.subspace.gibbs_kernels`) runs blocks of sweeps in compiled kernels and draws each
-column exactly by ACG after a tridiagonalisation; ``engine="numpy"`` is the batched numpy
-implementation (and the fallback without numba). Both target the same law with the same
+:mod:`dpcore.subspace.gibbs_kernels`) runs blocks of sweeps in compiled kernels, the chains in
+parallel threads (one thread when the caller wraps the fit in
+:func:`dpcore.subspace.common.single_threaded`, as the reproduction's workers do), and draws
+each column exactly by ACG with a Lanczos-shift + Cholesky envelope, falling back to one
+after a tridiagonalisation; ``engine="numpy"`` is the batched numpy implementation (and the
+fallback without numba). Both target the same law with the same
 privacy accounting; for a fixed seed they give different draws (different random streams).
 
 Chains can stick. From the random (private) start, chains at moderate-to-large ε may
@@ -492,6 +495,8 @@ def _run_numba(Xc, Uflat, Ucomp, C, k, sqn_mean, half, n_iter, rng, callback, re
     """The estimator's sweep loop on the compiled engine: blocks of sweeps (ending at every
     trace flush, progress report and re-orthonormalisation) run in one kernel call each.
     The kernels' random stream is seeded once from ``rng`` (see gibbs_kernels.seed_state).
+    Chains run on gibbs_kernels.n_threads(C, outer_contexts=1) threads: fit's own
+    single_threaded() is one context; a caller's around fit makes it one thread.
     Returns (start time, Uflat (C·k, d, q), z (C, n))."""
     _kernels.warmup()                                                      # no-op once done in this process
     d, q = Uflat.shape[1:]
@@ -579,8 +584,8 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
     engine : {"auto", "numba", "numpy"}, default="auto"
         How the sweeps are computed; all target the same law (eq. (10)) with the same
         privacy accounting. ``"numba"``: compiled kernels
-        (:mod:`dpcore.subspace.gibbs_kernels`: blocks of sweeps in one call, each column drawn
-        exactly by ACG after a tridiagonalisation instead of an eigendecomposition),
+        (:mod:`dpcore.subspace.gibbs_kernels`: blocks of sweeps in one call, chains in
+        parallel threads, each column drawn exactly by ACG without an eigendecomposition),
         ``column_sampler="acg"`` only; ValueError if numba is not installed. ``"numpy"``:
         the batched numpy engine. ``"auto"``: ``"numba"`` when numba is importable and
         ``column_sampler="acg"``, else ``"numpy"`` (also while another thread, e.g. the app's
