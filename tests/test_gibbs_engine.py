@@ -321,3 +321,30 @@ def test_u_step_with_the_lanczos_path_against_integration():
     assert tot[1] >= 0.8 * 11 * N, tot
     u = Q[:, 0, :, 0]
     assert moment_check(u, truth) < 4.0
+
+
+# ----------------------------------------------------------------------------- threads
+@needs_numba
+def test_chains_in_parallel_threads_give_the_same_draws_and_respect_single_threaded():
+    """run_block's chains draw only from their own streams, so 1 and 2 threads give identical
+    results; n_threads is 1 inside a caller's single_threaded() (the reproduction's workers),
+    min(chains, cores) otherwise, and the estimator's fit counts its own context."""
+    from dpcore.subspace.common import single_threaded, single_threaded_depth
+    ds = make_union_of_subspaces(120, 6, 2, 2, 0.1, random_state=3)
+    X = np.ascontiguousarray(ds.X)
+    rng = np.random.default_rng(0)
+    Q0 = gk.full_basis(random_stiefel((4, 2), 6, 2, rng))
+    st0 = gk.seed_state(rng, 4)
+    outs = []
+    for threads in (1, 2):
+        Q, st = Q0.copy(), st0.copy()
+        A, zprev, env, stats = gk.new_state(Q, X.shape[0], 2)
+        outs.append(gk.run_block(X, 0.1, Q, A, zprev, env, stats, 0, 3.0, 2, 30, st, True, threads) + (Q,))
+    assert all(np.array_equal(a, b) for a, b in zip(*outs))
+    cores = gk.numba.config.NUMBA_NUM_THREADS
+    assert gk.n_threads(8) == min(8, cores) and gk.n_threads(1) == 1
+    with single_threaded():
+        assert single_threaded_depth() == 1 and gk.n_threads(8) == 1 and gk.n_threads(8, outer_contexts=1) == min(8, cores)
+        with single_threaded():
+            assert single_threaded_depth() == 2 and gk.n_threads(8, outer_contexts=1) == 1
+    assert single_threaded_depth() == 0
