@@ -341,7 +341,7 @@ def test_chains_in_parallel_threads_give_the_same_draws_and_respect_single_threa
         A, zprev, env, stats = gk.new_state(Q, X.shape[0], 2)
         outs.append(gk.run_block(X, 0.1, Q, A, zprev, env, stats, 0, 3.0, 2, 30, st, True, threads) + (Q,))
     assert all(np.array_equal(a, b) for a, b in zip(*outs))
-    cores = gk.numba.config.NUMBA_NUM_THREADS
+    cores = gk._cpu_count()
     assert gk.n_threads(8) == min(8, cores) and gk.n_threads(1) == 1
     with single_threaded():
         assert single_threaded_depth() == 1 and gk.n_threads(8) == 1 and gk.n_threads(8, outer_contexts=1) == min(8, cores)
