@@ -505,6 +505,7 @@ def _run_numba(Xc, Uflat, Ucomp, C, k, sqn_mean, half, n_iter, rng, callback, re
     state = _kernels.seed_state(rng, C)
     A, zprev, env, stats = _kernels.new_state(Q, X.shape[0], q)
     threads = _kernels.n_threads(C, outer_contexts=1)                      # fit's own single_threaded() is one
+    prep = _kernels.prepare(X)
     store_z = z_blk is not None
     ends = set(range(B, n_iter + 1, B)) | set(range(_REORTHO_EVERY, n_iter + 1, _REORTHO_EVERY)) | {n_iter}
     if callback is not None:
@@ -515,7 +516,7 @@ def _run_numba(Xc, Uflat, Ucomp, C, k, sqn_mean, half, n_iter, rng, callback, re
     for end in sorted(ends):
         b = end - t
         z, cst, Uh, zh = _kernels.run_block(X, float(sqn_mean), Q, A, zprev, env, stats, int(t), float(half),
-                                            int(q), int(b), state, store_z, threads)
+                                            int(q), int(b), state, store_z, threads, prep)
         cost[:, t:end] = cst
         j0 = t % B                                                          # blocks never cross a flush
         U_blk[j0:j0 + b] = Uh

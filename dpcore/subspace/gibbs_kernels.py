@@ -116,7 +116,8 @@ except Exception:  # noqa: BLE001 - any failure to import numba means: use the n
             return args[0]
         return lambda f: f
 
-__all__ = ["AVAILABLE", "seed_state", "run_block", "run", "new_state", "ready", "compiling", "contingency", "sample_vector_bingham", "warmup"]
+__all__ = ["AVAILABLE", "seed_state", "run_block", "run", "new_state", "prepare", "n_threads", "ready", "compiling",
+           "contingency", "sample_vector_bingham", "sample_vector_bingham_two_envelopes", "exp_rows", "warmup"]
 
 _FAST_MIN_P = 2.0 ** -20
 _CHUNK = 14.0
@@ -1213,7 +1214,15 @@ def _executor(workers):
         return ex
 
 
-def run_block(X, sqn_mean, Q, A, zprev, env, stats, t_start, half, q, n_sweeps, states, store_z, n_threads=1):
+def prepare(X):
+    """What :func:`run_block` derives from the points alone, (Xᵀ contiguous, packed outer
+    products or an empty array for d > 16): computed once per fit, passed as ``prep``."""
+    d = X.shape[1]
+    return np.ascontiguousarray(X.T), (_packed_outer(X) if d <= 16 else np.empty((0, 0)))
+
+
+def run_block(X, sqn_mean, Q, A, zprev, env, stats, t_start, half, q, n_sweeps, states, store_z, n_threads=1,
+              prep=None):
     """``n_sweeps`` Gibbs sweeps (z-step, then the U-step of every cluster) of every chain,
     chains in parallel on ``n_threads`` threads (see :func:`n_threads`).
 
@@ -1227,7 +1236,7 @@ def run_block(X, sqn_mean, Q, A, zprev, env, stats, t_start, half, q, n_sweeps, 
     result does not depend on how the sweeps are split into calls); half = ε/2; q; states
     (C, 4) the xoshiro256** state of every chain (updated in place: chain c draws only from
     states[c], so the result does not depend on the number of threads either); store_z
-    whether to return every sweep's z.
+    whether to return every sweep's z; prep = :func:`prepare` (X), if already computed.
 
     Threads: the chains are split into ``n_threads`` contiguous ranges, each run by
     :func:`_run_chains` (compiled with ``nogil=True``) in a thread of a process-wide pool.
@@ -1245,8 +1254,7 @@ def run_block(X, sqn_mean, Q, A, zprev, env, stats, t_start, half, q, n_sweeps, 
     Uh = np.empty((n_sweeps, C, k, d, q))
     zh = np.empty((n_sweeps if store_z else 0, C, n), dtype=np.int64)
     zlast = np.empty((C, n), dtype=np.int64)
-    XT = np.ascontiguousarray(X.T)
-    XXp = _packed_outer(X) if d <= 16 else np.empty((0, 0))   # small d: packed outer products; large d: BLAS
+    XT, XXp = prepare(X) if prep is None else prep    # small d: packed outer products; large d: BLAS
     args = (X, XT, XXp, float(sqn_mean), Q, A, zprev, env, stats, int(t_start), float(half), int(q), n_sweeps, states,
             bool(store_z))
     T = max(1, min(int(n_threads), C))
