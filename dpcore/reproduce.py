@@ -99,6 +99,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import json
 import math
 import os
@@ -297,6 +298,8 @@ class Runner:
         self.n_runs += len(kwargs_list)
         if self.executor is None:
             return [fn(**kw) for kw in kwargs_list]
+        if fn.__module__ == "__main__":     # python -m dpcore.reproduce: the workers import fn by its module's name
+            fn = getattr(importlib.import_module(__spec__.name if __spec__ else "dpcore.reproduce"), fn.__name__)
         futures = [self.executor.submit(fn, **kw) for kw in kwargs_list]
         return [f.result() for f in futures]
 

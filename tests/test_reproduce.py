@@ -173,3 +173,16 @@ def test_shipped_results_redraw_and_recompute(tmp_path):
     tampered = row.copy()
     tampered["tau_rc"] = row["tau_rc"] * 1.001
     assert any(d.startswith("tau_rc") for d in gallery.compare_row(panel, tampered))
+
+
+@pytest.mark.slow
+def test_the_command_line_runs_fig3_chains_in_worker_processes(tmp_path):
+    """`python -m dpcore.reproduce` runs as __main__, and its workers do not re-run __main__
+    (experiments.worker_context): Runner.map must hand them gibbs_traces by its module's name
+    (a full run once died here with "Can't get attribute 'gibbs_traces' on <module '__main__'>")."""
+    import subprocess
+    import sys
+    res = subprocess.run([sys.executable, "-m", "dpcore.reproduce", "subspace-fig3", "--tiny", "--jobs", "2",
+                          "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert (tmp_path / "subspace-fig3" / "random-init.csv").exists()
