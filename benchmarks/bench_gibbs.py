@@ -176,6 +176,8 @@ def bench_setting(title, key, X, y, k, q, eps, sweeps_ref, sweeps, engines):
 def bench_sweeps(args):
     from dpcore.data import load_yaleb
     from dpcore.subspace import gibbs_kernels as gk
+    import os
+    load0 = os.getloadavg()[0]
     engines = ["numba", "numpy"] if gk.AVAILABLE else ["numpy"]
     if gk.AVAILABLE:
         print(f"numba kernels compiled or loaded from numba's cache in {gk.warmup():.2f} s (first use after install: "
@@ -189,15 +191,17 @@ def bench_sweeps(args):
     eng = engines[0]
     if eng == "numba":
         column_paths(yb.X, 5, 9, 10.0)
-    import numba
+    import os
+    threads = gk.n_threads(8) if eng == "numba" else 1
     print(f"\n== RATIOS (reference = the plain numpy/scipy transcription of App. D Alg. 3-4 above, same process; "
-          f"time per chain-sweep, reference/ours; engine = {eng}; {numba.config.NUMBA_NUM_THREADS if eng == 'numba' else 1} "
-          "threads for the chains) ==")
+          f"time per chain-sweep, reference/ours; engine = {eng}; 8 chains on {threads} threads; load average of "
+          f"this shared machine at the start / end: {load0:.2f} / {os.getloadavg()[0]:.2f}) ==")
     print("The one-chain targets refer to CPU time (process_time: independent of the other load on this shared "
           "machine; one chain runs on one thread). The 8-chain target refers to WALL time (what the user waits for: "
           "the chains run in parallel threads); its CPU figure is the work per chain-sweep. Wall ratios of one chain "
           "are noisy here (other processes share the 2 cores), and at d = 50 the reference's LAPACK calls use both "
-          "cores (its wall time is below its CPU time).")
+          "cores (its wall time is below its CPU time). The 8-chain wall figure needs the second core free: with a "
+          "load average near 2 from other processes it falls to about the CPU figure.")
     rows = [("Fig. 3 setting, one chain:", fig3[(eng, 1)], 40, 0), ("Yale B setting, one chain:", yale[(eng, 1)], 30, 0),
             ("Fig. 3 setting, 8 chains, per chain:", fig3[(eng, 8)], 50, 1)]
     for label, (r_cpu, r_wall), target, which in rows:

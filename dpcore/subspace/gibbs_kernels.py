@@ -72,10 +72,15 @@ U-step without an eigendecomposition:
   reproduction's worker processes, ``experiments.run_task``), so that parallel worker
   processes do not oversubscribe the cores.
 
-Cost (benchmarks/bench_gibbs.py, this 2-core machine, CPU time per chain-sweep): ≈ 0.04 ms
-in the Fig. 3 setting (numpy engine 0.26), ≈ 0.95 ms in the Yale B setting (numpy engine
-6.3; the tridiagonal path alone 1.6 ms); with 8 chains on 2 threads the wall time per
-chain-sweep is about half the CPU time when the machine is otherwise idle.
+Cost (benchmarks/bench_gibbs.py, this 2-core machine shared with other jobs, CPU time per
+chain-sweep): ≈ 0.042 ms in the Fig. 3 setting (numpy engine 0.27; this engine before the
+Lanczos/Cholesky envelope, the vectorised exp and projections and the packed scatter
+updates: 0.052), of which ≈ 15 µs U-step (9 column draws of ≈ 1 µs), ≈ 4 µs z-step,
+≈ 3 µs projections, ≈ 4 µs scatter updates; ≈ 1.0 ms in the Yale B setting (numpy engine
+6.3; with the tridiagonal path for every column 1.6–1.7 ms). With 8 chains on 2 threads
+the wall time per chain-sweep is about half the CPU time when the second core is free
+(measured 0.033 ms in the Fig. 3 setting), and equal to it when other jobs keep both
+cores busy.
 
 Randomness. The kernels draw from their own xoshiro256** generators (uniforms with 53 bits
 like numpy's, normals by Marsaglia's polar method, exponentials by −log(1 − U)), one per
@@ -89,8 +94,10 @@ different order of draws); they target the same law, which tests/test_gibbs_engi
 checks against exact densities.
 
 If numba is not importable, ``AVAILABLE`` is False and the estimator falls back to the
-numpy engine. Kernels are compiled with ``cache=True`` (compiled once per install, COMPILE_S
-on this machine, then loaded from numba's cache in ≈ 0.4 s); :func:`warmup` compiles/loads
+numpy engine. Kernels are compiled with ``cache=True`` (compiled once per install, ≈ 20 s on
+this machine under a load average near 3 (the version before the two-envelope sampler: 12 s
+under the same load), then loaded from numba's cache in ≈ 1.5 s (before: 0.4 s; more,
+smaller cached functions)); :func:`warmup` compiles/loads
 them on a tiny problem. The app calls it from its background warm-up thread, and while that
 thread is compiling, ``engine="auto"`` runs the numpy engine instead of waiting (so the first
 Gibbs run after a fresh install is never slower than before; ``engine_`` says which ran).
@@ -1351,7 +1358,7 @@ def compiling():
 
 
 def warmup():
-    """Compile (first use after install: ≈ 11–17 s here) or load from numba's cache (≈ 0.4 s)
+    """Compile (first use after install: ≈ 20 s here) or load from numba's cache (≈ 1.5 s)
     every kernel, on a tiny problem; returns the seconds it took (0.0 without numba or when
     already done)."""
     if not AVAILABLE:
