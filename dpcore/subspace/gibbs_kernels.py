@@ -908,7 +908,7 @@ def _qtaq_small(Ql, A, G, tmp):
 
 
 @njit(cache=True)
-def _u_step_cluster(A, Ql, half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, gbuf, idx, perm, Nv, W, pv, wk, Lc, Qv,
+def _u_step_cluster(A, Ql, half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, gbuf, perm, Nv, W, pv, wk, Lc, Qv,
                     la, lb, env, stats):
     """Hoff's column-wise sweep (App. D Alg. 3) for one cluster: Ql = [U, U⊥] (d, d) is
     updated in place; A (d, d) = Σ_{zᵢ=ℓ} xᵢxᵢᵀ; env (q, 1) and stats (5,) as in :func:`_column_draw`."""
@@ -1140,7 +1140,6 @@ def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, q, n
     offL = np.empty(D)
     y = np.empty(D)
     gbuf = np.empty(D + 1)
-    idx = np.empty(D, dtype=np.int64)
     perm = np.empty(q, dtype=np.int64)
     Nv = np.empty(d)
     W = np.empty(D)
@@ -1174,7 +1173,7 @@ def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, q, n
         for i in range(n):
             zp[i] = z[i]
         for l in range(k):
-            _u_step_cluster(Ac[l], Qc[l], half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, gbuf, idx, perm,
+            _u_step_cluster(Ac[l], Qc[l], half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, gbuf, perm,
                             Nv, W, pv, wk, Lc, Qv, la, lb, env[l], stats)
         _projections(X, XT, Qc, k, q, P, pn, Ucat, S3)
         tot = 0.0
