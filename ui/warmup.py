@@ -7,8 +7,8 @@ import lock makes a page that needs a module while the thread is importing it wa
 one import, never import it twice.
 
 The same thread then compiles the Gibbs sampler's numba kernels
-(:func:`dpcore.subspace.gibbs_kernels.warmup`): ≈ 11–17 s on the first start after an install
-(numba writes them to its cache), ≈ 0.4 s to load them on every later start. A Gibbs run
+(:func:`dpcore.subspace.gibbs_kernels.warmup`): ≈ 20–22 s on the first start after an install
+(numba writes them to its cache), ≈ 1.6 s to load them on every later start. A Gibbs run
 started while they compile runs on the numpy engine (``engine="auto"`` does not wait), so the
 first run after an install is never slower than before.
 """
