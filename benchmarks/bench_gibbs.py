@@ -1,6 +1,6 @@
 """Benchmark of the Gibbs subspace clustering sampler (issues 10 and 17).
 
-    python benchmarks/bench_gibbs.py [--sweeps-ref 200] [--sweeps 2000] [--sweeps-ref-yale 10]
+    python benchmarks/bench_gibbs.py [--sweeps-ref 600] [--sweeps 10000] [--sweeps-ref-yale 10]
                                      [--sweeps-yale 200] [--compile-time] [--fig3 SWEEPS]
 
 1. ms/sweep at the Fig. 3 setting (n=1000, d=10, k=3, q=3, σ=0.1, ε=10) and at the Yale B
@@ -321,8 +321,8 @@ def fig3(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sweeps-ref", type=int, default=200)
-    ap.add_argument("--sweeps", type=int, default=2000)
+    ap.add_argument("--sweeps-ref", type=int, default=600)
+    ap.add_argument("--sweeps", type=int, default=10000)
     ap.add_argument("--sweeps-ref-yale", type=int, default=10)
     ap.add_argument("--sweeps-yale", type=int, default=200)
     ap.add_argument("--skip-hoff", action="store_true")
