@@ -728,7 +728,10 @@ def summarize(df: pd.DataFrame, metric: str, by=("algorithm", "epsilon")) -> pd.
     if metric not in df.columns:
         raise ValueError(f"metric must be a column of the results; got {metric!r}")
     g = df.groupby(list(by), dropna=False, sort=False)[metric]
-    out = g.agg(median="median", q25=lambda s: s.quantile(0.25), q75=lambda s: s.quantile(0.75), runs="count")
+    med = g.median()                                # cythonised quantiles (per-group lambdas: 0.1 s a figure);
+    out = pd.DataFrame({"median": med.to_numpy(), "q25": g.quantile(0.25).to_numpy(),   # same group order:
+                        "q75": g.quantile(0.75).to_numpy(), "runs": g.count().to_numpy()},  # by position, as
+                       index=med.index)             # NaN keys (non-private ε) do not align by label
     return out.reset_index()
 
 
