@@ -74,25 +74,21 @@ highdim-fig2          n = 20,000, k ∈ {2, 8, 32}, ε ∈ {0.1, 1,    n = 100,0
                       10}, 2 runs                                 ε ∈ {0.1, 0.3, 1, 3, 10}, 5 runs (paper)
 ====================  ==========================================  ==========================================
 
-Time with ``--jobs 2`` on the project machine (2 cores, sometimes shared with other jobs, so
-indicative). ``--quick`` was MEASURED: 118 s for ``all`` with the settings above on an
-otherwise idle machine (load ≈ 2 from the two workers); 354 s earlier at load 5-7, before sweep
-runs were made BLAS single-threaded (``dpcore.experiments.run_task``). The full level
-was NOT run: its time is an ESTIMATE, the sum of per-run times measured single-threaded at low
-load (Gibbs: seconds per sweep × sweeps; k-means: runs at n = 100,000), halved for 2 workers.
+Time with ``--jobs 2`` on the project machine (2 cores), MEASURED for both levels. ``--quick``:
+118 s for ``all`` before issue 17 (the figures have grown a little since). Full: one run of
+``all --jobs 2 --ship`` in a fresh clone of commit 831442f on an otherwise idle machine (numba
+compiling its kernels in both workers first); peak resident memory 278 MB (main process) and
+1,454 MB (largest worker). Its results are shipped in ``sample_data/paper_figures``.
 
 ==============  ======================  ============================================================
-figure          ``--quick`` (measured)  full (estimated)
+figure          ``--quick``             full (measured)
 ==============  ======================  ============================================================
-subspace-fig2   70 s                    ≈ 42,000 CPU s ≈ 5.8 h. Dominated by Yale B's Gibbs runs:
-                                        10,000 sweeps × 43 ms = 434 s per run × 90 runs ≈ 39,000 s;
-                                        without them ≈ 2,900 CPU s (SSC on n = 5000: 47 s per run)
-subspace-fig3   9 s                     ≈ 330 CPU s (3-5 ms per sweep of 8 chains) ≈ 3 min
-cocluster-fig2  8 s                     ≈ 200 CPU s ≈ 2 min
-cocluster-fig3  9 s                     ≈ 170-460 CPU s ≈ 2-4 min
-highdim-fig2    20 s                    ≈ 1,130 CPU s ≈ 10 min (all five methods: 11 s per trial at
-                                        k = 2, 61 s at k = 64, n = 100,000)
-all             118 s (2.0 min)         ≈ 44,000 CPU s ≈ 6 h (≈ 40 min without Yale B's Gibbs runs)
+subspace-fig2   70 s                    659 s (750 runs; Yale B's 90 Gibbs runs ≈ 11 s each)
+subspace-fig3   9 s                     20 s (8 runs of 8 chains × 10,000 sweeps)
+cocluster-fig2  8 s                     55 s (2,030 runs, the peers included)
+cocluster-fig3  9 s                     27 s (900 runs)
+highdim-fig2    20 s                    216 s (410 runs, n = 100,000 and the digits)
+all             118 s (2.0 min)         979 s (16.3 min); estimated at ≈ 6 h before issue 17
 ==============  ======================  ============================================================
 """
 from __future__ import annotations
