@@ -162,6 +162,7 @@ class SAStatistic:
         return distance_to_release(self.point, U)
 
 
+@pytest.mark.slow
 def test_sample_aggregate_at_eps_1_stays_below_nominal():
     ds = make_union_of_subspaces(100, 3, 1, 1, 0.05, random_state=0)   # one line in R³
     v = far_outlier(ds.X, ds.subspaces)                               # unit outlier orthogonal to it

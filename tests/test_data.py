@@ -59,6 +59,7 @@ def test_gaussian_mixture_and_public_radius():
     assert ds.extras["public_radius"] == pytest.approx(np.sqrt(20) * 1.4)
 
 
+@pytest.mark.slow
 def test_yaleb_preprocessing_matches_the_paper():
     ds = load_yaleb(subjects=5, random_state=0)
     assert ds.X.shape == (320, 50)

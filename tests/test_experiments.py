@@ -36,6 +36,7 @@ def test_rows_and_columns():
     assert set(s.columns) >= {"median", "q25", "q75", "runs"} and (s["runs"] == 4).all()
 
 
+@pytest.mark.slow
 def test_one_and_two_workers_give_identical_frames():
     assert comparable(run_sweep(sweep(), n_jobs=1)).equals(comparable(run_sweep(sweep(), n_jobs=2)))
 

@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"kind": "subspaces", "n": 300, "d": 6, "k": 2, "q": 2, "sigma": 0.01, "random_state": 0}
 
 
+@pytest.mark.slow
 def test_cluster_page_script_runs_outside_the_repository(tmp_path):
     at = open_page("3_cluster.py", spec=SMALL)
     next(w for w in at.selectbox if w.label == "Method").set_value("sulq")

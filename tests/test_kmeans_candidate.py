@@ -85,6 +85,7 @@ def test_default_gamma_bounds_empty_cube_activations():
     assert default_gamma(n, p, 1e6, n_clusters=10) == pytest.approx(n / 100)  # computational floor
 
 
+@pytest.mark.slow
 def test_partition_frequency_on_neighbouring_inputs():
     # p = 1, depth 2, γ = 2, ε = 1: 6 points, one moved to the other half (D′). The output
     # (the set of cube centres) takes ~25 values; empty cubes are kept with f(0) = 0.30, so
@@ -132,6 +133,7 @@ def test_swap_losses_match_brute_force():
         assert total == pytest.approx(D[:, Z].min(1).sum())
 
 
+@pytest.mark.slow
 def test_localswap_exponential_mechanism_frequencies_on_a_tiny_input():
     # candidates −1, +1, 0 (Λ = 1), k = 1, start Z⁽⁰⁾ = {0}; D has two points at −1, D′
     # moves one of them to +1: the loss of {−1} rises by 4Λ² and that of {+1} falls by 4Λ²

@@ -127,6 +127,7 @@ def test_counts_data_audits_dp_taucc_with_change_cell():
     assert at.session_state["audit"]["statistic"] == "table_cell"
 
 
+@pytest.mark.slow
 def test_gibbs_start_leak_preset_shows_leak_and_explains_it():
     at = page()
     choose(at, "Preset", "Gibbs start leak: k-plane start, 1 sweep, ε = 0.5")

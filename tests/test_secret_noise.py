@@ -84,6 +84,7 @@ def test_cluster_reproducible_run_is_not_private_and_not_counted():
 
 
 # ----------------------------------------------------------------------------- other pages
+@pytest.mark.slow
 def test_gibbs_default_runs_differ():
     at = open_page("4_gibbs.py", spec=SMALL)
     widget(at, "ε values").set_value("1")
