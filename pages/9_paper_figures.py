@@ -18,7 +18,7 @@ st.markdown("The figures of the three papers this app implements, reproduced wit
             "The button below a figure reruns its quick version live, on this server.")
 privacy_statement(
     [], ["these are reproductions, not private releases: every run uses a fixed, public seed (master seed 0, "
-         "one seed per method, ε and trial) so that anyone can recompute it — and so its noise"],
+         "one seed per method, ε and trial) so that anyone can recompute it, noise included"],
     ["Nothing on this page is recorded in the session privacy meter: the data are the papers' public benchmark "
      "sets and the seeds are public."])
 

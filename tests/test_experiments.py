@@ -181,7 +181,7 @@ def test_warning_summary_gives_each_warning_once_with_its_epsilons():
 # ----------------------------------------------------------------------------- issue 18: the co-clustering paper's peers
 def test_paper_peers_run_on_count_matrices_with_row_nmi_and_honest_flags():
     blocks = {"kind": "blocks", "n_rows": 300, "n_cols": 120, "k": 3, "random_state": 0}
-    algs = [ex.preset(p) for p in ("DPHD", "DP-KMeans", "DPNMF", "DPNMF (private start)")]
+    algs = [ex.preset(p) for p in ("DPHD", "DP-KMeans", ex.DPNMF_PAPER, "DPNMF (private start)")]
     df = run_sweep(Sweep(dataset=blocks, algorithms=algs, epsilons=[1e4], trials=1, metrics=["nmi"]))
     by = df.set_index("algorithm")
     # ε = 10⁴: noise scales ∝ 1/ε vanish and the 3 planted row blocks are found (row NMI). Not by
@@ -191,10 +191,10 @@ def test_paper_peers_run_on_count_matrices_with_row_nmi_and_honest_flags():
     assert (by["nmi"].drop("DP-KMeans") > 0.9).all(), by["nmi"].to_dict()
     assert np.isfinite(by.loc["DP-KMeans", "nmi"])
     # the paper's NNDSVD start reads the data: those rows are not private releases (the meter skips them)
-    assert by.loc["DPNMF", "released_private"] == False                              # noqa: E712
+    assert by.loc[ex.DPNMF_PAPER, "released_private"] == False                              # noqa: E712
     assert by.loc[["DPHD", "DP-KMeans", "DPNMF (private start)"], "released_private"].all()
     assert "NOT PRIVATE" not in " ".join(df["warnings"])                               # nothing leaks by warning
-    assert by.loc["DPNMF", "delta"] == 1e-5 and by.loc["DPHD", "delta"] == 1e-5      # the paper's δ
+    assert by.loc[ex.DPNMF_PAPER, "delta"] == 1e-5 and by.loc["DPHD", "delta"] == 1e-5      # the paper's δ
     assert np.isnan(by.loc["DP-KMeans", "delta"]) or by.loc["DP-KMeans", "delta"] == 0
 
 
@@ -204,8 +204,8 @@ def test_paper_peers_take_k_from_the_classes_and_public_bounds():
     assert ex.FAMILY_DEFAULTS["documents"](ds) == {"n_clusters": 4, "radius": 1.0, "nonnegative": True}
     assert {ex.ALGORITHMS[n].family for n in ("dphd", "dp_kmeans", "dpnmf")} == {"documents"}
     counts = ex.presets_for("counts")
-    assert {"DPHD", "DP-KMeans", "DPNMF", "DP-τCC", "Fast-τCC"} <= set(counts)
-    assert not {"DPHD", "DP-KMeans", "DPNMF"} & set(ex.presets_for("points"))
+    assert {"DPHD", "DP-KMeans", ex.DPNMF_PAPER, "DP-τCC", "Fast-τCC"} <= set(counts)
+    assert not {"DPHD", "DP-KMeans", ex.DPNMF_PAPER} & set(ex.presets_for("points"))
     assert ex.preset("candidate set + 8 SuLQ")["params"] == {"refine_iter": 8}
 
 

@@ -135,13 +135,13 @@ def _chart_specs(at):
 def test_the_papers_peers_run_beside_dp_taucc_and_the_box_says_what_is_not_private():
     at = page()                        # secret noise: the meter counts the private runs
     peers = next(w for w in at.multiselect if w.label.startswith("also run the paper's peers"))
-    assert list(peers.options) == ["DPHD", "DP-KMeans", "DPNMF", "DPNMF (private start)"]
-    peers.set_value(["DPHD", "DP-KMeans", "DPNMF", "DPNMF (private start)"])
+    assert list(peers.options) == ["DPHD", "DP-KMeans", "DPNMF (NNDSVD start, not private)", "DPNMF (private start)"]
+    peers.set_value(["DPHD", "DP-KMeans", "DPNMF (NNDSVD start, not private)", "DPNMF (private start)"])
     button(at, "Run").click()
     at.run()
     assert not at.exception and not at.error
     m = metrics(at)
-    for lab in ("DPHD", "DP-KMeans", "DPNMF", "DPNMF (private start)"):
+    for lab in ("DPHD", "DP-KMeans", "DPNMF (NNDSVD start, not private)", "DPNMF (private start)"):
         assert 0.0 <= float(m[f"{lab} row NMI"]) <= 1.0
     ledgers = [t.value for t in at.table if "mechanism" in t.value.columns]
     assert len(ledgers) == 5                                   # DP-τCC and the four peers
@@ -151,7 +151,7 @@ def test_the_papers_peers_run_beside_dp_taucc_and_the_box_says_what_is_not_priva
     # the session meter: DPNMF from the NNDSVD start is listed as not private, the others as private
     from ui.common import SESSION_METER_KEY
     runs = {r["label"]: r["private"] for r in at.session_state[SESSION_METER_KEY].runs}
-    assert runs["DPNMF (one document replaced, but its NNDSVD start is NOT private)"] is False
+    assert runs["DPNMF (NNDSVD start, not private) (one document replaced, but its NNDSVD start is NOT private)"] is False
     assert runs["DPHD (one document replaced)"] and runs["DPNMF (private start) (one document replaced)"]
     assert runs["DP-KMeans (one document added/removed)"] and runs["DP-τCC (one cell ±1)"]
 

@@ -25,7 +25,7 @@ import streamlit as st
 from dpcore.cocluster.dptaucc import DPTauCC
 from dpcore.cocluster.examples import column_partition_frequencies, figure1_solutions
 from dpcore.cocluster.taucc import FastTauCC
-from dpcore.experiments import PRESETS as METHOD_PRESETS, make_estimator
+from dpcore.experiments import DPNMF_PAPER, PRESETS as METHOD_PRESETS, make_estimator
 from dpcore.export import estimator_snippet
 from dpcore.metrics import nmi
 from dpcore.plots.cocluster import (TAU_CR_LABEL, TAU_RC_LABEL, contingency_heatmaps, figure1_leak,
@@ -52,19 +52,19 @@ STOP_NOTE = " (Stop, top right, cancels; the last result stays below)"
 #: dpcore.experiments.PRESETS (the page builds them as a sweep does: k = K0, the same ε, δ = 1e-5
 #: where they take one). They cluster the documents (rows) only. Measured per run at ε = 1 on
 #: the CLUTO sets: ≤ 0.1 s (DPHD, DP-KMeans), ≤ 0.22 s (DPNMF; reviews).
-PEERS = ("DPHD", "DP-KMeans", "DPNMF", "DPNMF (private start)")
+PEERS = ("DPHD", "DP-KMeans", DPNMF_PAPER, "DPNMF (private start)")
 PEER_HELP = {
     "DPHD": "the high-dimensional paper's candidate-set k-means on L2-normalised documents (public radius 1): "
             "private centres; protects one whole document, replaced.",
     "DP-KMeans": "DP-Lloyd with diffprivlib's mechanism and budget split on L2-normalised documents (our sparse "
                  "version: runs on every set): private centres; protects one document added or removed.",
-    "DPNMF": "private NMF (δ = 1e-5, 𝓘 = 4) from the paper's NNDSVD start, which reads the raw data: NOT private.",
+    DPNMF_PAPER: "private NMF (δ = 1e-5, 𝓘 = 4) from the paper's NNDSVD start, which reads the raw data: NOT private.",
     "DPNMF (private start)": "the same private NMF from a blind random start: the basis is (ε, δ)-DP; protects one "
                              "document, replaced.",
 }
 #: neighbouring relation of each peer, in words (the meter's label)
 PEER_RELATION = {"DPHD": "one document replaced", "DP-KMeans": "one document added/removed",
-                 "DPNMF": "one document replaced, but its NNDSVD start is NOT private",
+                 DPNMF_PAPER: "one document replaced, but its NNDSVD start is NOT private",
                  "DPNMF (private start)": "one document replaced"}
 
 TAU_HELP = ("Goodman–Kruskal τ of the table T: how much knowing the {given} cluster of a random word occurrence "
@@ -271,13 +271,15 @@ def peer_privacy(peers):
     released = {"DPHD": "DPHD's centres (and its candidates)", "DP-KMeans": "DP-KMeans' centres",
                 "DPNMF (private start)": "the basis of DPNMF (private start)"}
     private += [released[lab] for lab in peers if lab in released]
-    if "DPNMF" in peers:
+    if DPNMF_PAPER in peers:
         not_private.append("DPNMF's basis: its NNDSVD start is an SVD of the raw documents (the paper's setting), "
                            "so the run is NOT private although it spends ε on noise (the meter does not count it)")
     if peers:
         not_private.append("the peers' row labels (each raw document against the released centres or basis)")
-        caveats.append("The peers protect a whole document: " + "; ".join(
-            f"{lab}: {PEER_RELATION[lab]}" for lab in peers) + ". DPNMF's analytic Gaussian noise is (ε, δ)-DP for "
+        caveats.append("The private peers protect a whole document: " + "; ".join(
+            f"{lab}: {PEER_RELATION[lab]}" for lab in peers if lab != DPNMF_PAPER)
+            + (f"; {DPNMF_PAPER} protects nothing (its start reads the raw documents)" if DPNMF_PAPER in peers else "")
+            + ". DPNMF's analytic Gaussian noise is (ε, δ)-DP for "
             "every ε (the paper's classic σ needs ε < 1).")
     return private, not_private, caveats
 

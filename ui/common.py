@@ -378,7 +378,10 @@ def sidebar(container=None):
         st.metric("Private ε spent on this dataset", format_epsilon(eps), help=(
             "Sum of the ε of every private run on this dataset in this session (sequential composition). "
             "Running an algorithm again on the same data is a new release and spends again. Runs on other "
-            "datasets are counted separately."))
+            "datasets are counted separately. Each ε is the method's own, on its own neighbouring relation "
+            "(the run's label names it where the page knows it): an ε for 'one record added or removed' is "
+            "worth up to 2ε for 'one record replaced', so a sum over runs with different relations is the "
+            "total only for the weakest of them."))
         st.caption(f"δ spent: {dlt:.3g} · {n_private} private run(s)")
         nonpriv = meter.nonprivate_runs(ds.name)
         if nonpriv:
@@ -387,7 +390,8 @@ def sidebar(container=None):
                        "nobody). Last: " + nonpriv[-1]["reason"])
         if meter.runs and meter.runs[-1]["dataset"] != ds.name:     # a page that chose its own data
             last = meter.runs[-1]
-            st.caption(f"Last run: {last['label']} on **{last['dataset']}**, ε = {format_epsilon(last['epsilon'])} "
+            st.caption(f"Last run: {last['label']} on **{last['dataset']}**, ε = {format_epsilon(last['epsilon'])}"
+                       + (f", δ = {last['delta']:.3g} " if last["delta"] else " ")
                        + (f"(private ε on that dataset: {format_epsilon(meter.private_total(last['dataset'])[0])})"
                           if last["private"] else "(not private, not counted)"))
         others = [d for d in meter.datasets() if d != ds.name]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from dpcore.experiments import ALGORITHMS, PRESETS as METHODS, Sweep, preset, presets_for, warning_summary
+from dpcore.experiments import ALGORITHMS, DPNMF_PAPER, PRESETS as METHODS, Sweep, preset, presets_for, warning_summary
 from dpcore.plots.experiments import METRIC_TITLES, privacy_utility_figure
 from dpcore.privacy import PrivacyLedger
 from ui.common import DEFAULT_DATASET, current_dataset, privacy_statement, record_run, show_chart
@@ -167,8 +167,10 @@ def record_sweep(df, seed):
         record_run(counted, "privacy–utility sweep", private=seed is None,
                    reason="" if seed is None else f"public master seed {seed} (reproducible mode)")
     if len(leaked):
+        names = ", ".join(dict.fromkeys(df.loc[df["private"] & ~df["released_private"].astype(bool), "algorithm"]))
         record_run(leaked, "privacy–utility sweep", private=False,
-                   reason="runs that released nothing private (e.g. a radius read off the data)")
+                   reason=f"runs that released nothing private: {names} (a non-private start, or a radius read off "
+                          "the data)")
 
 
 def progress_text(done, total, elapsed):
@@ -189,8 +191,12 @@ def look_for(df, metrics):
     (or are not) there, the best method at the smallest and the largest ε, and a paper's
     finding only beside the methods it is about."""
     algs = list(dict.fromkeys(df["algorithm"]))
-    private = [a for a in algs if bool(df.loc[df["algorithm"] == a, "private"].iloc[0])]
-    reference = [a for a in algs if a not in private]
+    with_eps = [a for a in algs if bool(df.loc[df["algorithm"] == a, "private"].iloc[0])]
+    # ranked as private: methods whose runs released something private (not DPNMF from its NNDSVD start,
+    # nor a radius read off the data); the others run with ε but are named apart
+    private = [a for a in with_eps if bool(df.loc[df["algorithm"] == a, "released_private"].any())]
+    unranked = [a for a in with_eps if a not in private]
+    reference = [a for a in algs if a not in with_eps]
     shown = [m for m in metrics if df[m].notna().any()]
     words = {"d_W": "d_W falls", "d_W_class": "d_W falls", "cost": "the cost falls", "nmi": "NMI rises",
              "accuracy": "accuracy rises", "objective": "the objective falls",
@@ -205,6 +211,10 @@ def look_for(df, metrics):
         fams = dict.fromkeys(family(a) for a in algs if a in METHODS)
         parts.append("No non-private method was run, so there is no dashed reference line (add "
                      + " or ".join(REFERENCE[f] for f in fams) + " to the methods to draw one).")
+    if unranked:
+        parts.append(", ".join(unranked) + (" runs" if len(unranked) == 1 else " run")
+                     + " with ε but released nothing private (a non-private start, or a radius read off the data): "
+                     "drawn, but not ranked among the private methods below.")
     if shown and private:
         parts += _observations(df, shown[0], private, reference)
     return " ".join(parts)
@@ -307,6 +317,10 @@ def show_privacy(res):
         "once; sweeps are for studying the methods on public or synthetic data."]
     if not res or "gibbs" in names:
         caveats.append("Gibbs is private only asymptotically, when its chain has mixed.")
+    if res and DPNMF_PAPER in set(res["df"]["algorithm"]):
+        caveats.append(f"{DPNMF_PAPER} starts from an SVD of the raw documents (the co-clustering paper's setting): "
+                       "its runs are not private, whatever ε they spend, and the meter does not count them; "
+                       "'DPNMF (private start)' is the private variant.")
     if not res or "kmeans" in families:
         caveats.append("k-means methods on data without a public radius (anything but a Gaussian mixture) read the "
                        "radius off the data, which is not private; the run's warning says so and the meter lists "
@@ -315,5 +329,7 @@ def show_privacy(res):
         private=[f"every private run's released {' / '.join(released)}; each run spends its own ε"],
         not_private=["the metrics: they compare releases with the data and the true labels (evaluation only)"]
         + (["labels from assigning raw points to released subspaces or centres"] if families - {"cocluster"} or not res
-           else []),
+           else [])
+        + ([f"{DPNMF_PAPER}'s basis (its start reads the raw documents)"]
+           if res and DPNMF_PAPER in set(res["df"]["algorithm"]) else []),
         caveats=caveats)

@@ -7,8 +7,9 @@ import lock makes a page that needs a module while the thread is importing it wa
 one import, never import it twice.
 
 The same thread then compiles the Gibbs sampler's numba kernels
-(:func:`dpcore.subspace.gibbs_kernels.warmup`): ≈ 20–22 s on the first start after an install
-(numba writes them to its cache), ≈ 1.6 s to load them on every later start. A Gibbs run
+(:func:`dpcore.subspace.gibbs_kernels.warmup`): ≈ 20–22 s on the first start after an install,
+in a child process (a compile holds the GIL, and the first pages would render slower meanwhile;
+numba writes the kernels to its cache), then ≈ 1.6 s to load them here, as on every later start. A Gibbs run
 started while they compile runs on the numpy engine (``engine="auto"`` does not wait), so the
 first run after an install is never slower than before.
 """
@@ -35,7 +36,9 @@ def _import_all():
             pass
     try:
         from dpcore.subspace import gibbs_kernels
-        gibbs_kernels.warmup()             # compile (first start after install) or load the Gibbs kernels
+        # compile (first start after install, in a child process: the ≈ 20 s compile holds the GIL and
+        # would slow the first pages drawn meanwhile) or load the Gibbs kernels
+        gibbs_kernels.warmup(compile_in_child=True)
     except Exception:  # noqa: BLE001 - without numba the Gibbs page uses the numpy engine
         pass
 

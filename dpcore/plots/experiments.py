@@ -253,7 +253,7 @@ def curves_figure(df, x, metrics, group="algorithm", title="", x_title=None, gro
         s = summarize(df, m, by=(group, x))
         for i, val in enumerate(dict.fromkeys(df[group])):
             part = s[s[group] == val].sort_values(x)[[x, "median", "q25", "q75", "runs"]]
-            label = f"{name} = {val:g}" if isinstance(val, (int, float, np.number)) else str(val)
+            label = f"{name} = {_tick_text(float(f'{val:.3g}'))}" if isinstance(val, (int, float, np.number)) else str(val)
             dash = "dash" if private is not None and not bool(private[val]) else "solid"
             _band_and_median(fig, part[x].to_numpy(dtype=float), part, PALETTE[i % len(PALETTE)], label, j == 1,
                              1, j, dash=dash, hover=f"{x}=%{{customdata[0]:.3g}}<br>")

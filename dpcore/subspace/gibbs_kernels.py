@@ -1360,10 +1360,16 @@ def compiling():
     return _status["compiling"]
 
 
-def warmup():
+def warmup(compile_in_child=False):
     """Compile (first use after install: ≈ 20 s here) or load from numba's cache (≈ 1.5 s)
     every kernel, on a tiny problem; returns the seconds it took (0.0 without numba or when
-    already done)."""
+    already done).
+
+    With ``compile_in_child`` a child Python process runs this first, so that a first compile
+    (which holds the GIL for ≈ 20 s) fills numba's cache without slowing this process's other
+    threads - the app's pages; this process then only loads the cache. ``compiling()`` is True
+    meanwhile (``engine="auto"`` runs numpy). A child that fails changes nothing: the
+    in-process step compiles then."""
     if not AVAILABLE:
         return 0.0
     with _status_lock:
@@ -1372,6 +1378,14 @@ def warmup():
         _status["compiling"] = True
     try:
         t0 = time.perf_counter()
+        if compile_in_child:
+            import subprocess
+            import sys
+            try:
+                subprocess.run([sys.executable, "-c", "from dpcore.subspace import gibbs_kernels as k; k.warmup()"],
+                               capture_output=True, timeout=600, check=False)
+            except (OSError, subprocess.SubprocessError):
+                pass
         rng = np.random.default_rng(0)
         X = np.ascontiguousarray(rng.standard_normal((12, 3)) * 0.4)
         from .bingham import random_stiefel
