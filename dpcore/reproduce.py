@@ -76,19 +76,19 @@ highdim-fig2          n = 20,000, k ∈ {2, 8, 32}, ε ∈ {0.1, 1,    n = 100,0
 
 Time with ``--jobs 2`` on the project machine (2 cores), MEASURED for both levels. ``--quick``:
 118 s for ``all`` before issue 17 (the figures have grown a little since). Full: one run of
-``all --jobs 2 --ship`` in a fresh clone of commit 831442f on an otherwise idle machine (numba
-compiling its kernels in both workers first); peak resident memory 278 MB (main process) and
-1,454 MB (largest worker). Its results are shipped in ``sample_data/paper_figures``.
+``all --jobs 2 --ship`` in a fresh clone of commit c6e5f33 on an otherwise idle machine (numba
+compiling its kernels in both workers first); peak resident memory 274 MB (main process) and
+1,458 MB (largest worker). Its results are shipped in ``sample_data/paper_figures``.
 
 ==============  ======================  ============================================================
 figure          ``--quick``             full (measured)
 ==============  ======================  ============================================================
-subspace-fig2   70 s                    659 s (750 runs; Yale B's 90 Gibbs runs ≈ 11 s each)
+subspace-fig2   70 s                    646 s (750 runs; Yale B's 90 Gibbs runs ≈ 11 s each)
 subspace-fig3   9 s                     20 s (8 runs of 8 chains × 10,000 sweeps)
-cocluster-fig2  8 s                     55 s (2,030 runs, the peers included)
-cocluster-fig3  9 s                     27 s (900 runs)
-highdim-fig2    20 s                    216 s (410 runs, n = 100,000 and the digits)
-all             118 s (2.0 min)         979 s (16.3 min); estimated at ≈ 6 h before issue 17
+cocluster-fig2  8 s                     56 s (2,030 runs, the peers included)
+cocluster-fig3  9 s                     28 s (900 runs)
+highdim-fig2    20 s                    224 s (410 runs, n = 100,000 and the digits)
+all             118 s (2.0 min)         976 s (16.3 min); estimated at ≈ 6 h before issue 17
 ==============  ======================  ============================================================
 """
 from __future__ import annotations
