@@ -194,7 +194,8 @@ def look_for(df, metrics):
     with_eps = [a for a in algs if bool(df.loc[df["algorithm"] == a, "private"].iloc[0])]
     # ranked as private: methods whose runs released something private (not DPNMF from its NNDSVD start,
     # nor a radius read off the data); the others run with ε but are named apart
-    private = [a for a in with_eps if bool(df.loc[df["algorithm"] == a, "released_private"].any())]
+    released = df["released_private"] if "released_private" in df else df["private"]     # older frames: no column
+    private = [a for a in with_eps if bool(released[df["algorithm"] == a].any())]
     unranked = [a for a in with_eps if a not in private]
     reference = [a for a in algs if a not in with_eps]
     shown = [m for m in metrics if df[m].notna().any()]

@@ -167,7 +167,10 @@ def test_stop_keeps_the_last_result(app_url, page):
     sd.check_page(page, min_charts=1)
     verdict = page.get_by_text("Verdict", exact=True)
     assert verdict.count() == 1
-    # long enough to be stopped even on a fast engine: 10 000 sweeps (the page's maximum) × 8 chains
+    # long enough to be stopped even on the compiled engine (≈ 0.03 ms per chain-sweep here): the
+    # page's largest run, 4 ε × 8 chains × 10 000 sweeps at n = 1000 (ui.gibbs.MAX_WORK), ≈ 8-10 s;
+    # 1 ε × 8 chains took 2 s and could end, and start drawing its own result, before Stop arrived
+    sd.set_text(page, "ε values (comma-separated)", "0.1, 1, 10, 100")
     sd.set_number(page, "sweeps per chain (n_iter)", 10_000)
     sd.set_number(page, "chains", 8)
     page.locator(f"{sd.MAIN} button").filter(has_text=re.compile(r"^\s*Run chains\s*$")).first.click()
