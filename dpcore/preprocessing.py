@@ -27,7 +27,7 @@ import scipy.sparse.linalg  # noqa: F401  (sp.linalg.norm)
 
 from .validation import check_array, check_int, check_real
 
-__all__ = ["ROW_MAPS", "row_sq_norms", "clip_rows", "normalize_rows", "map_rows_to_ball",
+__all__ = ["ROW_MAPS", "row_sq_norms", "clip_rows", "normalize_rows", "map_rows_to_ball", "map_rows_to_ball_counted",
            "truncate_rows_to_sparsity"]
 
 #: The row maps of :func:`map_rows_to_ball`.
@@ -146,6 +146,28 @@ def map_rows_to_ball(X, radius=1.0, row_map="normalize"):
     if row_map == "clip":
         return clip_rows(X, radius)[0]
     raise ValueError(f"row_map must be 'normalize' or 'clip'; got {row_map!r}")
+
+
+def map_rows_to_ball_counted(X, radius=1.0, row_map="normalize"):
+    """:func:`map_rows_to_ball` and the number of rows longer than Λ (those clipping scales;
+    normalising scales every non-zero row, and the count is the same rows).
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix of shape (n, d)
+    radius : float > 0, default 1.0
+    row_map : {"normalize", "clip"}, default "normalize"
+
+    Returns
+    -------
+    X_mapped : ndarray (float64) or CSR matrix of shape (n, d)
+    n_longer : int
+        Number of rows with ‖x‖ > Λ (computed from the data: not private).
+    """
+    if row_map == "clip":
+        return clip_rows(X, radius)
+    X = check_array(X, "X", allow_sparse=True)
+    return map_rows_to_ball(X, radius, row_map), int(np.count_nonzero(np.sqrt(row_sq_norms(X)) > radius))
 
 
 def truncate_rows_to_sparsity(X, s):

@@ -38,7 +38,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from ..validation import check_array, check_epsilon, check_int, check_random_state, check_real
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
 from ..data import MAX_DENSE_CELLS
-from ..preprocessing import ROW_MAPS, clip_rows, map_rows_to_ball, normalize_rows, row_sq_norms
+from ..preprocessing import ROW_MAPS, map_rows_to_ball_counted, normalize_rows
 from .common import RADIUS_LEAK_REASON, resolve_radius
 
 __all__ = ["DPLloydKMeans", "KMeansPlusPlus"]
@@ -178,11 +178,8 @@ class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
             raise ValueError("X has negative entries but nonnegative=True was declared (bounds [0, radius])")
         radius, derived = resolve_radius(self.radius, X)
         self.radius_ = radius
-        if self.row_map == "clip":
-            Xm, self.n_clipped_ = clip_rows(X, radius)
-        else:   # every non-zero row is scaled to norm Λ; n_clipped_ still counts the rows longer than Λ
-            Xm = map_rows_to_ball(X, radius, self.row_map)
-            self.n_clipped_ = int(np.count_nonzero(np.sqrt(row_sq_norms(X)) > radius))
+        # normalising scales every non-zero row to norm Λ; n_clipped_ counts the rows longer than Λ either way
+        Xm, self.n_clipped_ = map_rows_to_ball_counted(X, radius, self.row_map)
         rng = check_random_state(self.random_state)
         Xm = Xm.toarray() if sp.issparse(Xm) else np.asarray(Xm)
         lower = np.zeros(d) if self.nonnegative else np.full(d, -radius)

@@ -68,7 +68,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..validation import check_array, check_epsilon, check_int, check_random_state
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin, bounded_domain_laplace, discrete_laplace_mechanism
-from ..preprocessing import ROW_MAPS, clip_rows, map_rows_to_ball, row_sq_norms
+from ..preprocessing import ROW_MAPS, map_rows_to_ball_counted, row_sq_norms
 from .common import RADIUS_LEAK_REASON, nearest_centres, resolve_radius
 
 __all__ = ["SparseDPLloydKMeans", "EMPTY_CLUSTERS", "dplloyd_iterations", "dplloyd_split", "dplloyd_init_centres",
@@ -272,11 +272,7 @@ class SparseDPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         if self.nonnegative and has_neg:
             raise ValueError("X has negative entries but nonnegative=True was declared (bounds [0, radius])")
         radius, derived = resolve_radius(self.radius, X)
-        if self.row_map == "clip":
-            Xm, n_clipped = clip_rows(X, radius)
-        else:
-            Xm = map_rows_to_ball(X, radius, self.row_map)
-            n_clipped = int(np.count_nonzero(np.sqrt(row_sq_norms(X)) > radius))
+        Xm, n_clipped = map_rows_to_ball_counted(X, radius, self.row_map)
         Xm = sp.csr_matrix(Xm) if sp.issparse(Xm) else np.asarray(Xm, dtype=np.float64)
         lo, hi = (0.0 if self.nonnegative else -radius), radius
         width = hi - lo
