@@ -57,13 +57,10 @@ def test_z_step_is_stable_for_huge_epsilon_and_batched_chains():
 
 
 # ----------------------------------------------------------------------------- stationarity
-def test_gibbs_sweep_targets_eq_10_exactly_on_a_tiny_problem():
-    """n = 3 points in R², k = 2 lines: eq. (10) can be integrated on a fine grid of line
-    angles (its marginal over lines factorises over clusters), so the law of z and of the
-    assigned line is known. 3000 independent chains run 40 sweeps (mixing here takes a
-    handful); their final states are i.i.d. draws, compared within 4 standard errors."""
-    X = 0.95 * np.array([[1.0, 0.05], [0.8, -0.3], [0.1, 0.9]])
-    eps, k = 20.0, 2
+def _tiny_problem_law(X, eps, k):
+    """Eq. (10) on n = 3 points in R² with k lines, integrated on a grid of line angles (its
+    marginal over lines factorises over clusters): P(two points share a cluster) for every pair,
+    and E‖projection of x₀ on its own line‖²."""
     phi = np.linspace(0, np.pi, 4001)[:-1]  # periodic integrand: the grid mean is spectrally accurate
     proj2 = (X @ np.stack([np.cos(phi), np.sin(phi)]))** 2
     d2 = (X ** 2).sum(1)[:, None] - proj2
@@ -76,18 +73,32 @@ def test_gibbs_sweep_targets_eq_10_exactly_on_a_tiny_problem():
     tot = sum(weight.values())
     pairs = [(0, 1), (0, 2), (1, 2)]
     p_same = {p: sum(w for z, w in weight.items() if z[p[0]] == z[p[1]]) / tot for p in pairs}
-    e_proj = sum(weight[z] * eproj[z] for z in weight) / tot
+    return p_same, sum(weight[z] * eproj[z] for z in weight) / tot
+
+
+@pytest.mark.parametrize("sampler,engine,seed", [("acg", "numpy", 42), ("hoff", "numpy", 43), ("acg", "numba", 142),
+                                                 ("acg", "numpy", 142)])
+def test_gibbs_sweep_targets_eq_10_exactly_on_a_tiny_problem(sampler, engine, seed):
+    """n = 3 points in R², k = 2 lines (d = 2, q = 1): the law of z and of the assigned line is
+    known (:func:`_tiny_problem_law`). 3000 independent chains run 40 sweeps (mixing here takes a
+    handful); their final states are i.i.d. draws, compared within 4 standard errors. Both column
+    samplers on the numpy engine and the compiled engine (issue 17: the law must not change)."""
+    from dpcore.subspace import gibbs_kernels as gk
+    if engine == "numba" and not gk.AVAILABLE:
+        pytest.skip("numba is not installed")
+    X = 0.95 * np.array([[1.0, 0.05], [0.8, -0.3], [0.1, 0.9]])
+    eps, k = 20.0, 2
+    p_same, e_proj = _tiny_problem_law(X, eps, k)
     C = 3000
-    for sampler in ("acg", "hoff"):
-        rng = np.random.default_rng(42 if sampler == "acg" else 43)
-        U = random_stiefel((C, k), 2, 1, rng)
-        for _ in range(40):
-            z, U = gibbs_sweep(X, U, eps, rng, column_sampler=sampler)
-        for p in pairs:  # label-switching invariant: do two points share a cluster?
-            freq = np.mean(z[:, p[0]] == z[:, p[1]])
-            assert abs(freq - p_same[p]) <= 4 * math.sqrt(p_same[p] * (1 - p_same[p]) / C)
-        proj = (U[np.arange(C), z[:, 0], :, 0] @ X[0]) ** 2  # ‖projection of x₀ on its own line‖²
-        assert abs(proj.mean() - e_proj) <= 4 * proj.std() / math.sqrt(C)
+    rng = np.random.default_rng(seed)
+    U = random_stiefel((C, k), 2, 1, rng)
+    for _ in range(40):
+        z, U = gibbs_sweep(X, U, eps, rng, column_sampler=sampler, engine=engine)
+    for p, expected in p_same.items():  # label-switching invariant: do two points share a cluster?
+        freq = np.mean(z[:, p[0]] == z[:, p[1]])
+        assert abs(freq - expected) <= 4 * math.sqrt(expected * (1 - expected) / C), (sampler, engine, p)
+    proj = (U[np.arange(C), z[:, 0], :, 0] @ X[0]) ** 2  # ‖projection of x₀ on its own line‖²
+    assert abs(proj.mean() - e_proj) <= 4 * proj.std() / math.sqrt(C), (sampler, engine)
 
 
 # ----------------------------------------------------------------------------- estimator
