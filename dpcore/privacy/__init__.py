@@ -1,7 +1,7 @@
 """Differential privacy in :mod:`dpcore`: every noise draw and every privacy account.
 
 - :mod:`dpcore.privacy.mechanisms` - Laplace, exact discrete Laplace, Gaussian (classic /
-  analytic σ, :func:`gaussian_noise` for a σ calibrated by the caller), exponential mechanism;
+  analytic σ; every additive release exact on a public grid, :mod:`dpcore.privacy.exact`), exponential mechanism;
 - :mod:`dpcore.privacy.accounting` - composition theorems, :class:`GaussianBudget` (exact
   Gaussian-DP composition), :class:`Release`, :class:`PrivacyLedger`,
   :class:`PrivateEstimatorMixin`;
@@ -13,7 +13,7 @@ The public names of the first two are re-exported here: ``from dpcore.privacy im
 from .mechanisms import (  # noqa: F401
     analytic_gaussian_delta, bernoulli_draws, bounded_domain_laplace, bounded_domain_scale, bernoulli_exp, binomial_draws, discrete_laplace_mechanism, discrete_laplace_noise,
     discrete_laplace_scale, exponential_mechanism, exponential_mechanism_probabilities, gaussian_mechanism,
-    gaussian_noise, gaussian_sigma, gaussian_sigma_analytic, gaussian_sigma_classic, laplace_mechanism,
+    gaussian_sigma, gaussian_sigma_analytic, gaussian_sigma_classic, laplace_mechanism,
 )
 from .accounting import (  # noqa: F401
     GaussianBudget, PrivacyLedger, PrivateEstimatorMixin, Release, advanced_composition,

@@ -2,40 +2,37 @@
 
 Everything that adds noise for privacy in :mod:`dpcore` calls a function of this module
 (Laplace, exact discrete Laplace, bounded-domain Laplace, Gaussian with classic or analytic
-σ, the exponential mechanism, and :func:`gaussian_noise` for callers that calibrate σ themselves). What is
+σ, the exponential mechanism; additive releases are exact, :mod:`dpcore.privacy.exact`). What is
 released is recorded in a :class:`~dpcore.privacy.accounting.PrivacyLedger`; mechanisms
 and accounting are kept apart from the models, as in diffprivlib.
 
 Neighbouring datasets differ in one record (a point, a row, or - for count matrices - one
 cell changed by 1); each caller states the sensitivity it relies on.
 
-Floating-point noise (a decision, and a known caveat)
------------------------------------------------------
-The textbook mechanisms are stated over the reals; implementations release floats.
-Mironov (2012, "On significance of the least significant bits for differential privacy")
-showed that a float Laplace sample added to a value in floating point leaves holes: many
-released floats can come from v but not from v + 1 (or the reverse), so an observer can
-tell neighbouring inputs apart with certainty on a large fraction of the releases. For
-numpy's sampler this is decided exactly by :mod:`dpcore.reachability`: at scale 80 about
-half of the releases of a count rule out its neighbouring value.
+Floating point is part of the mechanism
+---------------------------------------
+The textbook mechanisms are stated over the reals; a program releases floats. Mironov (2012)
+showed that float Laplace or Gaussian noise added in floating point leaves holes: many
+released floats can come from x but not from a neighbour x′, so an observer tells them apart
+with certainty (numpy's ziggurat normal is a multiple of one of 256 layer constants; on the
+Cluster page's sample-aggregate run 100 of 100 releases ruled the neighbour out).
 
-- **Integer releases use an exact sampler.** Counts (DP-τCC's contingency tables) get
-  noise from :func:`discrete_laplace_mechanism`, the discrete Laplace (two-sided geometric)
-  sampler of Canonne, Kamath & Steinke (2020), driven only by exact integer draws of the
-  generator: no floating point in any sampling decision, so the ε-DP proof holds for the
-  code as written (every integer output is reachable from every integer input).
-- **Continuous releases use numpy's floating-point samplers** - the Gaussian noise of
-  SuLQ, sample-aggregate and k-means recovery, and the Laplace noise on real-valued sums
-  in k-means (:func:`laplace_mechanism`, :func:`gaussian_mechanism`). Their guarantee is
-  that of the real-valued mechanism; the low-order bits of the released floats may leak
-  more, as Mironov showed. This is stated as a known caveat and NOT fixed here (a fix
-  would be snapping / exact continuous samplers).
-- **Discrete choices drawn with floating-point randomness** have the same caveat: the
-  exponential mechanism (:func:`exponential_mechanism`, Gumbel-max over float utilities:
-  DP-τCC's partitions, the candidate method's local swaps and stages, the Gibbs sampler's
-  chain choice) and the Gibbs sampler's own draws use 53-bit floats, so probabilities far
-  below 2⁻⁵³ are not represented faithfully. Their guarantee too is that of the real-valued
-  mechanism.
+- **Every additive release is exact** (:mod:`dpcore.privacy.exact`): the value is rounded to
+  a public grid of powers of two, integer noise is drawn exactly (discrete Gaussian or
+  discrete Laplace, Canonne, Kamath & Steinke 2020, :mod:`dpcore.privacy.exact_samplers`:
+  integer arithmetic only), and the rounding is paid for in the sensitivity. Every grid point
+  is a possible output whatever the input. :func:`laplace_mechanism`,
+  :func:`gaussian_mechanism`, :func:`bounded_domain_laplace` and counts
+  (:func:`discrete_laplace_mechanism`) all release this way; so do SuLQ's noisy scatter
+  matrices and sample-aggregate's smooth-sensitivity step.
+- **What stays float, and why.** Discrete choices drawn with 53-bit floating-point
+  randomness: the exponential mechanism (:func:`exponential_mechanism`, Gumbel-max over float
+  utilities: DP-τCC's partitions, the candidate method's local swaps, the Gibbs sampler's
+  chain choice), the candidate partition's Bernoulli draws (:func:`bernoulli_draws`), and the
+  Gibbs / matrix-Bingham samplers' continuous draws (an exact sampler of the matrix Bingham
+  law is an open problem). Their guarantee is that of the real-valued mechanism: probabilities
+  far below 2^−53 are not represented faithfully. The diffprivlib DP-Lloyd peer adds
+  diffprivlib's own float noise (a peer run as published).
 """
 from __future__ import annotations
 
@@ -52,7 +49,7 @@ from ..validation import check_delta, check_epsilon, check_int, check_random_sta
 
 __all__ = [
     "laplace_mechanism", "discrete_laplace_mechanism", "discrete_laplace_scale", "discrete_laplace_noise",
-    "bernoulli_exp", "bernoulli_draws", "binomial_draws", "gaussian_noise", "gaussian_mechanism", "gaussian_sigma", "gaussian_sigma_classic",
+    "bernoulli_exp", "bernoulli_draws", "binomial_draws", "gaussian_mechanism", "gaussian_sigma", "gaussian_sigma_classic",
     "gaussian_sigma_analytic", "analytic_gaussian_delta", "exponential_mechanism",
     "exponential_mechanism_probabilities", "bounded_domain_scale", "bounded_domain_laplace",
 ]
@@ -60,13 +57,13 @@ __all__ = [
 
 # --------------------------------------------------------------------------- mechanisms
 def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
-    """Release ``value + Lap(sensitivity / epsilon)`` (i.i.d. per coordinate); ε-DP over the reals.
+    """Release ``value`` plus Laplace noise of scale sensitivity/ε, exactly on a public grid; ε-DP as executed.
 
-    ``sensitivity`` is the L1 sensitivity of ``value`` over neighbouring datasets. The noise
-    is numpy's floating-point sampler (``Generator.laplace``) added in float64: the known
-    caveat of the module docstring applies (Mironov 2012; :mod:`dpcore.reachability` decides
-    exactly which releases rule out a neighbouring value). For integer-valued queries use
-    :func:`discrete_laplace_mechanism`, which has no such holes.
+    ``sensitivity`` is the L1 sensitivity of ``value`` over neighbouring datasets. The value is
+    rounded to a grid g = 2^−k and exact discrete Laplace noise is added
+    (:func:`dpcore.privacy.exact.laplace_release`); the rounding is paid for in the noise, so the
+    ε delivered is at most ``epsilon`` exactly. For integer-valued queries use
+    :func:`discrete_laplace_mechanism` (no grid needed).
 
     Parameters
     ----------
@@ -80,18 +77,17 @@ def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
     Returns
     -------
     ndarray of float64
-        ``value`` plus the noise, of the shape of ``value``.
+        ``value`` plus the noise, of the shape of ``value`` (every entry a multiple of the grid).
 
     Raises
     ------
     ValueError
         If ``epsilon`` or ``sensitivity`` is not a finite positive number.
     """
+    from .exact import laplace_release
     epsilon = check_epsilon(epsilon)
     sensitivity = check_real(sensitivity, "sensitivity", 0.0, None, low_inclusive=False)
-    rng = check_random_state(random_state)
-    value = np.asarray(value, dtype=np.float64)
-    return value + rng.laplace(0.0, sensitivity / epsilon, size=value.shape)
+    return laplace_release(value, sensitivity / epsilon, sensitivity, random_state)
 
 
 # --------------------------------------------------------------------------- exact discrete Laplace
@@ -512,29 +508,13 @@ def bounded_domain_scale(sensitivity, epsilon, diameter):
     return (right + left) / 2
 
 
-def _laplace_uniforms(size, rng):
-    """Uniform(0, 1) variates from Laplace(0, 1) draws of
-    :func:`dpcore.privacy.laplace_mechanism` through the Laplace CDF (so every random draw of
-    the sampler goes through the privacy module)."""
-    y = laplace_mechanism(np.zeros(size), 1.0, 1.0, rng)
-    return np.where(y < 0, np.exp(np.minimum(y, 0.0)) / 2, 1.0 - np.exp(-np.maximum(y, 0.0)) / 2)
-
-
 def bounded_domain_laplace(values, lower, upper, sensitivity, epsilon, rng):
-    """The bounded-domain Laplace mechanism on one vector: each value v clipped into
-    [lower, upper], released as v + Laplace(b) conditioned on landing in [lower, upper]
-    (b from :func:`bounded_domain_scale`); ε-DP (Holohan et al. 2020). Used by DP-Lloyd on
-    sparse input (:mod:`dpcore.kmeans.dplloyd`).
-
-    diffprivlib samples the conditional law by rejection, which needs ≈ 2b/(upper − lower)
-    proposals per value - millions when the budget per coordinate is tiny. The same law is
-    drawn here with a bounded number of rounds: a Laplace draw L (scale b, through
-    :func:`dpcore.privacy.laplace_mechanism`) gives a sign s and a magnitude |L| ~ Exp(b);
-    the sign is kept with probability (1 − e^(−a_s/b)) / (1 − e^(−max(a₊, a₋)/b)), a₊ = upper − v,
-    a₋ = v − lower (at least 1/2 of the draws are kept), and the magnitude is |L| mod a_s, which
-    by the memorylessness of the exponential is exactly Exp(b) conditioned on [0, a_s). So s is
-    drawn with probability ∝ P(sign s, |L| < a_s) and the magnitude from its conditional law:
-    the conditioned Laplace, without rejection on the magnitude.
+    """The bounded-domain Laplace mechanism on one vector, exactly on a public grid: each
+    value clipped into [lower, upper] and released with discrete Laplace noise conditioned on
+    the grid points of [lower, upper]; ε-DP per coordinate as executed (the discrete analogue
+    of Holohan et al. 2020 / diffprivlib's ``LaplaceBoundedDomain``, whose continuous scale is
+    :func:`bounded_domain_scale`). See :func:`dpcore.privacy.exact.bounded_laplace_release`.
+    Used by DP-Lloyd on sparse input (:mod:`dpcore.kmeans.dplloyd`).
 
     Parameters
     ----------
@@ -549,22 +529,8 @@ def bounded_domain_laplace(values, lower, upper, sensitivity, epsilon, rng):
     -------
     ndarray of float64 of shape (d,)
     """
-    v = np.clip(np.asarray(values, dtype=np.float64), lower, upper)
-    b = bounded_domain_scale(sensitivity, epsilon, upper - lower)
-    out = np.empty_like(v)
-    pending = np.arange(v.size)
-    while pending.size:
-        vp = v[pending]
-        lap = laplace_mechanism(np.zeros(vp.size), sensitivity, sensitivity / b, rng)
-        positive = lap >= 0
-        room = np.where(positive, upper - vp, vp - lower)                          # a_s
-        mass = -np.expm1(-room / b)                                                 # P(|L| < a_s)
-        best = -np.expm1(-np.maximum(upper - vp, vp - lower) / b)
-        keep = (_laplace_uniforms(vp.size, rng) * best < mass) & (room > 0)
-        mag = np.fmod(np.abs(lap[keep]), room[keep])
-        out[pending[keep]] = np.clip(vp[keep] + np.where(positive[keep], mag, -mag), lower, upper)
-        pending = pending[~keep]
-    return out
+    from .exact import bounded_laplace_release
+    return bounded_laplace_release(values, lower, upper, sensitivity, epsilon, rng)
 
 
 def gaussian_sigma_classic(sensitivity, epsilon, delta):
@@ -701,35 +667,13 @@ def gaussian_sigma(sensitivity, epsilon, delta, method="analytic"):
     raise ValueError(f"method must be 'analytic' or 'classic'; got {method!r}")
 
 
-def gaussian_noise(shape, sigma, random_state=None):
-    """I.i.d. N(0, σ²) noise of the given shape, for a σ the caller has already calibrated.
-
-    The one place a Gaussian privacy-noise draw happens: :func:`gaussian_mechanism` uses it
-    with σ from :func:`gaussian_sigma`; SuLQ (σ from its composition of kT queries) and
-    sample-aggregate (σ = S(B)/α, the smooth-sensitivity step) call it directly.
-
-    Parameters
-    ----------
-    shape : int or tuple of int
-        Shape of the noise array.
-    sigma : float >= 0
-        Standard deviation of every entry.
-    random_state : None, int or numpy.random.Generator
-        Source of randomness.
-
-    Returns
-    -------
-    ndarray of float64
-        ``sigma * rng.standard_normal(shape)``.
-    """
-    sigma = check_real(sigma, "sigma", 0.0, None)
-    rng = check_random_state(random_state)
-    return sigma * rng.standard_normal(shape)
-
-
 def gaussian_mechanism(value, sensitivity, epsilon, delta, random_state=None, method="analytic"):
-    """Release ``value + N(0, σ²)`` i.i.d. per coordinate; (ε, δ)-DP for a query of L2
-    sensitivity ``sensitivity``.
+    """Release ``value`` plus Gaussian noise, exactly on a public grid; (ε, δ)-DP for a query of
+    L2 sensitivity ``sensitivity``.
+
+    σ from :func:`gaussian_sigma`; the release is
+    :func:`dpcore.privacy.exact.gaussian_release` (value rounded to a grid g = 2^−k, exact
+    discrete Gaussian noise, the rounding paid for in the noise, slack τ ≤ D·1.5e-22).
 
     Parameters
     ----------
@@ -746,11 +690,11 @@ def gaussian_mechanism(value, sensitivity, epsilon, delta, random_state=None, me
     Returns
     -------
     ndarray of float64
-        ``value`` plus :func:`gaussian_noise` of its shape.
+        ``value`` plus the noise (every entry a multiple of the grid).
     """
+    from .exact import gaussian_release
     sigma = gaussian_sigma(sensitivity, epsilon, delta, method)
-    value = np.asarray(value, dtype=np.float64)
-    return value + gaussian_noise(value.shape, sigma, random_state)
+    return gaussian_release(value, sigma, sensitivity, random_state)
 
 
 def _exponential_scale(epsilon, sensitivity, range_sensitivity):

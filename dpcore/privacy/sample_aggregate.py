@@ -132,6 +132,7 @@ import functools
 import math
 import warnings
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 from scipy import stats
@@ -139,7 +140,9 @@ from scipy import stats
 from ..metrics import matching_permutations, min_matching_cost
 from ..validation import check_array, check_delta, check_epsilon, check_int, check_random_state, check_real
 from .accounting import PrivacyLedger
-from .mechanisms import analytic_gaussian_delta, gaussian_noise
+from .exact import _grid_exponent, _plan_sigma_int, _sqrt_up, _TAU_NUMERATOR, _from_grid, _to_grid
+from .exact_samplers import discrete_gaussian_noise
+from .mechanisms import analytic_gaussian_delta
 
 __all__ = [
     "Alg1Constants", "alg1_constants", "paper_constants", "gaussian_hockey_stick", "gaussian_step_delta",
@@ -152,6 +155,12 @@ __all__ = [
 MECHANISM_NAME = "smooth-sensitivity Gaussian (sample-aggregate, Alg. 1)"
 B_GRID = 11          # number of b values in [−β, β] (odd: contains 0 and both endpoints)
 BETA_MAX = 50.0      # largest β the calibration verifies (e^{-50} ≈ 2e-22: larger β changes no term of S(B))
+#: the exact release rounds σ_int² up by a relative 2^−32 at most, so the ratio of two neighbours' noise
+#: scales is within e^{±(β + 2^−33)}: the calibration checks the profile at β + BETA_SLACK
+BETA_SLACK = 2.0 ** -32
+#: S(B) is floored at 2Λ·2^−S_FLOOR_BITS (still a β-smooth upper bound on the local sensitivity) so
+#: that the integer noise scale of every release lies within 2^S_FLOOR_BITS of the grid's
+S_FLOOR_BITS = 11
 
 
 # --------------------------------------------------------------------------- step 7's privacy profile
@@ -355,10 +364,10 @@ class GaussianStepCalibration:
 def _calibrate(epsilon, delta, D):
     from scipy import optimize
     a_p, b_p = paper_constants(epsilon, delta, D)
-    d_p, _ = gaussian_step_delta(a_p, min(b_p, BETA_MAX), epsilon, D)
-    if d_p <= delta and b_p <= BETA_MAX:
+    d_p, _ = gaussian_step_delta(a_p, min(b_p + BETA_SLACK, BETA_MAX), epsilon, D)
+    if d_p <= delta and b_p + BETA_SLACK <= BETA_MAX:
         return GaussianStepCalibration(a_p, b_p, d_p, a_p, b_p, d_p, "paper")
-    if b_p > BETA_MAX:
+    if b_p + BETA_SLACK > BETA_MAX:
         d_p = math.nan           # not computed: the paper's β is beyond what the calibration verifies
     alpha, rule = a_p, "beta reduced"
     half = 0.5 * delta
@@ -375,9 +384,9 @@ def _calibrate(epsilon, delta, D):
         rule = "alpha and beta reduced"
 
     def f(lb):
-        return gaussian_step_delta(alpha, math.exp(lb), epsilon, D)[0]
+        return gaussian_step_delta(alpha, math.exp(lb) + BETA_SLACK, epsilon, D)[0]
 
-    hi = math.log(min(b_p, BETA_MAX))
+    hi = math.log(min(b_p, BETA_MAX - BETA_SLACK))
     lo = hi - 1.0
     d_lo = f(lo)
     for _ in range(200):                             # as β → 0, δ → the b = 0 part ≤ δ/2
@@ -919,6 +928,8 @@ class AggregateResult:
         Set by :func:`sample_aggregate`.
     nonprivate : dict
         Field name -> why it is not private.
+    discretisation_slack : float
+        τ of the exact release: (ε + 2τ, e^τ·δ) (:mod:`dpcore.privacy.exact`).
     """
     released: np.ndarray            # g(B) + S(B)/α·u  (PRIVATE)
     center: np.ndarray              # g(B) = s_{i*}, blocks in released order (not private)
@@ -935,6 +946,7 @@ class AggregateResult:
     subsets: np.ndarray | None = None
     n_draws: int | None = None
     ledger: PrivacyLedger | None = None
+    discretisation_slack: float = 0.0
     nonprivate: dict = field(default_factory=lambda: {
         "center": "the exact subset output g(B) chosen from the data",
         "chosen_index": "which subset output was chosen depends on the data",
@@ -1012,14 +1024,71 @@ def private_aggregate(B, epsilon, delta, *, diameter, distances=None, n_blocks=1
     R = nearest_neighbour_radii(dist)
     i_star, r_t0 = center_of_attention(R, c.t0, diameter)
     S, terms = smooth_sensitivity(R, c.t0, c.s, c.beta, diameter)
+    S = max(S, smooth_sensitivity_floor(c, diameter))
     perm = rng.permutation(n_blocks) if n_blocks > 1 else np.zeros(1, dtype=np.int64)
     center = B[i_star].reshape(n_blocks, D // n_blocks)[perm].ravel()
-    noise_scale = S / c.alpha
-    released = center + gaussian_noise(D, noise_scale, rng)
+    released, noise_scale, tau = exact_smooth_gaussian(center, S, c, diameter, rng)
     return AggregateResult(released=released, center=center, chosen_index=i_star, constants=c,
                            smooth_sensitivity=S, noise_scale=noise_scale, radii_t0=r_t0,
                            sensitivity_terms=terms, distances=dist, outputs=B, block_permutation=perm,
-                           diameter=diameter)
+                           diameter=diameter, discretisation_slack=tau)
+
+
+def smooth_sensitivity_floor(constants, diameter):
+    """The public lower bound S_lo of the S(B) used: max(2Λe^{−βK}, 2Λ·2^−11), K the last k of
+    step 6 (where every radius is Λ, so S(B) ≥ 2Λe^{−βK} for every B). Flooring S(B) at
+    2Λ·2^−11 keeps it a β-smooth upper bound on the local sensitivity (a max of β-smooth
+    functions and a constant) and bounds the range of the noise scale for the exact release.
+
+    Parameters
+    ----------
+    constants : Alg1Constants
+    diameter : float
+        Λ.
+
+    Returns
+    -------
+    float
+    """
+    m, s, t0 = constants.m, constants.s, constants.t0
+    k_last = max(0, -(-(m - t0 - s) // s))         # smallest k ≥ 0 with t0 + (k+1)s ≥ m
+    return max(2.0 * diameter * math.exp(-constants.beta * k_last), math.ldexp(2.0 * diameter, -S_FLOOR_BITS))
+
+
+def exact_smooth_gaussian(center, S, constants, diameter, rng):
+    """Step 7 as executed: g(B) on a public grid plus exact discrete Gaussian noise whose
+    scale follows S(B).
+
+    The grid g = 2^−k is fixed by the public S_lo (:func:`smooth_sensitivity_floor`):
+    S_lo/(αg) ∈ [2^32, 2^33). The integer noise scale is σ_int(B) ≥ c·S(B)/(αg) with
+    c = 1 + √D·g/S_lo (rounded up to 2^m·w, a relative 2^−33 at most). Then for s-neighbours
+    the rounded centres differ by at most min(S, S′)/g + √D ≤ α·min(σ_int(B), σ_int(B′)) — the
+    shift condition of the continuous analysis holds exactly — and σ_int(B′)/σ_int(B) is
+    within e^{±(β + 2^−33)}, which the calibration covers (BETA_SLACK). The continuous
+    analysis therefore holds for the rounded continuous mechanism, and the discrete release
+    within the slack τ of :mod:`dpcore.privacy.exact`.
+
+    Returns
+    -------
+    released : ndarray of shape (D,)
+    noise_scale : float
+        The per-coordinate standard deviation actually added, g·σ_int.
+    tau : float
+        The discretisation slack (ε + 2τ, e^τ δ).
+    """
+    D = center.size
+    alpha = constants.alpha
+    s_lo = smooth_sensitivity_floor(constants, diameter)
+    k = _grid_exponent(s_lo / alpha)
+    f_alpha, f_s = Fraction(alpha), Fraction(S)
+    sigma_grid = f_s / f_alpha * Fraction(2) ** k
+    extra = f_s * _sqrt_up(D) / (f_alpha * Fraction(s_lo))
+    m_exp, w = _plan_sigma_int(sigma_grid, extra)
+    a = _to_grid(center, k)
+    y = a + discrete_gaussian_noise(m_exp, w, size=D, random_state=rng)
+    noise_scale = math.ldexp(math.sqrt(w) * 2.0 ** (m_exp / 2), -k)
+    tau = D * _TAU_NUMERATOR / (w * 2.0 ** m_exp)
+    return _from_grid(y, k), noise_scale, tau
 
 
 def sample_aggregate(X, f, n_subsets, epsilon, delta, *, diameter, distances=None, n_blocks=1,

@@ -66,7 +66,8 @@ from ..data import random_subspaces
 from ..metrics import squared_distances_to_subspaces
 from ..preprocessing import clip_rows
 from ..privacy import (PrivacyLedger, PrivateEstimatorMixin, advanced_composition, advanced_composition_inverse,
-                       gaussian_noise, gaussian_sigma)
+                       gaussian_sigma)
+from ..privacy.exact import gaussian_release
 from .common import check_solver_input
 from .sample_aggregate import default_delta
 
@@ -168,7 +169,9 @@ def sulq_noise(epsilon, delta, n_queries, composition="advanced", gaussian="auto
 
 
 def noisy_scatter(X, labels, ell, sigma, rng):
-    """Steps 2–3 of Alg. 5: B̃ = Σ_{zᵢ=ℓ} xᵢxᵢᵀ + σW, W a d×d matrix of i.i.d. N(0, 1).
+    """Steps 2–3 of Alg. 5: B̃ = Σ_{zᵢ=ℓ} xᵢxᵢᵀ + σW, W a d×d matrix of i.i.d. N(0, 1), released
+    exactly on a public grid (:func:`dpcore.privacy.exact.gaussian_release`: the scatter matrix
+    rounded to g = 2^−k, exact discrete Gaussian noise, the rounding paid for in the noise).
 
     Parameters
     ----------
@@ -187,8 +190,10 @@ def noisy_scatter(X, labels, ell, sigma, rng):
     ndarray of shape (d, d)
     """
     A = X[labels == ell]
-    d = X.shape[1]
-    return A.T @ A + gaussian_noise((d, d), sigma, rng)
+    d = X.shape[1]  # noqa: F841
+    if sigma == 0:
+        return A.T @ A
+    return gaussian_release(A.T @ A, sigma, SULQ_SENSITIVITY, rng)
 
 
 def sulq_query(X, labels, ell, subspace_dim, sigma, rng):
