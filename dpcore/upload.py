@@ -213,8 +213,8 @@ def load_upload(name, data, kind="points", labels="none", transpose=False, norm=
         X.eliminate_zeros()
         note = "counts; neighbouring matrices differ by 1 in one cell"
         if X.nnz and not np.all(X.data == np.round(X.data)):
-            note += (" — these values are not all integers, so that neighbouring notion (on which DP-τCC's "
-                     "guarantee rests) may not describe your data")
+            note += (" — these values are not all integers: DP-τCC refuses them (its integer noise would leave each "
+                     "cell's fraction exact); round them to whole counts first")
             notes.append("non-integer values")
     desc = (f"uploaded {ext.lstrip('.')} file {fname}: {n} rows × {d} columns"
             + (", transposed" if transpose else "")

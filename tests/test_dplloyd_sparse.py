@@ -184,7 +184,7 @@ def test_clone_and_get_params():
                               empty_clusters="skip", random_state=3)
     params = est.get_params()
     assert params == dict(n_clusters=4, epsilon=0.3, radius=2.0, nonnegative=True, row_map="clip",
-                          empty_clusters="skip", random_state=3)
+                          n_iter=None, n_hint=None, empty_clusters="skip", random_state=3)
     twin = clone(est)
     assert twin is not est and twin.get_params() == params
     with pytest.raises(TypeError):

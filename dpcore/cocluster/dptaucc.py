@@ -21,10 +21,21 @@ integer table, and numpy's float Laplace added to integers leaves floating-point
 tell neighbouring tables apart on about half of the releases at ε₁ = 1/80 (Mironov 2012;
 measured with :mod:`dpcore.reachability`). Discrete and continuous Laplace of the same scale
 have the same tails, so the utility is unchanged (checked in tests/test_dptaucc.py).
+
+Integer counts only (decision). Integer noise on a non-integer table keeps every released
+cell's exact fractional part (a release then tells the true cell's fraction), and "+1 in one
+cell" is 1 ± ulp in float, so the exact argument fails. :class:`DPTauCC` and
+:func:`release_table` refuse non-integer input with a ``ValueError`` saying so and how to fix
+it (round to whole counts first): rounding silently would change the user's data (weights such
+as TF-IDF below 0.5 would all become 0), and a user of the field expects count data here.
+``DPTauCC(round_counts=True)`` rounds instead (⌊x + ½⌋ per cell, a per-cell map) and says so on
+the ledger; the guarantee is then for the rounded matrix (neighbours: ±1 in one of its cells).
+Counts must also sum to at most 2⁵³ (so every table cell is exact in float64).
 """
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from ..validation import check_epsilon, check_int, check_random_state, check_real
@@ -33,10 +44,49 @@ from .taucc import (aggregate_columns, aggregate_rows, association_weights, chec
                     compact_labels, contingency_table, random_matrix_init, range_sensitivity, tau_scores)
 
 __all__ = ["dp_update_part", "release_table", "dp_compute_t", "dptaucc_budget", "DPTauCC",
-           "TABLE_MECHANISM"]
+           "TABLE_MECHANISM", "check_integer_counts"]
 
 #: Ledger name of the table release (Alg. 2).
 TABLE_MECHANISM = "discrete Laplace (exact sampler, Alg. 2)"
+#: Largest total count: every cell of every contingency table is then an exact float64 integer.
+MAX_TOTAL_COUNT = 2.0 ** 53
+
+
+def check_integer_counts(A, name="X"):
+    """Refuse a count matrix (or table) with a non-integer entry or a total above 2⁵³.
+
+    Parameters
+    ----------
+    A : ndarray or scipy.sparse matrix
+        Finite, non-negative values (as :func:`~dpcore.cocluster.taucc.check_count_matrix` returns).
+    name : str, default "X"
+        Name used in the message.
+
+    Raises
+    ------
+    ValueError
+        Naming the first non-integer entry and the fix (round to whole counts first).
+    """
+    values = A.data if sp.issparse(A) else np.asarray(A, dtype=np.float64).ravel()
+    frac = np.flatnonzero(np.mod(values, 1.0) != 0.0)
+    if frac.size:
+        if sp.issparse(A):
+            coo = A.tocoo()
+            where = f"row {coo.row[frac[0]]}, column {coo.col[frac[0]]}"
+        else:
+            where = "at index " + ", ".join(map(str, np.unravel_index(frac[0], np.shape(A))))
+        raise ValueError(
+            f"DP-τCC needs whole counts, but {name} has {frac.size:,} non-integer "
+            f"{'entry' if frac.size == 1 else 'entries'} (e.g. "
+            f"{values[frac[0]]:g} {where}). Its noise is integer (exact discrete Laplace), so on non-integer "
+            "counts every released cell would keep the exact fractional part of the true one, and the "
+            "neighbouring relation (+1 in one cell) would not describe the data. Round the data to whole "
+            "counts first (e.g. numpy.floor(X + 0.5); DPTauCC(round_counts=True) does it and says so on its "
+            "ledger), or use raw counts instead of weights such as TF-IDF.")
+    total = float(values.sum())
+    if total > MAX_TOTAL_COUNT:
+        raise ValueError(f"DP-τCC needs counts that sum to at most 2^53 (exact in float64); {name} sums to "
+                         f"{total:.4g}")
 
 
 # ----------------------------------------------------------------------------- Alg. 3
@@ -97,10 +147,8 @@ def release_table(T_exact, epsilon, random_state=None):
     (:func:`dpcore.privacy.discrete_laplace_mechanism`, exact integer sampler): the released
     table is an integer table (returned as float64) and the release is ε-DP as executed -
     every integer is reachable from every count, unlike numpy's float Laplace added to
-    integers (Mironov 2012). A table with non-integer cells (an upload with non-integer
-    values, for which the neighbouring notion "+1 in one cell" is already questionable)
-    gets the same integer noise added in float64; the exactness argument only covers
-    integer tables.
+    integers (Mironov 2012). A table with a non-integer cell is refused
+    (:func:`check_integer_counts`): integer noise would leave its fractional part exact.
 
     Columns that became all zero are deleted too (the paper only says rows): their t_·l = 0
     would make eq. 4.9–4.10 divide by zero in the next row update, and in the column update
@@ -126,13 +174,12 @@ def release_table(T_exact, epsilon, random_state=None):
     Raises
     ------
     ValueError
-        If ``epsilon`` is not positive or 1/ε exceeds 2^40.
+        If ``epsilon`` is not positive or 1/ε exceeds 2^40, or a cell is not an integer (or
+        the cells sum to more than 2^53).
     """
     T_exact = np.asarray(T_exact, dtype=np.float64)
-    if np.all(T_exact == np.round(T_exact)) and np.all(np.abs(T_exact) <= 2.0 ** 53):
-        T = discrete_laplace_mechanism(T_exact.astype(np.int64), 1, epsilon, random_state).astype(np.float64)
-    else:
-        T = T_exact + discrete_laplace_mechanism(np.zeros(T_exact.shape, dtype=np.int64), 1, epsilon, random_state)
+    check_integer_counts(np.abs(T_exact), "the table")
+    T = discrete_laplace_mechanism(T_exact.astype(np.int64), 1, epsilon, random_state).astype(np.float64)
     np.maximum(T, 0.0, out=T)
     if not np.any(T > 0):
         return T, np.arange(T.shape[0]), np.arange(T.shape[1])
@@ -232,7 +279,8 @@ def dptaucc_budget(epsilon, n_iter, assignment_share=0.9):
 
 
 class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
-    """DP-τCC (Alg. 1): ε-DP co-clustering of a non-negative count matrix.
+    """DP-τCC (Alg. 1): ε-DP co-clustering of a non-negative count matrix of whole counts
+    (non-integer input is refused unless ``round_counts=True``).
 
     Parameters
     ----------
@@ -253,6 +301,10 @@ class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
     flip_fraction : float, default=0.01
         Fraction in [0, 0.5] of cells switched in the blind RandomMatrix initialisation
         (paper: 0.01).
+    round_counts : bool, default=False
+        False: a non-integer entry is refused (``ValueError``). True: every entry is rounded to
+        the nearest whole count (⌊x + ½⌋) before the run, and the ledger says so; the
+        guarantee is then for the rounded matrix.
     random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
         Seed or generator for the initialisation, the exponential mechanism and the noise.
 
@@ -298,6 +350,9 @@ class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
     Progress: ``fit(X, callback=f)`` calls ``f(t, n_iter)`` after each full iteration (a
     ``fit`` argument, as in every dpcore estimator, not a constructor parameter).
 
+    Input: whole counts only; a non-integer entry is refused with a ``ValueError`` (see the
+    module docstring: integer noise cannot hide a fractional part), unless ``round_counts=True``.
+
     Bases: ``BaseEstimator`` only. Not ``ClusterMixin``: the input is a count matrix whose
     rows *and* columns are clustered. Not ``BiclusterMixin``: its contract is ``rows_`` /
     ``columns_`` indicator matrices of individual biclusters, while τCC releases a
@@ -333,14 +388,19 @@ class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
       longer depends on the cluster); nothing is forced back.
     """
 
+    #: The neighbouring relation the guarantee is stated for, as a key of
+    #: :data:`dpcore.audit.RELATIONS` ("cell_pm1": one count changed by ±1).
+    claimed_relation = "cell_pm1"
+
     def __init__(self, *, n_row_clusters=3, n_col_clusters=3, epsilon=1.0, n_iter=4,
-                 assignment_share=0.9, flip_fraction=0.01, random_state=None):
+                 assignment_share=0.9, flip_fraction=0.01, round_counts=False, random_state=None):
         self.n_row_clusters = n_row_clusters
         self.n_col_clusters = n_col_clusters
         self.epsilon = epsilon
         self.n_iter = n_iter
         self.assignment_share = assignment_share
         self.flip_fraction = flip_fraction
+        self.round_counts = round_counts
         self.random_state = random_state
 
     def _check_params(self):
@@ -359,7 +419,7 @@ class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array_like or scipy.sparse matrix of shape (n, m)
-            The count matrix: non-negative counts.
+            The count matrix: non-negative whole counts.
         y : None
             Ignored (present for scikit-learn's API).
         callback : callable, optional
@@ -369,9 +429,24 @@ class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
         -------
         self
             The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If a parameter is out of range, or X is not a non-negative matrix of whole counts
+            (the message names the first non-integer entry and says to round the data first),
+            unless ``round_counts=True``.
         """
         eps, I, K0, L0, share, flip = self._check_params()
         A = check_count_matrix(X)
+        if not isinstance(self.round_counts, (bool, np.bool_)):
+            raise ValueError(f"round_counts must be True or False; got {self.round_counts!r}")
+        if self.round_counts:
+            A.data = np.floor(A.data + 0.5)
+            A.eliminate_zeros()
+            if A.nnz == 0:
+                raise ValueError("X has no entry >= 0.5: rounded to whole counts it is all zero (no co-clusters)")
+        check_integer_counts(A)
         _check_k0_l0(K0, L0, *A.shape)
         n, m = A.shape
         rng = check_random_state(self.random_state)
@@ -423,6 +498,9 @@ class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
         self.row_assignment_ = U.argmax(axis=1).astype(np.int64)
         self.T_exact_ = T_exact
         self.n_features_in_ = m
+        if self.round_counts:
+            ledger.entries[0].note = ("input rounded to whole counts (⌊x + ½⌋ per cell, round_counts=True) before the "
+                                      "run; the guarantee is for the rounded matrix. " + ledger.entries[0].note)
         self.ledger_ = ledger
         self.budget_split_ = dict(per_half_step=eps_half, assignment=eps2, table=eps1)
         self.private_outputs_ = ["T_", "column_labels_", "row_labels_", "tau_rc_", "tau_cr_", "history_"]

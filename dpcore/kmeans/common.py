@@ -2,6 +2,11 @@
 centres and per-cluster sums for dense or ``scipy.sparse`` CSR points (rows). The row maps
 (clipping, normalising, truncation) are in :mod:`dpcore.preprocessing`.
 
+Leaks are warned about with :class:`dpcore.exceptions.PrivacyLeakWarning`: a radius read off
+the data (:class:`DataDerivedRadiusWarning`, a subclass) and input that looks scaled by the
+data's own statistics (:func:`warn_if_data_scaled`, called at the start of every private
+k-means estimator's ``fit``).
+
 Neighbouring datasets (used by every sensitivity in :mod:`dpcore.kmeans`): X and X′ differ
 in one point, *replaced*, and the number of points n is public, as in the paper (its f(m),
 depth bound and JL dimension depend on n). That is the relation the guarantees are stated
@@ -19,19 +24,138 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..exceptions import PrivacyLeakWarning
 from ..validation import check_array, check_real
 from ..preprocessing import row_sq_norms
 
-__all__ = ["CentresPredictMixin", "DataDerivedRadiusWarning", "resolve_radius", "check_points", "nearest_centres", "cluster_sums",
-           "data_radius", "RADIUS_LEAK_REASON"]
+__all__ = ["CentresPredictMixin", "DataDerivedRadiusWarning", "PrivacyLeakWarning", "resolve_radius", "check_points",
+           "nearest_centres", "cluster_sums", "data_radius", "RADIUS_LEAK_REASON", "SCALING_TOL", "data_scaling",
+           "warn_if_data_scaled"]
 
 RADIUS_LEAK_REASON = ("radius Λ was computed from the data (max row norm): this leaks information "
                       "about the largest point, so no output of this run is differentially private")
 
 
-class DataDerivedRadiusWarning(UserWarning):
-    """A bound computed from the data was used where a public one is required (privacy leak),
-    as diffprivlib's ``PrivacyLeakWarning``."""
+class DataDerivedRadiusWarning(PrivacyLeakWarning):
+    """A bound computed from the data was used where a public one is required (privacy leak);
+    a :class:`dpcore.exceptions.PrivacyLeakWarning`."""
+
+
+#: Tolerance of :func:`data_scaling`: a column "has mean 0 and standard deviation 1" (or "min 0,
+#: max 1") when it does to 1e-5, relative to its scale. Loose enough for a float32 scaler's
+#: output (≈ 1e-6 off), far tighter than unscaled data match by chance in every column.
+SCALING_TOL = 1e-5
+
+_SCALING_TEXT = {
+    "standardised": ("every column has mean 0 and standard deviation 1",
+                     "means and standard deviations (e.g. scikit-learn's StandardScaler)"),
+    "unit variance": ("every column has standard deviation 1",
+                      "standard deviations (e.g. StandardScaler(with_mean=False))"),
+    "min-max": ("every column has minimum 0 (or −1) and maximum 1",
+                "minima and maxima (e.g. scikit-learn's MinMaxScaler, or MaxAbsScaler on non-negative data)"),
+    "max-abs": ("every column has maximum absolute value 1",
+                "maximum absolute values (e.g. scikit-learn's MaxAbsScaler)"),
+}
+
+
+def _column_stats(X):
+    """Per-column mean, population variance, min and max of dense or sparse X (no n×d float temporary)."""
+    n = X.shape[0]
+    if sp.issparse(X):
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        sq = np.asarray(X.multiply(X).sum(axis=0)).ravel() / n
+        lo = X.min(axis=0).toarray().ravel()
+        hi = X.max(axis=0).toarray().ravel()
+    else:
+        mean = X.mean(axis=0)
+        sq = np.einsum("ij,ij->j", X, X) / n
+        lo, hi = X.min(axis=0), X.max(axis=0)
+    return mean, np.maximum(sq - mean ** 2, 0.0), lo, hi
+
+
+def _all_integers(X):
+    values = X.data if sp.issparse(X) else X
+    return bool(np.all(np.mod(values, 1.0) == 0.0))
+
+
+def data_scaling(X, tol=SCALING_TOL):
+    """Whether X looks scaled by statistics of the data itself - what a scaler fitted on X
+    (``Pipeline(StandardScaler(), est)``) hands an estimator.
+
+    Constant columns are left out (the scalers map them to a constant); at least one column
+    must vary. Returns the first pattern that holds in every varying column:
+
+    - ``"standardised"``: mean 0 and standard deviation 1 (population or sample), to ``tol``;
+    - ``"unit variance"``: standard deviation 1 (scaled, not centred);
+    - ``"min-max"``: minimum 0 and maximum 1 (or −1 and 1), to ``tol``;
+    - ``"max-abs"``: maximum absolute value 1.
+
+    The last two need ≥ 2 varying columns and one non-integer entry: a 0/1 (or ±1) matrix has
+    these bounds without any scaler, and so can a single column of proportions.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n, d)
+        Finite float points as rows.
+    tol : float, default :data:`SCALING_TOL`
+
+    Returns
+    -------
+    str or None
+        One of the names above, or None (no pattern, or fewer than 2 rows).
+    """
+    n = X.shape[0]
+    if n < 2 or X.shape[1] == 0:
+        return None
+    mean, var, lo, hi = _column_stats(X)
+    varying = hi > lo
+    if not varying.any():
+        return None
+    mean, var, lo, hi = mean[varying], var[varying], lo[varying], hi[varying]
+    std0, std1 = np.sqrt(var), np.sqrt(var * n / (n - 1))
+    unit = (np.abs(std0 - 1.0) <= tol) | (np.abs(std1 - 1.0) <= tol)
+    if unit.all():
+        return "standardised" if np.all(np.abs(mean) <= tol) else "unit variance"
+    if varying.sum() < 2:
+        return None
+    kind = None
+    if any(np.all(np.abs(lo - a) <= tol) and np.all(np.abs(hi - 1.0) <= tol) for a in (0.0, -1.0)):
+        kind = "min-max"
+    elif np.all(np.abs(np.maximum(np.abs(lo), np.abs(hi)) - 1.0) <= tol):
+        kind = "max-abs"
+    return None if kind is None or _all_integers(X) else kind
+
+
+def warn_if_data_scaled(X, estimator="this estimator", stacklevel=3):
+    """Warn with :class:`~dpcore.exceptions.PrivacyLeakWarning` when X looks scaled by
+    statistics of the data itself (:func:`data_scaling`). Called at the start of the private
+    k-means estimators' ``fit``.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n, d)
+        The input of ``fit`` (after dpcore's validation).
+    estimator : str, default "this estimator"
+        Name used in the message.
+    stacklevel : int, default 3
+        Passed to :func:`warnings.warn` (3: the caller of ``fit``).
+
+    Returns
+    -------
+    str or None
+        What :func:`data_scaling` found.
+    """
+    kind = data_scaling(X)
+    if kind is not None:
+        found, stats = _SCALING_TEXT[kind]
+        warnings.warn(
+            f"{estimator}: the input looks scaled by statistics of the data themselves ({found}). If a "
+            f"scaler fitted on these data produced it (e.g. in a Pipeline), its {stats} were read off the "
+            "data without noise: they are not private, and neither is the release as a function of the raw "
+            "data. Scale with a fixed transform whose constants are public (known before seeing the data, "
+            "e.g. a FunctionTransformer with published bounds) and give a public radius.",
+            PrivacyLeakWarning, stacklevel=stacklevel)
+    return kind
 
 
 def check_points(X, name="X"):

@@ -37,7 +37,8 @@ METHODS = {
     "sulq": ("SuLQ k-means", "Blum et al. 2005: 20 private Lloyd iterations from a random start in the public box"),
     "sample_aggregate": ("sample and aggregate", "Nissim et al. 2007: k-means on random subsets, the most central "
                                                  "solution released with smooth-sensitivity noise"),
-    "dplloyd": ("DP-Lloyd (diffprivlib)", "diffprivlib's DP k-means (Su et al. 2016) with public bounds [−Λ, Λ]"),
+    "dplloyd": ("DP-Lloyd (diffprivlib)", "diffprivlib's DP k-means (Su et al. 2016) with public bounds [−Λ, Λ] and "
+                                          "a public number of iterations (2 unless set; never read off n)"),
 }
 
 

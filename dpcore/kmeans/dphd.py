@@ -34,7 +34,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..preprocessing import normalize_rows
 from .candidate import CandidateKMeans
-from .common import check_points, nearest_centres
+from .common import check_points, nearest_centres, warn_if_data_scaled
 
 __all__ = ["DPHD"]
 
@@ -100,7 +100,9 @@ class DPHD(CandidateKMeans):
         ValueError
             As :meth:`CandidateKMeans.fit <dpcore.kmeans.candidate.CandidateKMeans.fit>`.
         """
-        super().fit(normalize_rows(check_points(X)))
+        X = check_points(X)
+        warn_if_data_scaled(X, type(self).__name__)      # the raw input: normalised rows hide a scaler
+        super().fit(normalize_rows(X))
         self.ledger_.entries[0].note = ("rows (documents) L2-normalised per record before the pipeline (free); "
                                         + self.ledger_.entries[0].note)
         return self

@@ -10,8 +10,8 @@ diffprivlib where it fits and this elsewhere. One method gives one curve whose d
 between sets come from the data, not from two implementations; diffprivlib cannot take reviews
 at all, and it skips empty clusters without noise (not private, see below). What ties it to
 the paper's diffprivlib runs is checked in tests/test_dplloyd_sparse.py on a matrix both run:
-the same T and budget split for every (ε, n, d, k) tried (including classic3's and reviews'
-shapes), the same bounded-domain scale, and a mean objective within the noise of
+the same T rule (:func:`dplloyd_iterations`) and budget split for every (ε, n, d, k) tried
+(including classic3's and reviews' shapes), the same bounded-domain scale, and a mean objective within the noise of
 diffprivlib's. Cost: ≤ 0.1 s per run on every CLUTO set at ε = 1 (reviews 0.10 s, one BLAS
 thread). Measured utility: row NMI 0.000 (median of 3) on all seven sets at ε = 1, and at every
 ε ∈ {0.1, 0.5, 1, 3} on classic3, cstr and reviews - as the issue measured for diffprivlib on
@@ -21,8 +21,17 @@ document nearest to one centre, and Lloyd stays there (on a 300 × 120 block mat
 
 The mechanism, as in diffprivlib 0.6 (facts; the code is ours)
 --------------------------------------------------------------
-- **Iterations** T = int(max(min(ε/ε_m, 7), 2)), ε_m = √(500 k³/n² · (d + ∛(4dρ²))³),
-  ρ = 0.225 (diffprivlib's ``_calc_iters``; n, d, k treated as public).
+- **Iterations**: diffprivlib's rule is T = int(max(min(ε/ε_m, 7), 2)), ε_m =
+  √(500 k³/n² · (d + ∛(4dρ²))³), ρ = 0.225 (``_calc_iters``), which reads n. Under add/remove
+  n is private, and T leaks it: on a 2000 × 10 mixture with k = 4, D runs 3 iterations and D
+  minus a row 2 for ε ∈ [10.14546, 10.15053). **Decision: T comes from public inputs only**
+  (:func:`dplloyd_public_iterations`): ``n_iter`` if given; else diffprivlib's rule at a public
+  ``n_hint`` (a size known before seeing the data); else :data:`DEFAULT_ITERATIONS` = 2,
+  diffprivlib's minimum, which is what its rule picks at ε ≤ 10 on every dataset shape of the
+  papers and pages (every CLUTO set, the Gaussian mixtures, digits, Yale B). We keep the
+  add/remove claim rather than claim replace-one with n public: under replace-one a row can
+  leave one cluster and join another, so one iteration moves two clusters' counts and sums and
+  costs 2ε/T - the same noise would be 2ε-DP, not ε.
 - **Split** per iteration: ε/T = ε_count + d·ε_coord with ε_coord : ε_count = 1 : ∛(4dρ²)
   (Su et al.), in the order that adds up to ε/T (diffprivlib swaps the two; see
   :mod:`dpcore.kmeans.baselines`).
@@ -35,18 +44,20 @@ The mechanism, as in diffprivlib 0.6 (facts; the code is ours)
   (Holohan et al. 2020, diffprivlib's ``LaplaceBoundedDomain``) of sensitivity = bound width
   at ε_coord on [count·lower, count·upper] (noisy count); the centre is sum/count.
 
-Privacy (neighbours: one row added or removed). One row is in one cluster per iteration, so
+Privacy (neighbours: one row added or removed; T, k, d, ε and the bounds public, n not used).
+One row is in one cluster per iteration, so
 the k cluster releases compose in parallel; within a cluster, the count (ε_count) and the d
 coordinate sums (each moves by at most the bound width: ε_coord each) compose to ε/T, and the
 T iterations sequentially to ε. Folding and dividing are post-processing; the bounded-domain
 draw is ε-DP on its own (Holohan et al. 2020).
 
-One deliberate difference from diffprivlib: **every cluster is released, empty or not**
+Two deliberate differences from diffprivlib: T from public inputs (above), and **every
+cluster is released, empty or not**
 (``empty_clusters="release"``, the default). diffprivlib skips a cluster that got no point
 (its centre keeps its old value without noise, so the released centres reveal which clusters
 were empty); here an empty cluster's count 0 and sums 0 get the same noise.
-``empty_clusters="skip"`` reproduces diffprivlib and is flagged NOT private. (A first version clamped plain Laplace sums to the interval
-instead of the bounded-domain draw: at ε = 1 on a 600 × 40 block matrix its mean objective
+``empty_clusters="skip"`` reproduces diffprivlib and is flagged NOT private. (A first version
+clamped plain Laplace sums to the interval instead of the bounded-domain draw: at ε = 1 on a 600 × 40 block matrix its mean objective
 was 1.6 against diffprivlib's 4.0 - the two releases differ a lot when the noise scale
 exceeds the interval, so the bounded-domain draw is kept for comparability.)
 
@@ -69,10 +80,10 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from ..validation import check_array, check_epsilon, check_int, check_random_state
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin, bounded_domain_laplace, discrete_laplace_mechanism
 from ..preprocessing import ROW_MAPS, map_rows_to_ball_counted, row_sq_norms
-from .common import RADIUS_LEAK_REASON, nearest_centres, resolve_radius
+from .common import RADIUS_LEAK_REASON, nearest_centres, resolve_radius, warn_if_data_scaled
 
-__all__ = ["SparseDPLloydKMeans", "EMPTY_CLUSTERS", "dplloyd_iterations", "dplloyd_split", "dplloyd_init_centres",
-           "RHO"]
+__all__ = ["SparseDPLloydKMeans", "EMPTY_CLUSTERS", "dplloyd_iterations", "dplloyd_public_iterations",
+           "dplloyd_split", "dplloyd_init_centres", "RHO", "DEFAULT_ITERATIONS"]
 
 #: What ``empty_clusters`` may be: "release" (private) or "skip" (diffprivlib's, not private).
 EMPTY_CLUSTERS = ("release", "skip")
@@ -81,11 +92,15 @@ SKIP_LEAK_REASON = ("empty clusters were skipped as in diffprivlib: their centre
 
 #: Su et al.'s coordinate normalisation factor ρ (diffprivlib's default).
 RHO = 0.225
+#: T when neither ``n_iter`` nor ``n_hint`` is given: diffprivlib's minimum (its rule's choice
+#: at ε ≤ 10 on every dataset shape of the papers and pages).
+DEFAULT_ITERATIONS = 2
 
 
 def dplloyd_iterations(epsilon, n, d, k, rho=RHO):
     """diffprivlib's number of iterations: int(max(min(ε/ε_m, 7), 2)) with
-    ε_m = √(500 k³/n² · (d + ∛(4dρ²))³).
+    ε_m = √(500 k³/n² · (d + ∛(4dρ²))³). It reads n: the estimators call it only with a
+    public ``n_hint`` (:func:`dplloyd_public_iterations`), never with the data's n.
 
     Parameters
     ----------
@@ -101,6 +116,47 @@ def dplloyd_iterations(epsilon, n, d, k, rho=RHO):
     """
     eps_m = math.sqrt(500 * k ** 3 / n ** 2 * (d + np.cbrt(4 * d * rho ** 2)) ** 3)
     return int(max(min(epsilon / eps_m, 7), 2))
+
+
+def dplloyd_public_iterations(epsilon, d, k, n_iter=None, n_hint=None):
+    """The number T of DP-Lloyd iterations from public inputs only (never the data's n).
+
+    ``n_iter`` if given; else diffprivlib's rule (:func:`dplloyd_iterations`) at the public
+    size ``n_hint``; else :data:`DEFAULT_ITERATIONS`.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+    d, k : int
+        Columns and clusters (public).
+    n_iter : int >= 1 or None, default None
+    n_hint : int >= 1 or None, default None
+        A public number of rows (known before seeing the data). Ignored when ``n_iter`` is given.
+
+    Returns
+    -------
+    int
+        T >= 1.
+
+    Raises
+    ------
+    ValueError
+        If ``n_iter`` or ``n_hint`` is not an integer >= 1.
+    """
+    if n_iter is not None:
+        return check_int(n_iter, "n_iter", 1)
+    if n_hint is not None:
+        return dplloyd_iterations(epsilon, check_int(n_hint, "n_hint", 1), d, k)
+    return DEFAULT_ITERATIONS
+
+
+def _iterations_source(n_iter, n_hint):
+    """Where T came from, for the ledger (public inputs only)."""
+    if n_iter is not None:
+        return "n_iter"
+    if n_hint is not None:
+        return f"diffprivlib's rule at the public n_hint = {n_hint}"
+    return "default, not read off the data"
 
 
 def dplloyd_split(epsilon, d, n_iter, rho=RHO):
@@ -181,6 +237,13 @@ class SparseDPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         Declare the data non-negative (public); negative input is refused.
     row_map : {"normalize", "clip"}, default="normalize"
         See :func:`dpcore.preprocessing.map_rows_to_ball`.
+    n_iter : int >= 1 or None, default=None
+        The number T of iterations. None: diffprivlib's rule at ``n_hint``, or 2 without it
+        (:func:`dplloyd_public_iterations`). Never read off the data: under add/remove n is
+        private, and a T computed from it would reveal it.
+    n_hint : int >= 1 or None, default=None
+        A PUBLIC number of rows (known before seeing the data) for diffprivlib's rule when
+        ``n_iter`` is None. Passing the data's own n makes T depend on it again.
     empty_clusters : {"release", "skip"}, default="release"
         ``"release"``: every cluster's count and sums are released with noise, empty or not
         (private). ``"skip"``: diffprivlib's behaviour - a cluster that got no point keeps its
@@ -201,7 +264,7 @@ class SparseDPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     inertia_ : float
         NOT private - sum of squared distances of the mapped rows to their nearest centre.
     n_iter_ : int
-        T (from ε, n, d, k as diffprivlib).
+        T (public: from ``n_iter``, or ε, d, k and ``n_hint``).
     n_skipped_ : int
         Cluster updates skipped because the cluster was empty (always 0 with
         ``empty_clusters="release"``; NOT private with "skip").
@@ -222,16 +285,18 @@ class SparseDPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """
 
     #: The neighbouring relation the guarantee is stated for, as a key of
-    #: :data:`dpcore.audit.RELATIONS` ("add_remove": one row added or removed).
+    #: :data:`dpcore.audit.RELATIONS` ("add_remove": one row added or removed; n is not used).
     claimed_relation = "add_remove"
 
     def __init__(self, *, n_clusters=8, epsilon=1.0, radius=None, nonnegative=False, row_map="normalize",
-                 empty_clusters="release", random_state=None):
+                 n_iter=None, n_hint=None, empty_clusters="release", random_state=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.radius = radius
         self.nonnegative = nonnegative
         self.row_map = row_map
+        self.n_iter = n_iter
+        self.n_hint = n_hint
         self.empty_clusters = empty_clusters
         self.random_state = random_state
 
@@ -266,8 +331,10 @@ class SparseDPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         n, d = X.shape
         if d < 1:
             raise ValueError(f"X must have at least one column; got shape {X.shape}")
+        T = dplloyd_public_iterations(eps, d, k, self.n_iter, self.n_hint)
         if n < k:
             raise ValueError(f"n_clusters must be <= the number of rows ({n}); got {k}")
+        warn_if_data_scaled(X, type(self).__name__)
         has_neg = (X.data < 0).any() if sp.issparse(X) else (X < 0).any()
         if self.nonnegative and has_neg:
             raise ValueError("X has negative entries but nonnegative=True was declared (bounds [0, radius])")
@@ -278,7 +345,6 @@ class SparseDPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         width = hi - lo
         rng = check_random_state(self.random_state)
 
-        T = dplloyd_iterations(eps, n, d, k)
         eps_count, eps_coord = dplloyd_split(eps, d, T)
         sq = row_sq_norms(Xm)
         centres = dplloyd_init_centres(k, np.full(d, lo), np.full(d, hi), rng)
@@ -310,7 +376,8 @@ class SparseDPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         self.n_features_in_ = d
         self.ledger_ = PrivacyLedger(budget_epsilon=eps)
         skip = self.empty_clusters == "skip"
-        note = (f"{T} iterations × (count at ε = {eps_count:.4g}, sensitivity 1, folded onto ≥ 1; {d} coordinate "
+        note = (f"{T} iterations (public: {_iterations_source(self.n_iter, self.n_hint)}) × (count at ε = {eps_count:.4g}, "
+                f"sensitivity 1, folded onto ≥ 1; {d} coordinate "
                 f"sums at ε = {eps_coord:.4g} each, sensitivity {width:g}, bounded-domain Laplace on "
                 f"[count·{lo:g}, count·{hi:g}]); parallel over clusters "
                 f"({'empty ones skipped' if skip else 'empty ones released too'}), sequential over iterations; "

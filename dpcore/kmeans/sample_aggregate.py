@@ -34,7 +34,8 @@ from ..validation import check_delta, check_epsilon, check_int, check_random_sta
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
 from ..privacy.sample_aggregate import sample_aggregate
 from ..preprocessing import clip_rows
-from .common import CentresPredictMixin, RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius
+from .common import (CentresPredictMixin, RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius,
+                     warn_if_data_scaled)
 
 __all__ = ["SampleAggregateKMeans"]
 
@@ -112,6 +113,7 @@ class SampleAggregateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterM
             raise ValueError(f"sample and aggregate needs n >= 4·n_clusters (at least 2 subsets of 2k points); "
                              f"got n={n}, n_clusters={k}")
         m = default_kmeans_n_subsets(n, k) if self.n_subsets is None else check_int(self.n_subsets, "n_subsets", 2, n // k)
+        warn_if_data_scaled(X, type(self).__name__)
         lam, derived = resolve_radius(self.radius, X)
         rng = check_random_state(self.random_state)
         X, self.n_clipped_ = clip_rows(X, lam)
