@@ -26,6 +26,7 @@ import numpy as np
 from scipy import stats
 
 from .validation import check_int, check_real
+from .privacy.accountant import RELATIONS as _RELATIONS
 from .reachability import check_mechanism, reachable
 
 __all__ = ["clopper_pearson", "FrequencyCheck", "frequency_check", "bucket_counts", "epsilon_lower_bound",
@@ -1059,19 +1060,17 @@ def far_outlier(X, subspaces=None, radius=1.0):
     return radius * V[:, 0]
 
 
-#: neighbouring relations a privacy claim can be stated for
-RELATIONS = {
-    "replace_one": "replace-one (one record replaced; n public)",
-    "add_remove": "add/remove-one (one record added or removed)",
-    "cell_pm1": "one cell ±1 (count matrices)",
-}
+#: neighbouring relations a privacy claim can be stated for (one table, in the library's accountant,
+#: which also converts between them: :mod:`dpcore.privacy.accountant`)
+RELATIONS = _RELATIONS
 #: the relation each registered private method states its ε for (from its docstring / paper):
 #: the subspace methods (Prop. E.1, Alg. 1 with public n, the exponential mechanism of §4)
 #: and the k-means methods of dpcore.kmeans (n public) replace one point; DP-Lloyd
 #: (diffprivlib) adds or removes one row; DP-τCC changes one count by ±1; the co-clustering
 #: paper's row-clustering peers protect one document (row): DPHD and DPNMF replaced, DP-KMeans
 #: (our sparse DP-Lloyd) added or removed. An estimator class
-#: may also declare ``neighbour_relation`` (one of :data:`RELATIONS`), which wins over this table.
+#: may also declare ``claimed_relation`` (or ``neighbour_relation``; one of :data:`RELATIONS`), which
+#: wins over this table.
 CLAIMED_RELATION = {
     "sulq_kplane": "replace_one",
     "sample_aggregate": "replace_one",
@@ -1104,6 +1103,16 @@ NEIGHBOUR_RELATION = {"add_outlier": "add_remove", "remove_point": "add_remove",
 MIN_TRIALS = 50
 
 
+def _declared_relation(cls):
+    """The relation a class declares itself (``neighbour_relation``, or ``claimed_relation`` set by
+    the class or a base other than the mixin's default), else None."""
+    from .privacy.accounting import PrivateEstimatorMixin
+    if getattr(cls, "neighbour_relation", None) is not None:
+        return cls.neighbour_relation
+    return next((c.__dict__["claimed_relation"] for c in getattr(cls, "__mro__", ())
+                 if "claimed_relation" in c.__dict__ and c is not PrivateEstimatorMixin), None)
+
+
 def claimed_relation(name):
     """The neighbouring relation the registered algorithm ``name`` claims its ε for (a key of
     :data:`RELATIONS`), or None for a non-private algorithm. A private algorithm without a
@@ -1131,7 +1140,7 @@ def claimed_relation(name):
         return None
     declared = None
     try:
-        declared = getattr(entry.load(), "neighbour_relation", None)
+        declared = _declared_relation(entry.load())
     except ValueError:
         pass
     rel = declared if declared is not None else CLAIMED_RELATION.get(name)

@@ -2,6 +2,7 @@
 sensitivity facts the guarantee rests on, refusal of bad parameters, sparse input, utility on
 a planted block matrix, and the scikit-learn parameter contract."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -40,11 +41,19 @@ def test_random_start_is_private(block):
     assert m.privacy_report()["epsilon"] == 0.5
 
 
+def test_default_start_is_the_private_one(block):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                 # no warning: nothing leaks by default
+        m = DPNMF(n_clusters=3, epsilon=0.5, random_state=0).fit(block.X)
+    assert m.init == "random" and m.is_private_ and m.released_private_
+
+
 def test_nndsvd_start_is_flagged_not_private(block):
-    """The paper's start reads the data without noise: the run is not private, and every
+    """The paper's start reads the data without noise: only when asked, with a warning, and every
     place a reader looks says so (ledger note, flags, non-private outputs)."""
-    m = DPNMF(n_clusters=3, epsilon=0.5, random_state=0).fit(block.X)
-    assert m.init == "nndsvd"
+    with pytest.warns(UserWarning, match="NNDSVD") as caught:
+        m = DPNMF(n_clusters=3, epsilon=0.5, init="nndsvd", random_state=0).fit(block.X)
+    assert caught[0].filename == __file__              # the warning points at the caller's line
     assert m.is_private_ is False and m.released_private_ is False
     assert m.private_outputs_ == []
     assert {"components_", "initial_components_", "labels_", "coefficients_"} <= set(m.nonprivate_outputs_)
@@ -131,7 +140,9 @@ def test_sparse_and_dense_input_give_the_same_fit(block):
 @pytest.mark.parametrize("init", ["random", "nndsvd"])
 def test_nmi_well_above_chance_with_large_epsilon(block, init):
     # chance NMI of 3 balanced clusters on 240 rows is ~0.01; the planted blocks are clear
-    m = DPNMF(n_clusters=3, epsilon=1e4, init=init, random_state=0).fit(block.X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                 # the NNDSVD start's warning (tested above)
+        m = DPNMF(n_clusters=3, epsilon=1e4, init=init, random_state=0).fit(block.X)
     assert nmi(block.labels, m.labels_) > 0.8
 
 

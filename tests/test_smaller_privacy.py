@@ -244,10 +244,7 @@ def _sulq():
     return SuLQKMeans(n_clusters=3, epsilon=1.0, radius=5.0, n_iter=2, random_state=0)
 
 
-PENDING = pytest.mark.xfail(strict=True, reason="the one-line call to warn_if_data_scaled is not yet in "
-                                                "candidate.py / sulq.py (not this change's files)")
-SCALED_EST += [pytest.param("CandidateKMeans", _candidate, marks=PENDING),
-               pytest.param("SuLQKMeans", _sulq, marks=PENDING)]
+SCALED_EST += [("CandidateKMeans", _candidate), ("SuLQKMeans", _sulq)]
 
 
 @pytest.fixture(scope="module")

@@ -37,12 +37,13 @@ Decisions where the published code differs from the paper's argument
 - **No outlier matrix R.** The paper's model is X ≈ WH + R; the public code the
   co-clustering paper ran never updates R (its ``update_H_R`` updates H only), so R is
   omitted.
-- **Initialisation.** ``init="nndsvd"`` (default: the paper's setting) starts from the
-  non-negative double SVD (Boutsidis & Gallopoulos 2008) of a randomised truncated SVD of
+- **Initialisation.** ``init="random"`` (default) is a blind start (uniform random factors,
+  no data access), for which the released basis is (ε, δ)-DP. ``init="nndsvd"`` (the paper's
+  setting, only when asked, with a :class:`~dpcore.exceptions.PrivacyLeakWarning`) starts from
+  the non-negative double SVD (Boutsidis & Gallopoulos 2008) of a randomised truncated SVD of
   the raw, row-normalised data: it reads every document without noise, so the run is NOT
   private (``released_private_`` False, ``components_`` listed in ``nonprivate_outputs_``
-  and the ledger note says so). ``init="random"`` is a blind start (uniform random factors,
-  no data access), for which the released basis is (ε, δ)-DP.
+  and the ledger note says so).
 
 The row partition (``labels_``) is argmax_k h_jk for each raw document against the last
 released W (the evaluation step, like DP-τCC's ``row_assignment_``): NOT private.
@@ -60,6 +61,7 @@ here cannot survive the noise of an (ε, δ)-DP basis.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -71,14 +73,23 @@ from ..privacy import GaussianBudget, PrivacyLedger, PrivateEstimatorMixin
 
 __all__ = ["DPNMF", "DPNMF_INITS", "nndsvd_init", "project_unit_rows", "h_step", "w_step"]
 
-#: Initialisations: "nndsvd" (the paper's, reads the data: NOT private) and "random" (blind).
-DPNMF_INITS = ("nndsvd", "random")
+#: Initialisations: "random" (blind, the default) and "nndsvd" (the paper's, reads the data: NOT private).
+DPNMF_INITS = ("random", "nndsvd")
 
 #: L2 sensitivity of A = HᵀH/n and of B = XᵀH/n, times n (see the module docstring).
 STAT_SENSITIVITY_FACTOR = math.sqrt(2.0)
 
 _NNDSVD_REASON = ("the initial factors come from a truncated SVD of the raw documents (NNDSVD, the paper's "
                   "start): the released basis depends on that noiseless computation, so the run is NOT private")
+
+
+def _leak_warning():
+    """dpcore's privacy-leak warning class (:mod:`dpcore.exceptions`), UserWarning where it is absent."""
+    try:
+        from ..exceptions import PrivacyLeakWarning
+    except ImportError:          # pragma: no cover - older trees
+        return UserWarning
+    return PrivacyLeakWarning
 
 
 def project_unit_rows(M):
@@ -218,10 +229,10 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
     n_iter : int, default=4
         Number 𝓘 ≥ 1 of outer iterations (H-step then released W-step), run exactly (the
         paper's "at most 4").
-    init : {"nndsvd", "random"}, default="nndsvd"
+    init : {"random", "nndsvd"}, default="random"
+        ``"random"``: a blind uniform random start; the released basis is (ε, δ)-DP.
         ``"nndsvd"``: the paper's start from an SVD of the raw data - NOT private (the whole
-        run is then not private: ``released_private_`` is False). ``"random"``: a blind
-        uniform random start; the released basis is then (ε, δ)-DP.
+        run is then not private: ``released_private_`` is False; ``fit`` warns).
     h_steps : int, default=50
         Projected gradient steps ≥ 1 of each H-step (fixed, no data-dependent stopping).
     w_steps : int, default=50
@@ -266,7 +277,7 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
     #: :data:`dpcore.audit.RELATIONS` ("replace_one": one row replaced, n public).
     claimed_relation = "replace_one"
 
-    def __init__(self, *, n_clusters=3, epsilon=0.5, delta=1e-5, n_iter=4, init="nndsvd", h_steps=50,
+    def __init__(self, *, n_clusters=3, epsilon=0.5, delta=1e-5, n_iter=4, init="random", h_steps=50,
                  w_steps=50, random_state=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -326,6 +337,8 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
 
         if self.init == "nndsvd":
+            warnings.warn("DPNMF(init='nndsvd'): " + _NNDSVD_REASON + "; init='random' is the private start",
+                          _leak_warning(), stacklevel=3)     # 3: past the accountant's wrapper of fit
             W, H = nndsvd_init(V, k, int(rng.integers(0, 2 ** 31 - 1)))
         else:  # blind: depends on (n, m, K) only
             W, H = rng.random((m, k)), rng.random((n, k))
@@ -352,7 +365,7 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
         if not private:
             note = "NOT PRIVATE AS A RUN: " + _NNDSVD_REASON + ". " + note
         ledger.record(f"basis W over {n_iter} iteration(s)", "Gaussian (analytic σ) on the W-step statistics",
-                      eps, dlt, note=note)
+                      eps, dlt, note=note, events=budget.events(self.claimed_relation))
 
         # evaluation (NOT private): every raw document against the final basis
         H = h_step(V, W, H, h_steps)

@@ -22,8 +22,10 @@ Budget. ε is split over the three stages by ``budget_split`` (default
 :data:`DEFAULT_SPLIT`: candidate 0.40 · localswap 0.10 · recovery 0.50); each stage is one
 ledger entry, the last stage gets ε minus the others so the entries sum to exactly ε
 (basic composition); δ goes entirely to the recovery stage (the only one that is not pure
-ε-DP; 0 with ``recovery="sparse"``). Why this split: with honest accounting the candidate
-set decides the partition of the points (the largest share of the final loss, see
+ε-DP; 0 with ``recovery="sparse"``). The local swaps and the Gaussian recovery also carry typed
+events (exponential mechanism uses, Gaussian releases; :mod:`dpcore.privacy.accountant`) for tight
+accounting across fits; the candidate set and Alg. 5 are recorded by their (ε, 0). Why this
+split: with honest accounting the candidate set decides the partition of the points (the largest share of the final loss, see
 ``benchmarks/bench_kmeans.py``), the Gaussian noise of the means in R^d is the other part of
 the loss, and the exponential mechanism of the local search has a scale 8Λ²(T+1)/ε that at
 practical n dwarfs most loss differences, so extra budget there buys little. The authors'
@@ -48,9 +50,10 @@ import math
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..validation import check_delta, check_epsilon, check_int, check_random_state, check_real
-from ..privacy import GaussianBudget, PrivacyLedger, PrivateEstimatorMixin
+from ..privacy import GaussianBudget, PrivacyEvent, PrivacyLedger, PrivateEstimatorMixin
 from ..preprocessing import clip_rows, row_sq_norms, truncate_rows_to_sparsity
-from .common import CentresPredictMixin, RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius
+from .common import (CentresPredictMixin, RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius,
+                     warn_if_data_scaled)
 from .localswap import default_swap_iterations, localswap, seed_from_candidates
 from .partition import candidate_set, default_projection_dim, jl_matrix, jl_project, max_projection_dim
 from .recovery import (private_lloyd, private_medians, noisy_means, sparse_noisy_means,
@@ -309,9 +312,11 @@ class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, 
             The fitted estimator.
         """
         X, n, d, k, eps, delta, p, n_rep, depth, swaps, refine, eps_stage, gaussian = self._validate(X)
+        warn_if_data_scaled(X, type(self).__name__)
         lam, derived = resolve_radius(self.radius, X)
         rng = check_random_state(self.random_state)
         ledger = PrivacyLedger(budget_epsilon=eps, budget_delta=delta)
+        relation = self.claimed_relation
         self.nonprivate_outputs_ = {
             "labels_": "each point assigned to its nearest released centre using the raw data",
             "n_clipped_": "exact number of points outside B(0, Λ), computed from the data",
@@ -350,7 +355,9 @@ class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, 
         ledger.record("k centres among the candidates (Alg. 3)", "exponential mechanism", e, 0.0,
                       note=f"{swaps} swaps + 1 final choice, ε/{swaps + 1} each, utility −L with sensitivity "
                            f"{'4Λ²' if self.objective == 'kmeans' else '2Λ'} (exponent ε·ΔL/"
-                           f"{'8Λ²' if self.objective == 'kmeans' else '4Λ'})")
+                           f"{'8Λ²' if self.objective == 'kmeans' else '4Λ'})",
+                      events=[PrivacyEvent.exponential(e / (swaps + 1), count=swaps + 1, relation=relation,
+                                                       stated=(e, 0.0))])
         Zp = cand.centers[ls.centers_index]
         labels_p, _ = nearest_centres(Y, Zp)
 
@@ -368,7 +375,7 @@ class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, 
                           "Gaussian (noisy mean + noisy gradient steps)", e_rec, d_rec,
                           note=f"{budget.n_releases} releases composed exactly (GDP), sensitivities "
                                f"{MEANS_SENSITIVITY_FACTOR:g}Λ and {MEDIAN_STEP_SENSITIVITY_FACTOR:.3g}Λ; "
-                               "parallel over clusters (Lemma 1)")
+                               "parallel over clusters (Lemma 1)", events=budget.events(relation))
         elif self.recovery == "sparse":
             e_alg5 = e_rec / (refine + 1)
             centres, _, _ = sparse_noisy_means(X, labels_p, k, lam, int(self.sparsity), self.eta, e_alg5, rng)
@@ -389,7 +396,7 @@ class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, 
                           "Gaussian (noisy sums and counts)", e_rec, d_rec,
                           note=f"{refine + 1} release(s) of (sums, Λ·counts), L2 sensitivity 2Λ, composed exactly "
                                f"(GDP): σ = {budget.sigma(MEANS_SENSITIVITY_FACTOR * lam):.4g} each; parallel over "
-                               "clusters (Lemma 1)")
+                               "clusters (Lemma 1)", events=budget.events(relation))
 
         self.radius_ = lam
         self.projection_ = A

@@ -126,7 +126,7 @@ def data_scaling(X, tol=SCALING_TOL):
     return None if kind is None or _all_integers(X) else kind
 
 
-def warn_if_data_scaled(X, estimator="this estimator", stacklevel=3):
+def warn_if_data_scaled(X, estimator="this estimator", stacklevel=4):
     """Warn with :class:`~dpcore.exceptions.PrivacyLeakWarning` when X looks scaled by
     statistics of the data itself (:func:`data_scaling`). Called at the start of the private
     k-means estimators' ``fit``.
@@ -218,7 +218,7 @@ def resolve_radius(radius, X):
             raise ValueError("radius='data' needs at least one non-zero point; give a public radius > 0")
         warnings.warn("radius='data': Λ = max ‖x‖ is computed from the data and will result in "
                       "additional privacy leakage; pass a public radius to get a private result",
-                      DataDerivedRadiusWarning, stacklevel=3)
+                      DataDerivedRadiusWarning, stacklevel=4)
         return lam, True
     return check_real(radius, "radius", 0.0, None, low_inclusive=False), False
 

@@ -7,7 +7,9 @@ point is replaced (:data:`dpcore.kmeans.recovery.MEANS_SENSITIVITY_FACTOR`) — 
 (ε, δ) by exact Gaussian-DP composition (:class:`dpcore.privacy.GaussianBudget`):
 σ is that of one analytic Gaussian mechanism of sensitivity 2Λ·√n_iter. This is the
 tightest honest accounting for the baseline (basic composition would give each iteration
-only ε/20). One ledger entry (one stage).
+only ε/20). One ledger entry (one stage), described exactly by its Gaussian events
+(:meth:`dpcore.privacy.GaussianBudget.events`: n_iter releases of noise multiplier σ/(2Λ)), which a
+:class:`~dpcore.privacy.PrivacyAccountant` composes tightly across fits.
 
 Post-processing choices (free): a cluster whose noisy count is below max(1, 3σ/Λ) keeps its
 previous centre (its noisy mean would be mostly noise); centres are moved into B(0, Λ).
@@ -20,7 +22,8 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from ..validation import check_delta, check_epsilon, check_int, check_random_state
 from ..privacy import GaussianBudget, PrivacyLedger, PrivateEstimatorMixin
 from ..preprocessing import clip_rows, row_sq_norms
-from .common import CentresPredictMixin, RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius
+from .common import (CentresPredictMixin, RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius,
+                     warn_if_data_scaled)
 from .recovery import MEANS_SENSITIVITY_FACTOR, private_lloyd
 
 __all__ = ["SuLQKMeans"]
@@ -102,6 +105,7 @@ class SuLQKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseE
         eps = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
         T = check_int(self.n_iter, "n_iter", 1, 1000)
+        warn_if_data_scaled(X, type(self).__name__)
         lam, derived = resolve_radius(self.radius, X)
         if self.bounds is None:
             lo, hi = np.full(d, -lam), np.full(d, lam)
@@ -121,7 +125,8 @@ class SuLQKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseE
         ledger = PrivacyLedger(budget_epsilon=eps, budget_delta=delta)
         ledger.record(f"{T} Lloyd iterations (SuLQ)", "Gaussian (noisy sums and counts)", eps, delta,
                       note=f"{T} releases of L2 sensitivity 2Λ composed exactly (GDP), σ = "
-                           f"{budget.sigma(MEANS_SENSITIVITY_FACTOR * lam):.4g} each; parallel over clusters")
+                           f"{budget.sigma(MEANS_SENSITIVITY_FACTOR * lam):.4g} each; parallel over clusters",
+                      events=budget.events(self.claimed_relation))
         self.radius_ = lam
         self.init_centers_ = init
         self.n_features_in_ = d

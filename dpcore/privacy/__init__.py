@@ -5,10 +5,13 @@
 - :mod:`dpcore.privacy.accounting` - composition theorems, :class:`GaussianBudget` (exact
   Gaussian-DP composition), :class:`Release`, :class:`PrivacyLedger`,
   :class:`PrivateEstimatorMixin`;
+- :mod:`dpcore.privacy.accountant` - :class:`PrivacyEvent` (typed releases), the neighbouring
+  relations and their conversions, :class:`PrivacyAccountant` (basic and tight totals through
+  dp-accounting, a budget that refuses a fit before it releases);
 - :mod:`dpcore.privacy.sample_aggregate` - the generic sample-aggregate framework (Alg. 1 of
   the subspace clustering paper); import it as a submodule (it loads scipy.stats).
 
-The public names of the first two are re-exported here: ``from dpcore.privacy import X``.
+The public names of the first three are re-exported here: ``from dpcore.privacy import X``.
 """
 from .mechanisms import (  # noqa: F401
     analytic_gaussian_delta, bernoulli_draws, bounded_domain_laplace, bounded_domain_scale, bernoulli_exp, binomial_draws, discrete_laplace_mechanism, discrete_laplace_noise,
@@ -19,6 +22,12 @@ from .accounting import (  # noqa: F401
     GaussianBudget, PrivacyLedger, PrivateEstimatorMixin, Release, advanced_composition,
     advanced_composition_inverse, basic_composition,
 )
-from . import mechanisms as _mechanisms, accounting as _accounting
+from .accountant import (  # noqa: F401
+    RELATIONS, AccountedRun, PrivacyAccountant, PrivacyEvent, TightTotal, active_accountant, conversion_factor,
+    convert_event, group_privacy, weakest_common_relation,
+)
+from . import mechanisms as _mechanisms, accounting as _accounting, accountant as _accountant
 
-__all__ = list(_mechanisms.__all__) + list(_accounting.__all__)
+__all__ = list(_mechanisms.__all__) + list(_accounting.__all__) + [
+    "RELATIONS", "AccountedRun", "PrivacyAccountant", "PrivacyEvent", "TightTotal", "active_accountant",
+    "conversion_factor", "convert_event", "group_privacy", "weakest_common_relation"]

@@ -5,12 +5,14 @@ The mechanisms themselves (every noise draw) are in :mod:`dpcore.privacy.mechani
 """
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
 from ..validation import check_delta, check_epsilon, check_int, check_real
+from .accountant import _IN_FIT, PrivacyEvent, active_accountant
 from .mechanisms import gaussian_mechanism, gaussian_sigma
 
 __all__ = [
@@ -180,6 +182,24 @@ class GaussianBudget:
         self.used += 1
         return gaussian_mechanism(value, sensitivity * math.sqrt(self.n_releases), self.epsilon, self.delta, rng)
 
+    def events(self, relation=None):
+        """The budget's releases as typed events: ``n_releases`` Gaussian releases of noise
+        multiplier σ/Δ = :meth:`sigma` (1) (σ is linear in Δ), stated (ε, δ) the budget's.
+
+        Parameters
+        ----------
+        relation : str, optional
+            The neighbouring relation the sensitivities are stated for (a key of
+            :data:`dpcore.privacy.accountant.RELATIONS`); None: the run's.
+
+        Returns
+        -------
+        list of PrivacyEvent
+            One event of count ``n_releases``.
+        """
+        return [PrivacyEvent.gaussian(self.sigma(1.0), count=self.n_releases, relation=relation,
+                                      stated=(self.epsilon, self.delta))]
+
 
 # --------------------------------------------------------------------------- ledger
 @dataclass
@@ -196,21 +216,34 @@ class Release:
     delta : float, default 0.0
     note : str, default ""
         E.g. which theorem gives the (ε, δ) of a composed release.
+    events : tuple of PrivacyEvent, default ()
+        The release described exactly (see :mod:`dpcore.privacy.accountant`); empty: one
+        (ε, δ) release.
     """
     what: str
     mechanism: str
     epsilon: float
     delta: float = 0.0
     note: str = ""
+    events: tuple = ()
 
     def as_dict(self):
-        """The release as a dict of its fields.
+        """The release as a dict of its fields (without ``events``).
 
         Returns
         -------
         dict
         """
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "events"}
+
+    def privacy_events(self):
+        """``events``, or one approx_dp event of (ε, δ) when there are none.
+
+        Returns
+        -------
+        list of PrivacyEvent
+        """
+        return list(self.events) or [PrivacyEvent.approx_dp(self.epsilon, self.delta)]
 
 
 @dataclass
@@ -235,7 +268,7 @@ class PrivacyLedger:
     budget_delta: float | None = None
     entries: list = field(default_factory=list)
 
-    def record(self, what, mechanism, epsilon, delta=0.0, note=""):
+    def record(self, what, mechanism, epsilon, delta=0.0, note="", *, events=None):
         """Record one release, after checking it fits the budget.
 
         Parameters
@@ -246,6 +279,9 @@ class PrivacyLedger:
         delta : float in [0, 1], default 0.0
         note : str, default ""
             See :class:`Release`.
+        events : list of PrivacyEvent, optional
+            The release described exactly (their stated (ε, δ) add up to ``epsilon``,
+            ``delta``); None: one (ε, δ) release.
 
         Returns
         -------
@@ -260,13 +296,16 @@ class PrivacyLedger:
         """
         epsilon = check_real(epsilon, "epsilon", 0.0, None)
         delta = check_real(delta, "delta", 0.0, 1.0)
+        events = tuple(events or ())
+        if not all(isinstance(e, PrivacyEvent) for e in events):
+            raise ValueError("events must be PrivacyEvent instances (dpcore.privacy.PrivacyEvent)")
         eps_total, delta_total = self.total()
         tol = 1e-9
         if self.budget_epsilon is not None and eps_total + epsilon > self.budget_epsilon * (1 + tol):
             raise ValueError(f"epsilon budget exceeded: {eps_total:g} spent + {epsilon:g} asked > budget {self.budget_epsilon:g}")
         if self.budget_delta is not None and delta_total + delta > self.budget_delta * (1 + tol) + 1e-300:
             raise ValueError(f"delta budget exceeded: {delta_total:g} spent + {delta:g} asked > budget {self.budget_delta:g}")
-        entry = Release(what, mechanism, epsilon, delta, note)
+        entry = Release(what, mechanism, epsilon, delta, note, events)
         self.entries.append(entry)
         return entry
 
@@ -314,7 +353,16 @@ class PrivacyLedger:
             If an entry would exceed the budget (the entries before it stay recorded).
         """
         for e in other.entries:
-            self.record(prefix + e.what, e.mechanism, e.epsilon, e.delta, e.note)
+            self.record(prefix + e.what, e.mechanism, e.epsilon, e.delta, e.note, events=e.events)
+
+    def events(self):
+        """Every release as typed events (:meth:`Release.privacy_events`), in order.
+
+        Returns
+        -------
+        list of PrivacyEvent
+        """
+        return [ev for e in self.entries for ev in e.privacy_events()]
 
     def total(self):
         """(ε, δ) spent so far by sequential composition of the entries.
@@ -365,7 +413,38 @@ class PrivateEstimatorMixin:
     Read off the ledger (the one spelling for every private estimator): ``epsilon_spent_``
     and ``delta_spent_`` (the totals), so no estimator keeps its own ``delta_``. How a
     budget was split between stages, where an estimator reports it, is ``budget_split_``.
+
+    ``claimed_relation`` (class attribute, default "replace_one") is the neighbouring relation
+    the estimator's ε is stated for (a key of :data:`dpcore.privacy.accountant.RELATIONS`).
+    Every subclass's own ``fit`` is wrapped once (same signature and docstring): while a
+    :class:`~dpcore.privacy.accountant.PrivacyAccountant` is active (``with acc:``) it first
+    calls ``acc.check`` with the planned (ε, δ) (:meth:`_planned_privacy`) and that relation,
+    raising before anything is read or released, and after a successful fit records the fit
+    (``acc.record(self)``). A fit that calls another estimator's fit inside is recorded once.
     """
+
+    #: the neighbouring relation the estimator's ε is stated for
+    claimed_relation = "replace_one"
+
+    def __init_subclass__(cls, **kwargs):
+        fit = cls.__dict__.get("fit")
+        if fit is not None and not getattr(fit, "_dpcore_accounted", False):
+            cls.fit = _accounted_fit(fit)
+        super().__init_subclass__(**kwargs)
+
+    def _planned_privacy(self):
+        """(ε, δ) the fit will spend as far as the parameters say: ``epsilon`` and ``delta``
+        (0 when absent or None); None when ``epsilon`` is not a finite number ≥ 0 (``fit``
+        refuses it then). Estimators whose fit spends more than ``epsilon`` override it."""
+        eps, dlt = getattr(self, "epsilon", 0.0), getattr(self, "delta", 0.0)
+        eps, dlt = 0.0 if eps is None else eps, 0.0 if dlt is None else dlt
+        try:
+            eps, dlt = float(eps), float(dlt)
+        except (TypeError, ValueError):
+            return None
+        if not (math.isfinite(eps) and eps >= 0 and 0 <= dlt <= 1):
+            return None
+        return eps, dlt
 
     @property
     def epsilon_spent_(self):
@@ -403,3 +482,25 @@ class PrivateEstimatorMixin:
             "not_private": dict(self.nonprivate_outputs_),
             "releases": self.ledger_.as_records(),
         }
+
+
+def _accounted_fit(fit):
+    """``fit`` checked against and recorded in the active accountant (see :class:`PrivateEstimatorMixin`)."""
+    @functools.wraps(fit)
+    def accounted_fit(self, *args, **kwargs):
+        acc = active_accountant()
+        if acc is None or _IN_FIT.get():
+            return fit(self, *args, **kwargs)
+        planned = self._planned_privacy()
+        if planned is not None:
+            acc.check(*planned, relation=self.claimed_relation)
+        token = _IN_FIT.set(True)
+        try:
+            out = fit(self, *args, **kwargs)
+        finally:
+            _IN_FIT.reset(token)
+        acc.record(self)
+        return out
+
+    accounted_fit._dpcore_accounted = True
+    return accounted_fit

@@ -755,6 +755,24 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         return np.broadcast_to(U0, (C, k, d, q)).copy()
 
     # ------------------------------------------------------------------ fit
+    def _planned_privacy(self):
+        """(ε, 0) the ledger will record: ε for ``release="sample"``, ε + (m − 1)(q + 3)ε/2 with
+        m = ``n_average`` (an upper bound: m is capped by the sweeps) for ``release="mean"``, and
+        C times that plus ε for ``select="best_private"``; None when a parameter is invalid
+        (``fit`` refuses it then)."""
+        base = super()._planned_privacy()
+        if base is None:
+            return None
+        eps = base[0]
+        try:
+            per = eps if self.release == "sample" else mean_release_epsilon(eps, self.subspace_dim, self.n_average)
+            chains = int(self.n_chains)
+        except (TypeError, ValueError):
+            return None
+        if self.select == "best_private" and chains > 1:
+            return chains * per + eps, 0.0
+        return per, 0.0
+
     def fit(self, X, y=None, true_subspaces=None, *, callback=None):
         """Run the chains on X (rows are points).
 

@@ -386,7 +386,7 @@ class SampleAggregateSubspace(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         self.theorem31_ = th
         self.warnings_ = msgs
         for msg in msgs:
-            warnings.warn(msg, UserWarning, stacklevel=2)
+            warnings.warn(msg, UserWarning, stacklevel=3)   # the mixin's fit wrapper adds a frame
 
         self.ledger_ = ledger
         self.private_outputs_ = ["subspaces_", "released_vector_"]

@@ -345,7 +345,7 @@ class SuLQKPlane(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         n_clipped = int(np.sum(np.linalg.norm(X_raw, axis=1) > 1.0 + 1e-12))
         if n_clipped:
             warnings.warn(f"{n_clipped} of {n} rows had norm > 1 and were scaled onto the unit ball (Prop. E.1 "
-                          "assumes ||x|| <= 1)", UserWarning, stacklevel=2)
+                          "assumes ||x|| <= 1)", UserWarning, stacklevel=3)
 
         U = random_subspaces(k, d, q, rng)   # data-independent start
         history = [U]
