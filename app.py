@@ -3,7 +3,9 @@
 Builds the navigation over every file in ``pages/`` (ordered by the number that starts
 each file name; the title is the rest of the name), draws the shared sidebar, runs the page,
 then draws the sidebar again in the same place, so that its dataset name and privacy meter
-show the state after the page's run (and, if the user stops a run, the state before it).
+show the state after the page's run (and, if the user stops a run, the state before it). The
+meter's reset button and the optional class budget are drawn once, before the page runs, so the
+page's runs are checked against the budget the user has set.
 """
 from pathlib import Path
 

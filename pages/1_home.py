@@ -81,10 +81,15 @@ st.markdown("""
   **reproducible (noise public)** gives repeatable numbers and a link and script that carry the
   seed — and such a run is **not private** against anyone holding them.
 - The sidebar keeps a meter of the ε of the private runs on each dataset in your session (running
-  again is a new release); runs that were not private are listed apart and not counted.
-- Counts (DP-τCC's tables) get exact integer noise. The continuous noise (Gaussian, Laplace on
-  real sums) uses ordinary floating-point samplers, whose low-order bits can leak in principle
-  (Mironov 2012): a known caveat, explained in the README.
+  again is a new release), in the weakest neighbouring relation they share, with the number of
+  releases; runs that were not private are listed apart and not counted. Audits of your own data
+  are charged too; a class budget, if set, refuses runs past it. A reload resets the meter.
+- Every Gaussian and Laplace release is **exact as executed**: the value is rounded to a public grid
+  and integer noise is drawn exactly, so no released number can rule out a neighbouring dataset
+  (float noise can: Mironov 2012). What stays floating-point, and why: the exponential mechanism's
+  random choices (DP-τCC's partitions, the candidate method's stages, the Gibbs chain choice), the
+  candidate partition's coin flips, the Gibbs sampler's continuous draws, and the diffprivlib peer's
+  own noise. The README's "Privacy as delivered" gives the proofs.
 """)
 st.caption("Papers: Y. Wang, Y.-X. Wang & A. Singh, Differentially private subspace clustering (NeurIPS 2015); "
            "E. Battaglia & R. G. Pensa, Differentially private associative co-clustering; "

@@ -10,9 +10,9 @@ from dpcore.defaults import default_n_clusters, default_subspace_dim
 from dpcore.subspace.gibbs import MAX_CHAINS
 from dpcore.export import estimator_snippet
 from ui.share import Preset, check_link, follow_dataset, preset_picker, publish_url
-from ui.common import DEFAULT_DATASET, ResultSlot, current_dataset, current_spec, record_estimator, stop_page
+from ui.common import DEFAULT_DATASET, ResultSlot, check_budget, current_dataset, current_spec, stop_page
 from ui.gibbs import (DEFAULTS, INITS, MAX_EPS, MAX_PAGE_ITER, RELEASES, SELECTS, URL_FIELDS, check_run, draw_result,
-                      parse_epsilons, run_all, show_error, summarise)
+                      parse_epsilons, planned_runs, record_chains, run_all, show_error, summarise)
 from ui.seeds import seed_controls
 
 RESULT_KEY = "gibbs_result"
@@ -122,15 +122,15 @@ if submitted:
         n_iter_ok, n_chains_ok = check_run(ds.n, n_iter, n_chains, eps_list)
         params = dict(n_clusters=k, subspace_dim=q, n_iter=n_iter_ok, n_chains=n_chains_ok, init=init,
                       release=release, n_average=min(100, n_iter_ok), select=select, random_state=seed)
+        check_budget(planned_runs(eps_list, params))      # refused before any chain runs
         bar = progress_slot.progress(0.0, text="Starting the chains…")
         runs, models, seconds = run_all(ds, eps_list, params, bar, keeps_previous=previous is not None)
     except ValueError as exc:
         show_error(progress_slot, exc, previous is not None)
     else:
         progress_slot.empty()
-        for eps, m in models.items():
-            record_estimator(m, f"Gibbs (ε = {eps:g})", seed)
         table, summary, verdicts, extra = summarise(ds, models, seconds)
+        record_chains(models, verdicts, seed)      # a chain not yet mixed is listed as not private
         first = next(iter(models.values()))
         st.session_state[RESULT_KEY] = dict(
             dataset=ds.name, params=params, runs=runs, burn_in={e: m.burn_in_ for e, m in models.items()},

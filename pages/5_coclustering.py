@@ -5,11 +5,11 @@ import streamlit as st
 
 from dpcore.cocluster.dptaucc import dptaucc_budget
 from dpcore.defaults import default_n_clusters
-from ui.cocluster import (EPS_MAX, EPS_MIN, MAX_CLUSTERS, MAX_ITER, MAX_RESTARTS, PEER_HELP, PEER_RELATION, PEERS,
-                          PRESETS, RESULT_KEY, TAU_CR_LABEL, TAU_RC_LABEL, figure1_section, run_cocluster, show_result,
-                          whole_number)
+from ui.cocluster import (EPS_MAX, EPS_MIN, MAX_CLUSTERS, MAX_ITER, MAX_RESTARTS, PEER_HELP, PEERS, PRESETS,
+                          RESULT_KEY, TAU_CR_LABEL, TAU_RC_LABEL, figure1_section, record_cocluster, run_cocluster,
+                          show_result, whole_number)
 from ui.share import as_bool, as_float, check_link, follow_dataset, list_of, preset_picker, publish_url
-from ui.common import ResultSlot, current_spec, dataset_from_spec, privacy_statement, record_estimator, run_guarded, stop_page
+from ui.common import ResultSlot, current_spec, dataset_from_spec, privacy_statement, run_guarded, stop_page
 from ui.pickers import dataset_picker, picker_url_fields
 from ui.seeds import MAX_SEED, seed_controls
 
@@ -103,9 +103,7 @@ if submitted:
     progress_slot.empty()
     if result is not None:
         previous = st.session_state[RESULT_KEY] = result
-        record_estimator(result["dp"], "DP-τCC (one cell ±1)", seed, dataset=ds.name)
-        for label, (est, _) in result["peers"].items():
-            record_estimator(est, f"{label} ({PEER_RELATION[label]})", seed, dataset=ds.name)
+        record_cocluster(result, seed, ds.name)
 if previous is not None:
     with result_slot.latest():
         show_result(previous)

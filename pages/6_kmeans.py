@@ -10,10 +10,10 @@ from dpcore.kmeans.compare import METHODS, compare_methods
 from dpcore.kmeans.partition import default_projection_dim
 from dpcore.export import call_snippet
 from ui.share import check_link, follow_dataset, preset_picker, publish_url
-from ui.common import ResultSlot, Timer, current_spec, dataset_from_spec, privacy_statement, record_estimator, run_guarded, stop_page
+from ui.common import ResultSlot, Timer, check_budget, current_spec, dataset_from_spec, privacy_statement, run_guarded, stop_page
 from ui.kmeans import (DEFAULT_EPS_SERIES, DELTA_MAX, DELTA_MIN, EPS_LADDER, EPS_MAX, EPS_MIN, K_MAX, MAX_SIDE_BY_SIDE,
                        PRESETS, RADIUS_MAX, RADIUS_MIN, RESULT_KEY, SERIES_KEY, URL_FIELDS, draw_results, eps_label,
-                       epsilon_series, idle_privacy, method_label, points_of, store_result)
+                       epsilon_series, idle_privacy, method_label, planned_runs, points_of, record_runs, store_result)
 from ui.pickers import dataset_picker
 from ui.seeds import seed_controls
 
@@ -137,6 +137,7 @@ def run_all():
     if not methods:
         raise ValueError("methods must contain at least one private method")
     options, lam = options_of(), "data" if leak else float(radius)
+    check_budget(planned_runs(methods, [float(epsilon)], float(delta), leak, seed), ds.name)
     with Timer() as t:
         cmp = compare_methods(X, int(k), float(epsilon), lam, methods, float(delta), options, seed,
                               progress=bar("k-means"))
@@ -152,6 +153,7 @@ def run_all():
 
 def run_series():
     """The side-by-side button: one method at every chosen ε."""
+    check_budget(planned_runs([eps_method], sorted(eps_list), float(delta), leak, seed), ds.name)
     series = epsilon_series(X, int(k), eps_method, sorted(eps_list), "data" if leak else float(radius), float(delta),
                             options_of(), seed, progress=bar("ε side by side"))
     return dict(spec=data_spec, params=params(), series=series)
@@ -167,10 +169,7 @@ if submitted or side_by_side:
     if result is not None:
         progress_slot.empty()
         store_result(SERIES_KEY if side_by_side else RESULT_KEY, result)
-        for r in (result["series"].runs if side_by_side else result["cmp"].results):
-            relation = "one row added/removed" if r.key == "dplloyd" else "one row replaced"
-            what = f"ε = {r.estimator.ledger_.epsilon:g} side by side" if side_by_side else "one ε"
-            record_estimator(r.estimator, f"k-means: {r.label}, {what} ({relation})", seed, dataset=ds.name)
+        record_runs(result, side_by_side, seed, ds.name)
 
 # ----------------------------------------------------------------------------- results
 if not draw_results(slots):

@@ -7,12 +7,12 @@ import streamlit as st
 
 from dpcore.defaults import default_subspace_dim
 from dpcore.experiments import presets_for, run_sweep
-from ui.common import ResultSlot, current_dataset, current_spec, in_process_loadable, is_upload_spec
+from ui.common import ResultSlot, check_budget, current_dataset, current_spec, in_process_loadable, is_upload_spec
 from ui.seeds import master_seed, seed_controls
 from ui.share import check_link, follow_dataset, preset_picker, publish_url
 from ui.sweep import (DEFAULT_RANGE, KEY, LOG_EPS, MAX_POINTS, MAX_TRIALS, METRIC_HELP, METRICS_FOR, PAGE, PRESETS,
-                      URL_FIELDS, WORKERS, build_sweep, defaults_for, fmt, metric_label, progress_text, q_limits,
-                      record_sweep, show_privacy, show_result)
+                      URL_FIELDS, WORKERS, build_sweep, defaults_for, fmt, metric_label, planned_sweep, progress_text,
+                      q_limits, radius_warning, record_sweep, show_privacy, show_result)
 
 st.title("Privacy–utility curves")
 st.markdown("How much utility does ε buy? Each private method is run several times at every ε of a "
@@ -74,6 +74,9 @@ with st.form("sweep_form"):
                            + (" Uploaded data live only in this session's memory, so their sweeps run in this "
                               "process (one worker)." if uploaded else ""))
     grid = np.unique(np.logspace(lo, hi, int(n_eps)))
+    leak_words = radius_warning(ds, methods)
+    if leak_words:
+        st.warning(leak_words)
     st.caption("ε grid: " + ", ".join(fmt(e) for e in grid) + ". A running sweep can be stopped with "
                "Streamlit's **Stop** button (top right); the last finished result stays.")
     go = st.form_submit_button("Run sweep", type="primary")
@@ -97,6 +100,7 @@ draw(st.session_state.get(KEY))     # before the run: Stop leaves the last resul
 if go:
     try:
         sweep = build_sweep(spec, methods, metrics, grid, trials, q, master_seed(seed))
+        check_budget(planned_sweep(sweep, ds, seed), ds.name)     # refused before any run
     except ValueError as exc:
         progress_slot.error(str(exc))
     else:
@@ -116,7 +120,7 @@ if go:
                                 "Run it again; if it fails again, please report it with these words.")
         else:
             progress_slot.empty()
-            record_sweep(df, seed)
+            record_sweep(df, seed, ds.name)
             if seed is None:
                 df = df.drop(columns=["seed"])   # per-run seeds would give the secret noise away
             previous = st.session_state.get(KEY) or {}

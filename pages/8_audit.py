@@ -7,8 +7,8 @@ from dpcore.audit import (MIN_TRIALS, NEIGHBOUR_RELATION, NEIGHBOURS, RELATIONS,
                           audit_dataset, audit_estimator, claimed_relation, default_neighbour)
 from dpcore.experiments import ALGORITHMS, FAMILY_KINDS
 from ui.audit import (CONFIDENCES, DATA_PAGE, DEFAULT_TRIALS, INITS, MAX_SWEEPS, MAX_TRIALS, SOURCES, URL_FIELDS,
-                      algorithm_label, check_audit_size, draw_result, progress_text, source_label)
-from ui.common import ResultSlot, current_dataset, privacy_statement, stop_page
+                      AuditCharge, algorithm_label, check_audit_size, draw_result, progress_text, source_label)
+from ui.common import ResultSlot, check_budget, current_dataset, privacy_statement, stop_page
 from ui.seeds import master_seed, seed_controls
 from ui.share import Preset, check_link, preset_picker, publish_url
 
@@ -58,8 +58,11 @@ An audit can show a leak, never prove privacy: ε̂ ≤ ε means "no violation f
 check_link(PAGE, URL_FIELDS)
 preset_picker(PAGE, PRESETS)
 src = st.selectbox("data", SOURCES, key="audit_data", format_func=source_label, bind="query-params",
-                   help="Audits need hundreds of runs: the small audit sets keep them to seconds.")
-if src == DATA_PAGE:
+                   help="Audits need hundreds of runs: the small audit sets keep them to seconds, and they are public "
+                        "data, so nothing of yours is released. The Data page's dataset is your data: every run of "
+                        "its audit, on D and on D′, is a release charged to its privacy meter.")
+own_data = src == DATA_PAGE
+if own_data:
     ds, set_params = current_dataset(), {}
 else:
     ds, set_params = audit_dataset(src)
@@ -104,9 +107,13 @@ if name == "gibbs":
             "10 sweeps ε̂ drops to 0.77, 0.23, 0, 0: the chain forgets its start — but ε̂ = 0 is not a proof "
             "that it has.")
 
-seed = seed_controls("audit", releases=False)   # outside the form: ticking it shows the seed at once
-st.caption("An audit is a test of the algorithm, not a release: it spends no privacy budget (the meter does not "
-           "count it), and a fixed seed only makes the audit repeatable — the same runs, the same numbers.")
+seed = seed_controls("audit", releases=own_data)   # outside the form: ticking it shows the seed at once
+st.caption("On your data (the Data page's dataset) every run is a release: the runs on D and on D′ — a neighbour of "
+           "D, a release about the same people — are all charged to its privacy meter at the claimed ε (2 × runs "
+           "per side releases), or the audit is refused when the class budget would be exceeded; with a public seed "
+           "they are listed as not private." if own_data else
+           "The audit sets are public synthetic data: an audit on them releases nothing about yours and is not "
+           "charged to any meter; a fixed seed only makes the audit repeatable — the same runs, the same numbers.")
 with st.form("audit_form"):
     c1, c2, c3 = st.columns(3)
     eps = c1.number_input("claimed ε", min_value=None, value=1.0 if private else None, format="%.3g",
@@ -152,11 +159,19 @@ if go:
             draw_result(previous, "previous")
     bar = progress_slot.progress(0.0, text=progress_text(0, 2 * int(trials), previous is not None))
     t0 = time.perf_counter()
+    charge = AuditCharge(name, ds, params, eps, seed, trials) if own_data else None
+
+    def progress(done, total):
+        if charge is not None:        # charged as the runs finish: a stopped audit has paid for what it ran
+            charge.charge(done)
+        bar.progress(done / total, text=progress_text(done, total, previous is not None))
+
     try:
         check_audit_size(name, trials, params)
+        if charge is not None:
+            check_budget(charge.plan(), ds.name)           # refused before any run
         res = audit_estimator(name, ds, neighbour, int(trials), epsilon=eps, params=params, confidence=confidence,
-                              seed=master_seed(seed),
-                              progress=lambda d, t: bar.progress(d / t, text=progress_text(d, t, previous is not None)))
+                              seed=master_seed(seed), progress=progress)
     except ValueError as exc:
         progress_slot.error(str(exc).rstrip(".") + (". The result below is the previous audit's." if previous is not None
                                                     else "."))
@@ -164,7 +179,9 @@ if go:
         progress_slot.empty()
         st.session_state[KEY] = {"res": res, "name": name, "dataset": ds.name, "neighbour": neighbour, "seed": seed,
                                  "statistic": STATISTICS[family], "params": params,
-                                 "seconds": time.perf_counter() - t0}
+                                 "seconds": time.perf_counter() - t0, "own_data": own_data,
+                                 "charged_private": charge is not None and charge.private,
+                                 "charge_reason": charge.reason if charge is not None else ""}
 
 out = st.session_state.get(KEY)
 if out:
@@ -173,8 +190,13 @@ if out:
 
 privacy_statement(
     private=[],
-    not_private=["everything this page shows: the audit runs the algorithm on D and D′ and looks at every release, "
-                 "the planted outlier or cell and the raw data — it is a test of the algorithm, not a release, "
-                 "and spends no privacy budget (run audits on public or synthetic data, such as the audit sets)"],
-    caveats=["An audit gives a lower bound: it can catch a leak, not certify privacy."]
+    not_private=["everything this page shows: the audit looks at every run's release on D and D′, the planted "
+                 "outlier or cell and the raw data, and exports every run's statistic"],
+    caveats=(["On your data every run is a release about the people in it: the runs on D and on D′ are charged to "
+              "the Data page dataset's privacy meter (2 × runs per side releases at the claimed ε), or listed there "
+              "as not private (a public seed, a non-private algorithm or start, a radius read off the data). Audit "
+              "the public audit sets instead when you can."] if own_data else
+             ["The audit sets are public synthetic data: nothing of yours is released, and the meter is not "
+              "charged."])
+    + ["An audit gives a lower bound: it can catch a leak, not certify privacy."]
     + (["The Gibbs sampler's ε is asymptotic, and void from a data-dependent start."] if name == "gibbs" else []))

@@ -35,8 +35,14 @@ def test_page_runs_chains_and_shows_traces_table_verdicts_and_ledger():
     assert sum("ε = 1:" in v for v in verdicts) == 1 and sum("ε = 10:" in v for v in verdicts) == 1
     assert any("Rule:" in c.value for c in at.caption)
     assert len(at.dataframe) >= 2                           # R̂/ESS table and released samples
+    # the meter: one run per ε, counted only when the page called its chains mixed; a chain "not yet mixed"
+    # is listed as not private, with the page's reason
     meter = at.session_state["session_meter"]
-    assert meter.private_total(meter.runs[0]["dataset"])[0] == pytest.approx(11.0)  # two releases, ε = 1 and 10
+    mixed = {e: v["mixed"] for e, v in res["verdicts"].items()}
+    runs = meter.runs
+    assert [r["private"] for r in runs] == [mixed[1.0], mixed[10.0]]
+    assert all("not yet mixed" in r["reason"] for r in runs if not r["private"])
+    assert meter.private_total(runs[0]["dataset"])[0] == pytest.approx(sum(e for e, m in mixed.items() if m))
     assert any("asymptotically" in i.value for i in at.info)  # the privacy statement
     assert not any("_," in i.value or "_ " in i.value for i in at.info)   # words, not attribute names
 

@@ -13,8 +13,17 @@ Decisions
 - A result is drawn twice in a run that starts a new audit: first the stored previous one (so
   that Streamlit's Stop leaves it on the screen), then the new one; ``stage`` keeps the keys of
   the two drawings' chart and download buttons apart.
-- The seed of an audit is not a privacy matter: an audit is a test of the algorithm and
-  releases nothing; a fixed seed only makes the audit repeatable (:func:`audit_seed_words`).
+- **Every release charged.** The data default to the audit sets (:data:`SOURCES`: public,
+  synthetic, nothing of the user's). An audit of the Data page's dataset runs the method
+  2 × runs-per-side times on the user's data: every run on D and on D′ (a neighbour of D: one
+  record added, removed or replaced, or one count changed — a release about the same people)
+  is charged to that dataset's meter at the claimed ε in the method's relation, as the runs
+  finish (:class:`AuditCharge`; a stopped audit has paid for the runs it made), or the audit is
+  refused before it starts when the class budget would be exceeded. With a public seed, a
+  non-private algorithm or start, or a radius read off the data the runs are listed in the
+  meter as not private, with the reason.
+- On the audit sets the seed is not a privacy matter (the audit releases nothing about the
+  user); a fixed seed only makes the audit repeatable (:func:`audit_seed_words`).
 """
 from __future__ import annotations
 
@@ -23,11 +32,13 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dpcore.audit import (ALL_NEIGHBOURS, AUDIT_SETS, MIN_TRIALS, NEIGHBOUR_RELATION, RELATIONS, STATISTIC_HELP)
+from dpcore.audit import (ALL_NEIGHBOURS, AUDIT_SETS, MIN_TRIALS, NEIGHBOUR_RELATION, RELATIONS, STATISTIC_HELP,
+                          audit_delta, claimed_relation)
 from dpcore.experiments import ALGORITHMS
 from dpcore.plots.audit import audit_histograms
+from dpcore.privacy import PrivacyEvent
 from dpcore.validation import check_real
-from ui.common import show_chart
+from ui.common import planned, record_run, show_chart
 from ui.seeds import MAX_SEED
 from ui.share import as_int, one_of
 
@@ -42,7 +53,8 @@ MAX_GIBBS_SWEEP_RUNS = 200_000
 DATA_PAGE = "data_page"
 INITS = {"random": "random (private)", "kplane": "k-plane (NOT private)"}
 CONFIDENCES = [0.9, 0.95, 0.99]
-SOURCES = [DATA_PAGE, *AUDIT_SETS]
+#: the audit sets first (the default: public data, nothing of the user's is released), the Data page's dataset last
+SOURCES = [*AUDIT_SETS, DATA_PAGE]
 
 
 #: the x-axis title of the histograms per statistic (the full description is in the caption)
@@ -54,7 +66,7 @@ AXIS_TITLES = {"outlier_distance": "distance from the audited point to the neare
 
 
 def source_label(s):
-    return "the Data page's dataset" if s == DATA_PAGE else AUDIT_SETS[s].label
+    return "the Data page's dataset (every run charged to its meter)" if s == DATA_PAGE else AUDIT_SETS[s].label
 
 
 def algorithm_label(n):
@@ -85,11 +97,66 @@ def check_audit_size(name, trials, params):
                          f"{MAX_GIBBS_SWEEP_RUNS:,}: this audit would run for many minutes; use fewer runs or sweeps")
 
 
-def audit_seed_words(seed) -> str:
-    """How an audit's seed is shown: an audit releases nothing, so a seed is no privacy matter."""
+def audit_seed_words(seed, own_data=False) -> str:
+    """How an audit's seed is shown: on the audit sets a seed is no privacy matter (nothing of the
+    user's is released); on the user's data a public seed makes every run not private."""
     if seed is None:
         return "fresh random (another run of the same audit gives slightly different numbers)"
-    return f"{seed} (fixed: the same audit gives the same numbers again)"
+    return f"{seed} (fixed: the same audit gives the same numbers again" + (
+        "; on your data its runs are NOT private, and the meter lists them so)" if own_data else ")")
+
+
+def runs_private(name, ds, params, seed):
+    """(private, reason) of an audit's runs on the user's dataset ``ds``, for the meter."""
+    if not ALGORITHMS[name].private:
+        return False, f"{algorithm_label(name)} makes no privacy claim: its runs protect nobody"
+    if seed is not None:
+        return False, f"public seed {seed} (reproducible mode)"
+    if name == "gibbs" and params.get("init", "random") != "random":
+        return False, f"chains started from the non-private {params['init']} solution"
+    if name == "dpnmf" and params.get("init") == "nndsvd":
+        return False, "DPNMF's NNDSVD start reads the raw documents"
+    if ALGORITHMS[name].family == "kmeans" and "radius" not in params and "public_radius" not in ds.extras:
+        return False, "the radius is read off the data (radius='data'): no public radius for this dataset"
+    return True, ""
+
+
+class AuditCharge:
+    """Charges an audit of the user's dataset to its meter, run by run as the runs finish: each run
+    on D and on D′ is one release at the claimed (ε, δ) in the method's relation (or a non-private
+    run, listed apart with the reason)."""
+
+    def __init__(self, name, ds, params, epsilon, seed, trials):
+        self.dataset = ds.name
+        self.private, self.reason = runs_private(name, ds, params, seed)
+        self.relation = claimed_relation(name) or "replace_one"
+        self.epsilon = float(epsilon) if epsilon is not None and ALGORITHMS[name].private else 0.0
+        self.delta = audit_delta(name, ds, params) if self.epsilon else 0.0
+        self.trials = int(trials)
+        self.label = f"audit of {algorithm_label(name)}: runs on D and on D′ (a neighbour of D), all charged"
+        self.charged = 0
+
+    def plan(self):
+        """The planned releases (for the class budget): 2 × runs per side, if they will be counted."""
+        return [planned(self.epsilon, self.delta, self.relation, count=2 * self.trials)] if self.private else []
+
+    def charge(self, done):
+        """Record the runs finished since the last call (``done``: runs so far, both sides)."""
+        new = int(done) - self.charged
+        if new <= 0:
+            return
+        record_run([PrivacyEvent.approx_dp(self.epsilon, self.delta, count=new)], self.label, private=self.private,
+                   reason=self.reason, dataset=self.dataset, relation=self.relation)
+        self.charged = int(done)
+
+
+def charge_words(out):
+    """What an audit of the user's dataset cost, in the meter's words."""
+    n = 2 * int(out["res"].stats_a.size)
+    if out.get("charged_private"):
+        return (f"Charged to {out['dataset']}'s privacy meter: {n:,} releases ({n // 2:,} runs on D and {n // 2:,} on "
+                f"D′, a neighbour of D), each at the claimed ε = {out['res'].nominal_epsilon:g}.")
+    return f"Listed in {out['dataset']}'s privacy meter as {n:,} runs that are not private: {out['charge_reason']}."
 
 
 def progress_text(done, total, keeps_previous):
@@ -143,7 +210,10 @@ def draw_result(out, stage):
                + ("." if res.claimed_relation is None else
                   " (the claimed one)." if res.relation_is_claimed else
                   f", NOT the claimed {RELATIONS[res.claimed_relation]}.")
-               + f" Statistic: {STATISTIC_HELP[out['statistic']]}. Seed: {audit_seed_words(out.get('seed'))}.")
+               + f" Statistic: {STATISTIC_HELP[out['statistic']]}. Seed: "
+               f"{audit_seed_words(out.get('seed'), out.get('own_data', False))}.")
+    if out.get("own_data"):
+        st.caption(charge_words(out))
     if out["name"] == "gibbs":
         start = out["params"].get("init", "random")
         sweeps = out["params"].get("n_iter")

@@ -26,8 +26,8 @@ from dpcore.plots.private_subspace import (aggregation_map, released_subspaces_f
                                            sulq_trajectory)
 from dpcore.plots.subspace import affinity_heatmap, runs_comparison
 from dpcore.subspace.sulq import SuLQKPlane, sulq_noise
-from ui.common import (Timer, dataset_from_spec, privacy_statement, record_estimator, run_guarded, show_chart,
-                       show_ledger)
+from ui.common import (Timer, check_budget, dataset_from_spec, planned, privacy_statement, record_estimator,
+                       run_guarded, show_chart, show_ledger)
 from ui.seeds import MAX_SEED, seed_caveat, seed_label
 from ui.share import as_float, as_int, one_of, snippet_expander
 
@@ -218,6 +218,12 @@ METHODS: dict[str, Method] = {
                    about="k-plane whose subspace updates are answered by noisy queries (App. E, Alg. 5).",
                    noise=NOISE_SULQ),
 }
+
+
+def planned_delta(params):
+    """The δ a run of ``params`` plans (0 when blank or not a number: the estimator decides or refuses)."""
+    delta = params.get("delta")
+    return float(delta) if isinstance(delta, float) and 0.0 <= delta <= 1.0 else 0.0
 
 
 def run_method(key, params, k, q, seed, X, with_reference=True):
@@ -465,6 +471,9 @@ def run_and_store(key, params, k, q, seed, ds, spec, slot):
             st.error(f"n = {ds.n} is too large for {method.label}: it builds an n×n matrix; use at most "
                      f"{MAX_QUADRATIC_N} points (or k-plane).{kept}")
             return
+        if method.private and seed is None and run_guarded(
+                check_budget, [planned(params["epsilon"], planned_delta(params))]) is None:
+            return                                   # refused by the class budget before the run
         bar = st.progress(0, text=f"Running {method.label}… (Stop, top right, cancels)")
         out = run_guarded(run_method, key, params, k, q, seed, ds.X)
         if out is None:

@@ -21,8 +21,9 @@ import streamlit as st
 
 from dpcore.plots.small_multiples import subspace_small_multiples
 from dpcore.privacy import basic_composition
-from ui.cluster import BIND, EPSILON_GRID, METHODS, SA_SOLVERS, evaluate, fmt, reference_name, run_method, run_reference
-from ui.common import ResultSlot, privacy_statement, record_estimator, run_guarded, show_chart
+from ui.cluster import (BIND, EPSILON_GRID, METHODS, SA_SOLVERS, evaluate, fmt, planned_delta, reference_name,
+                        run_method, run_reference)
+from ui.common import ResultSlot, check_budget, planned, privacy_statement, record_estimator, run_guarded, show_chart
 from ui.seeds import seed_label
 from ui.share import list_of
 
@@ -70,6 +71,8 @@ def run_comparison(key, params, k, q, seed, ds, eps_values, bar):
     """Fit method ``key`` at every ε of ``eps_values`` and its non-private reference; record every
     private run in the session meter as soon as it is released. Returns the stored comparison."""
     method = METHODS[key]
+    if seed is None:     # every panel is a counted release: the class budget sees them all before the first
+        check_budget([planned(eps, planned_delta(params)) for eps in eps_values], ds.name)
     panels, rows, ledgers = [], [], []
     drawn = ds.subspaces is not None or ds.d <= 3 or q <= 2    # else q-dimensional discs would only hide the points
     for i, eps in enumerate(eps_values):

@@ -31,7 +31,8 @@ from dpcore.metrics import nmi
 from dpcore.plots.cocluster import (TAU_CR_LABEL, TAU_RC_LABEL, contingency_heatmaps, figure1_leak,
                                     frequency_band_rows, partition_frequency_band, reordered_matrix, tau_history)
 from dpcore.validation import check_int, check_random_state
-from ui.common import ResultSlot, Timer, dataset_from_spec, privacy_statement, run_guarded, show_chart, show_ledger
+from ui.common import (ResultSlot, Timer, check_budget, dataset_from_spec, planned, privacy_statement,
+                       record_estimator, run_guarded, show_chart, show_ledger)
 from ui.seeds import seed_caveat, seed_label
 from ui.share import Preset, as_int, snippet_expander
 
@@ -66,6 +67,12 @@ PEER_HELP = {
 PEER_RELATION = {"DPHD": "one document replaced", "DP-KMeans": "one document added/removed",
                  DPNMF_PAPER: "one document replaced, but its NNDSVD start is NOT private",
                  "DPNMF (private start)": "one document replaced"}
+#: the relation each private peer's ε is stated for (keys of dpcore.privacy.RELATIONS; the meter converts)
+PEER_CLAIM = {"DPHD": "replace_one", "DP-KMeans": "add_remove", "DPNMF (private start)": "replace_one"}
+#: the δ of the (ε, δ) peers (the estimators' defaults, the paper's 1e-5)
+PEER_DELTA = {"DPHD": 1e-5, "DPNMF (private start)": 1e-5}
+#: DP-τCC's neighbouring relation: one count changed by ±1
+DPTauCC_RELATION = "cell_pm1"
 
 TAU_HELP = ("Goodman–Kruskal τ of the table T: how much knowing the {given} cluster of a random word occurrence "
             "(one unit of count) reduces the error of guessing its {guessed} cluster; 0 = not at all, "
@@ -128,6 +135,8 @@ def run_cocluster(ds, data_spec, p, bar):
     (see tests/test_cocluster.py), with a progress step per start - on reviews a start takes
     seconds."""
     n_init = check_int(p["n_init"], "n_init (Fast-τCC restarts)", 1, MAX_RESTARTS)
+    if p["seed"] is None:       # secret noise: every private run is counted, so the class budget applies
+        check_budget(planned_runs(p), ds.name)
     bar.progress(0.0, text="DP-τCC: starting" + STOP_NOTE)
     dp = DPTauCC(n_row_clusters=p["K0"], n_col_clusters=p["L0"], epsilon=p["epsilon"], n_iter=p["I"],
                  random_state=p["seed"])
@@ -152,6 +161,25 @@ def run_cocluster(ds, data_spec, p, bar):
     return res
 
 
+def planned_runs(p):
+    """The private releases a Run plans (for the class budget): DP-τCC (one cell ±1) and every
+    private peer at the run's ε in its relation (DPNMF from its NNDSVD start is not private)."""
+    plans = [planned(p["epsilon"], 0.0, DPTauCC_RELATION)]
+    for lab in p.get("peers", []):
+        if lab in PEER_CLAIM:
+            plans.append(planned(p["epsilon"], PEER_DELTA.get(lab, 0.0), PEER_CLAIM[lab]))
+    return plans
+
+
+def record_cocluster(res, seed, dataset):
+    """Add the run's private releases to the session meter: DP-τCC for one cell ±1, each peer for
+    its own relation (the meter adds them up in the weakest common one: one cell ±1)."""
+    record_estimator(res["dp"], "DP-τCC (one cell ±1)", seed, dataset=dataset, relation=DPTauCC_RELATION)
+    for label, (est, _) in res["peers"].items():
+        record_estimator(est, f"{label} ({PEER_RELATION[label]})", seed, dataset=dataset,
+                         relation=PEER_CLAIM.get(label))
+
+
 def run_peers(ds, p, bar):
     """Fit the chosen peers (``p["peers"]``, labels of :data:`PEERS`) with k = K0 and the run's ε;
     returns {label: (fitted estimator, seconds)}. Each gets its own stream of the run's seed
@@ -164,8 +192,10 @@ def run_peers(ds, p, bar):
         bar.progress(0.85 + 0.15 * i / len(p["peers"]), text=f"{lab}{STOP_NOTE}")
         preset = METHOD_PRESETS[lab]
         rng = np.random.default_rng(np.random.SeedSequence(p["seed"], spawn_key=(18, i)))
-        est = make_estimator(preset["name"], ds, {**preset.get("params", {}), "n_clusters": int(p["K0"])},
-                             float(p["epsilon"]), None, rng)
+        params = {**preset.get("params", {}), "n_clusters": int(p["K0"])}
+        if lab == DPNMF_PAPER:            # the paper's start, which its label names (DPNMF's default is private)
+            params.setdefault("init", "nndsvd")
+        est = make_estimator(preset["name"], ds, params, float(p["epsilon"]), None, rng)
         with Timer() as t:
             est.fit(ds.X)
         out[lab] = (est, t.seconds)
@@ -281,6 +311,9 @@ def peer_privacy(peers):
             + (f"; {DPNMF_PAPER} protects nothing (its start reads the raw documents)" if DPNMF_PAPER in peers else "")
             + ". DPNMF's analytic Gaussian noise is (ε, δ)-DP for "
             "every ε (the paper's classic σ needs ε < 1).")
+        caveats.append("The privacy meter adds DP-τCC and the peers up for one cell ±1, the only relation they all "
+                       "share: a document replaced covers a changed cell (ε), a document added or removed costs up "
+                       "to 2ε for it (DP-KMeans).")
     return private, not_private, caveats
 
 
@@ -297,7 +330,8 @@ def _privacy_box(seed, peers=()):
     if seed is not None:
         not_private = ["all of the above 'private' outputs too: their noise came from a public seed"] + not_private
         private = []
-    privacy_statement(private, not_private, seed_caveat(seed) + caveats)
+    privacy_statement(private, not_private, seed_caveat(seed) + caveats,
+                      execution=["DPTauCC"] + (["DPHD"] if "DPHD" in peers else []))
 
 
 # ----------------------------------------------------------------------------- Fig. 1

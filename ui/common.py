@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from dpcore.data import PAPER_SPECS, Dataset, load_dataset
-from dpcore.privacy import PrivacyLedger, basic_composition
+from dpcore.privacy.exact import execution_note
+from dpcore.privacy import RELATIONS, PrivacyAccountant, PrivacyEvent, PrivacyLedger, basic_composition
 from dpcore.upload import load_upload, registered, upload_key
 
 def _leave_pages_folder_mode():
@@ -39,6 +40,7 @@ _leave_pages_folder_mode()
 
 DATASET_KEY = "dataset"
 SESSION_METER_KEY = "session_meter"
+CLASS_BUDGET_KEY = "class_budget"
 UPLOADS_KEY = "uploaded_datasets"
 MAX_SESSION_UPLOADS = 3   # parsed uploads kept per session (each may hold up to 80 MB)
 DEFAULT_DATASET = dict(PAPER_SPECS["fig2_middle"])     # the subspace paper's Fig. 2 (middle) setting
@@ -253,11 +255,14 @@ def show_chart(fig, name: str | None = None, container=None, **kwargs):
 
 
 # ----------------------------------------------------------------------------- privacy honesty
-def privacy_statement(private, not_private, caveats=()):
-    """The box every page shows: what is private, what is not, and caveats."""
+def privacy_statement(private, not_private, caveats=(), execution=()):
+    """The box every page shows: what is private, what is not, how the noise is drawn (when
+    something is private; ``execution``: the private estimators' class names, whose parts that
+    stay floating-point are named) and caveats."""
     lines = []
     if private:
         lines.append("**Private (differentially private releases):** " + "; ".join(private))
+        lines.append("🔢 " + execution_note(*execution))
     if not_private:
         lines.append("**Not private:** " + "; ".join(not_private))
     for c in caveats:
@@ -284,22 +289,52 @@ def show_ledger(ledger: PrivacyLedger, title="Privacy ledger of this run"):
 class SessionMeter:
     """What this session released, per dataset: the privacy meter of the sidebar.
 
-    Privacy composes per dataset (runs on different data do not add up), so totals are kept
-    per dataset name. Only runs that really were private count towards the private total;
-    a run that the page itself calls not private (a public seed, a non-private start or
-    selection, a radius read from the data) is listed apart with its nominal ε, which
-    protects nobody and is not added."""
+    One :class:`~dpcore.privacy.PrivacyAccountant` per dataset name (privacy composes per
+    dataset: runs on different data do not add up). Each run is recorded with its neighbouring
+    relation and counted in the weakest relation common to the dataset's runs (an ε for "one
+    record added or removed" costs 2ε for "one record replaced"). A run that the page itself
+    calls not private (a public seed, a non-private start or selection, a radius read from the
+    data, a Gibbs chain not yet mixed) is listed apart with its reason and not counted.
+    ``runs`` keeps every run in order, as rows (dataset, label, epsilon, delta, private, reason,
+    releases, relation), ε and δ in the run's own relation."""
+    accountants: dict = field(default_factory=dict)
     runs: list = field(default_factory=list)
 
-    def record(self, ledger: PrivacyLedger, label: str, dataset: str, private: bool, reason: str = ""):
-        eps, dlt = ledger.total()
-        self.runs.append(dict(dataset=dataset, label=label, epsilon=eps, delta=dlt, private=bool(private),
-                              reason=reason, releases=len(ledger)))
+    def accountant(self, dataset: str) -> PrivacyAccountant:
+        return self.accountants.setdefault(dataset, PrivacyAccountant())
+
+    def record(self, source, label: str, dataset: str, private: bool, reason: str = "",
+               relation: str | None = "replace_one"):
+        """Record one run (a fitted estimator, a ledger or events) on ``dataset``; returns its row."""
+        run = self.accountant(dataset).record(source, relation, label=label, private=bool(private), reason=reason)
+        row = dict(dataset=dataset, label=label, epsilon=run.epsilon, delta=run.delta, private=run.private,
+                   reason=run.reason, releases=run.n_releases, relation=run.relation)
+        self.runs.append(row)
+        return row
 
     def private_total(self, dataset: str):
-        """(ε, δ) of the private runs on ``dataset``, by sequential composition."""
-        runs = [r for r in self.runs if r["dataset"] == dataset and r["private"]]
-        return basic_composition([r["epsilon"] for r in runs], [r["delta"] for r in runs])
+        """(ε, δ) of the private runs on ``dataset``, by basic composition in :meth:`relation`."""
+        acc = self.accountants.get(dataset)
+        return acc.basic_total() if acc is not None else (0.0, 0.0)
+
+    def relation(self, dataset: str):
+        """The weakest relation common to the private runs on ``dataset`` (None: no private run)."""
+        acc = self.accountants.get(dataset)
+        return acc.target_relation() if acc is not None else None
+
+    def n_releases(self, dataset: str) -> int:
+        acc = self.accountants.get(dataset)
+        return acc.n_releases if acc is not None else 0
+
+    def tight_total(self, dataset: str):
+        """The tight total (privacy-loss distributions) at the basic δ, or None (no run, or it failed)."""
+        acc = self.accountants.get(dataset)
+        if acc is None or not acc.runs:
+            return None
+        try:
+            return acc.tight_total()
+        except Exception:  # noqa: BLE001 - the sidebar shows the basic total whatever happens here
+            return None
 
     def nonprivate_runs(self, dataset: str):
         return [r for r in self.runs if r["dataset"] == dataset and not r["private"]]
@@ -307,9 +342,46 @@ class SessionMeter:
     def datasets(self):
         return list(dict.fromkeys(r["dataset"] for r in self.runs))
 
+    def check(self, dataset: str, plans, budget):
+        """Refuse ``plans`` (PrivacyEvents, each with a relation) on ``dataset`` if they would take
+        its total past ``budget`` (None: no limit); ValueError in the class budget's words."""
+        if budget is None or not plans:
+            return
+        acc = self.accountant(dataset)
+        acc.budget_epsilon = float(budget)
+        try:
+            acc.check(0.0, events=plans)
+        except ValueError as exc:
+            raise ValueError(f"Refused by the class budget (ε ≤ {format_epsilon(float(budget))} per dataset, set in "
+                             f"the sidebar) on {dataset}: {exc}. Raise or clear the class budget, or choose "
+                             "another dataset.") from None
+
 
 def session_meter() -> SessionMeter:
-    return st.session_state.setdefault(SESSION_METER_KEY, SessionMeter())
+    meter = st.session_state.get(SESSION_METER_KEY)
+    if not isinstance(meter, SessionMeter):      # none yet, or one of an older version of this module
+        meter = st.session_state[SESSION_METER_KEY] = SessionMeter()
+    return meter
+
+
+def class_budget():
+    """The class budget ε per dataset set in the sidebar, or None (no limit)."""
+    value = st.session_state.get(CLASS_BUDGET_KEY)
+    return None if value is None else float(value)
+
+
+def planned(epsilon, delta=0.0, relation="replace_one", count=1) -> PrivacyEvent:
+    """A planned release for :func:`check_budget`: ``count`` runs of (ε, δ) each, for ``relation``."""
+    return PrivacyEvent.approx_dp(float(epsilon), float(delta or 0.0), count=int(count), relation=relation)
+
+
+def check_budget(plans, dataset: str | None = None):
+    """Before a run: refuse it (ValueError, shown by the page) when the planned releases
+    (:func:`planned`) would take the dataset's total past the class budget. Runs that will not
+    be counted (a public seed, ...) are left out of ``plans`` by the caller. Returns True."""
+    name = dataset if dataset is not None else current_dataset().name
+    session_meter().check(name, [p for p in plans if p is not None], class_budget())
+    return True
 
 
 def run_is_private(estimator, random_state) -> tuple[bool, str]:
@@ -321,18 +393,26 @@ def run_is_private(estimator, random_state) -> tuple[bool, str]:
     return True, ""
 
 
-def record_run(ledger: PrivacyLedger, label: str, *, private: bool, reason: str = "", dataset: str | None = None):
+def record_run(ledger, label: str, *, private: bool, reason: str = "", dataset: str | None = None,
+               relation: str = "replace_one"):
     """Add one run (a rerun is a new release) to the session meter, under the current dataset
-    unless ``dataset`` is given. Call it after the run, before the page draws its results:
-    the sidebar is drawn after the page (``app.py``), so the meter already shows it."""
+    unless ``dataset`` is given; ``ledger`` is a PrivacyLedger or PrivacyEvents, ``relation`` the
+    run's neighbouring relation. Call it after the run, before the page draws its results: the
+    sidebar is drawn after the page (``app.py``), so the meter already shows it."""
     name = dataset if dataset is not None else current_dataset().name
-    session_meter().record(ledger, label, name, private, reason)
+    return session_meter().record(ledger, label, name, private, reason, relation)
 
 
-def record_estimator(estimator, label: str, random_state, dataset: str | None = None):
-    """:func:`record_run` for a fitted private estimator, private or not by :func:`run_is_private`."""
-    private, reason = run_is_private(estimator, random_state)
-    record_run(estimator.ledger_, label, private=private, reason=reason, dataset=dataset)
+def record_estimator(estimator, label: str, random_state, dataset: str | None = None, relation: str | None = None,
+                     private: bool = True, reason: str = ""):
+    """:func:`record_run` for a fitted private estimator, private or not by :func:`run_is_private`
+    (and ``private``/``reason`` when the page knows more, e.g. a chain not yet mixed); the relation is
+    ``relation`` or the estimator's ``claimed_relation``."""
+    ok, why = run_is_private(estimator, random_state)
+    if ok and not private:
+        ok, why = False, reason
+    rel = relation if relation is not None else getattr(estimator, "claimed_relation", "replace_one")
+    return record_run(estimator.ledger_, label, private=ok, reason=why, dataset=dataset, relation=rel)
 
 
 def format_epsilon(eps: float) -> str:
@@ -349,14 +429,34 @@ def _reset_meter():
     st.session_state[SESSION_METER_KEY] = SessionMeter()
 
 
+def relation_words(relation) -> str:
+    """A relation in the meter's words (the library's :data:`dpcore.privacy.RELATIONS`)."""
+    return RELATIONS.get(relation, "no private run yet")
+
+
 def sidebar_slot():
-    """Start the shared sidebar before the page runs: an area for :func:`sidebar` and the meter's
-    reset button below it. The area is filled at once with the state before the page; the page
-    may end with Streamlit's Stop, after which nothing more is drawn, so that is what stays."""
+    """Start the shared sidebar before the page runs: an area for :func:`sidebar`, the meter's
+    reset button and the class budget below it. The area is filled at once with the state before
+    the page; the page may end with Streamlit's Stop, after which nothing more is drawn, so that
+    is what stays."""
     slot = ResultSlot(st.sidebar)
     st.sidebar.button("Reset privacy meter", key="_reset_budget", on_click=_reset_meter)
+    default = {} if CLASS_BUDGET_KEY in st.session_state else {"value": None}   # no default beside a set state
+    st.sidebar.number_input(
+        "Class budget: ε per dataset", min_value=0.01, step=1.0, format="%.4g", key=CLASS_BUDGET_KEY, **default,
+        placeholder="no limit", help="Optional. A private run that would take a dataset's total (basic composition, "
+                                     "in the weakest relation common to its runs) past this ε is refused before it "
+                                     "runs, with a message. Empty: no limit.")
+    st.sidebar.caption("A browser reload starts a new session: the meter starts again at 0 (and forgets the budget).")
     sidebar(slot.previous())
     return slot
+
+
+def meter_lines(meter: SessionMeter, name: str):
+    """The meter of dataset ``name``: (ε, δ, relation, tight total or None, private runs, releases)."""
+    eps, dlt = meter.private_total(name)
+    n_runs = sum(1 for r in meter.runs if r["dataset"] == name and r["private"])
+    return eps, dlt, meter.relation(name), meter.tight_total(name), n_runs, meter.n_releases(name)
 
 
 def sidebar(container=None):
@@ -373,30 +473,50 @@ def sidebar(container=None):
         st.markdown(f"**Dataset:** {ds.name}")
         st.caption(ds.description)
         meter = session_meter()
-        eps, dlt = meter.private_total(ds.name)
-        n_private = sum(1 for r in meter.runs if r["dataset"] == ds.name and r["private"])
+        eps, dlt, rel, tight, n_runs, n_rel = meter_lines(meter, ds.name)
         st.metric("Private ε spent on this dataset", format_epsilon(eps), help=(
-            "Sum of the ε of every private run on this dataset in this session (sequential composition). "
-            "Running an algorithm again on the same data is a new release and spends again. Runs on other "
-            "datasets are counted separately. Each ε is the method's own, on its own neighbouring relation "
-            "(the run's label names it where the page knows it): an ε for 'one record added or removed' is "
-            "worth up to 2ε for 'one record replaced', so a sum over runs with different relations is the "
-            "total only for the weakest of them."))
-        st.caption(f"δ spent: {dlt:.3g} · {n_private} private run(s)")
+            "Every private run on this dataset in this session, added up (basic composition). Running an "
+            "algorithm again on the same data is a new release and spends again; runs on other datasets are "
+            "counted separately. Each run is counted in the weakest neighbouring relation common to this "
+            "dataset's runs: a run whose ε is stated for 'one record added or removed' costs 2ε for 'one record "
+            "replaced' or 'one cell ±1' (group privacy), a run for 'one record replaced' costs ε for 'one cell ±1' "
+            "(changing one cell changes one document). The tight total composes the same releases through "
+            "privacy-loss distributions (Google's dp-accounting): an upper bound on ε at the same δ, smaller "
+            "when there are many releases."))
+        if n_runs:
+            st.caption(f"for **{relation_words(rel)}** (the weakest relation common to the runs) · δ = {dlt:.3g} · "
+                       f"{n_rel:,} private release(s) in {n_runs:,} run(s)")
+            if tight is not None and tight.epsilon < eps * (1 - 1e-3):
+                st.caption(f"Tight total: ε ≤ {format_epsilon(tight.epsilon)} at δ = {tight.delta:.3g} (privacy-loss "
+                           f"distributions, dp-accounting; grid {tight.value_discretization_interval:.2g}), against "
+                           f"{format_epsilon(eps)} by adding up.")
+        budget = class_budget()
+        if budget is not None:
+            left = budget - eps
+            st.caption(f"Class budget: ε ≤ {format_epsilon(budget)} per dataset · "
+                       + (f"{format_epsilon(left)} left here" if left > 0 else "used up here: private runs are refused"))
         nonpriv = meter.nonprivate_runs(ds.name)
         if nonpriv:
             st.caption(f"⚠️ {len(nonpriv)} non-private run(s) on this dataset (nominal ε "
-                       f"{format_epsilon(basic_composition([r['epsilon'] for r in nonpriv])[0])}, not counted: they protect "
-                       "nobody). Last: " + nonpriv[-1]["reason"])
+                       f"{format_epsilon(basic_composition([r['epsilon'] for r in nonpriv])[0])}, not counted: they "
+                       f"protect nobody). Last: {nonpriv[-1]['label']}: {nonpriv[-1]['reason']}")
+            if len(nonpriv) > 1:
+                with st.expander("The runs that were not private"):
+                    for r in nonpriv[-20:]:
+                        st.caption(f"{r['label']}: {r['reason']}")
         if meter.runs and meter.runs[-1]["dataset"] != ds.name:     # a page that chose its own data
             last = meter.runs[-1]
+            e2, d2, rel2, _, runs2, rel_n2 = meter_lines(meter, last["dataset"])
             st.caption(f"Last run: {last['label']} on **{last['dataset']}**, ε = {format_epsilon(last['epsilon'])}"
                        + (f", δ = {last['delta']:.3g} " if last["delta"] else " ")
-                       + (f"(private ε on that dataset: {format_epsilon(meter.private_total(last['dataset'])[0])})"
-                          if last["private"] else "(not private, not counted)"))
+                       + (f"(private ε on that dataset: {format_epsilon(e2)} for {relation_words(rel2)}, δ = "
+                          f"{d2:.3g}, {rel_n2:,} release(s))" if last["private"] else
+                          f"(not private, not counted: {last['reason']})"))
         others = [d for d in meter.datasets() if d != ds.name]
         if others:
             with st.expander("Other datasets"):
                 for d in others:
                     e, _ = meter.private_total(d)
-                    st.caption(f"{d}: private ε {format_epsilon(e)}, {len(meter.nonprivate_runs(d))} non-private run(s)")
+                    st.caption(f"{d}: private ε {format_epsilon(e)}"
+                               + (f" for {relation_words(meter.relation(d))}" if meter.relation(d) else "")
+                               + f", {len(meter.nonprivate_runs(d))} non-private run(s)")

@@ -27,7 +27,7 @@ from dpcore.plots.gibbs import TRACE_LABELS, traces_grid
 from dpcore.subspace.diagnostics import MIN_ESS, RHAT_THRESHOLD, diagnostics_table, mixing_verdict
 from dpcore.subspace.gibbs import MAX_CHAINS, GibbsSubspaceClustering, mean_release_epsilon
 from dpcore.validation import check_epsilon, check_int
-from ui.common import Timer, current_dataset, privacy_statement, show_chart, show_ledger
+from ui.common import Timer, current_dataset, planned, privacy_statement, record_estimator, show_chart, show_ledger
 from ui.seeds import MAX_SEED, seed_caveat, seed_label
 from ui.share import as_int, one_of, snippet_expander
 
@@ -85,6 +85,37 @@ def check_run(n, n_iter, n_chains, eps_list):
         raise ValueError(f"this run is too long for the page: n × sweeps × chains × ε values = {work:,} > {MAX_WORK:,}; "
                          "use fewer sweeps, chains or ε values (or run benchmarks/bench_gibbs.py --fig3)")
     return n_iter, n_chains
+
+
+def run_cost(eps, params):
+    """The ε one run's ledger will record (:class:`~dpcore.subspace.gibbs.GibbsSubspaceClustering`):
+    ε per released sample (ε + (m − 1)(q + 3)ε/2 for the mean of m), times the chains and plus ε
+    for the choice when the chain is chosen privately."""
+    per = eps if params["release"] == "sample" else mean_release_epsilon(eps, params["subspace_dim"],
+                                                                         params["n_average"])
+    if params["select"] == "best_private" and params["n_chains"] > 1:
+        return params["n_chains"] * per + eps
+    return per
+
+
+def planned_runs(eps_list, params):
+    """The releases a run will count (for the class budget): none with a public seed, a non-private
+    start or a non-private choice of chain (those runs are not counted)."""
+    if params["random_state"] is not None or params["init"] != "random" or \
+            (params["select"] == "best" and params["n_chains"] > 1):
+        return []
+    return [planned(run_cost(e, params), 0.0, "replace_one") for e in eps_list]
+
+
+NOT_MIXED_REASON = ("the chain has not mixed (the page's verdict: not yet mixed): its sample is not the exponential "
+                    "mechanism's exact draw, so no ε holds for it")
+
+
+def record_chains(models, verdicts, seed):
+    """Add each ε's run to the session meter: private only when its chains were called mixed (a
+    chain not yet mixed, a public seed or a non-private start is listed apart, with the reason)."""
+    for eps, m in models.items():
+        record_estimator(m, f"Gibbs (ε = {eps:g})", seed, private=verdicts[eps]["mixed"], reason=NOT_MIXED_REASON)
 
 
 def run_all(ds, eps_list, params, bar, keeps_previous=False):
@@ -255,6 +286,10 @@ def _privacy_box(res, p):
                  f"{mean_release_epsilon(1.0, p['subspace_dim'], p['n_average']):.4g}·ε (see the ledger), only "
                  "asymptotically (exact sampling of eq. (10)), and only from the random start")]
                if res["is_private"] and p["random_state"] is None else [])
+    unmixed = [e for e, v in res["verdicts"].items() if not v["mixed"]]
+    if private and unmixed:
+        private[0] += (f"; the privacy meter counts only the mixed runs: ε = {', '.join(f'{e:g}' for e in unmixed)} "
+                       "not yet mixed, listed there as not private")
     not_private = (["the traces, R̂/ESS table, verdict and costs (they read the raw data, the true subspaces and "
                     "every sample of every chain: teaching diagnostics, not releases)",
                     "the other chains' samples (each would cost ε more)",
@@ -263,4 +298,5 @@ def _privacy_box(res, p):
                       if not res["is_private"] else [])
                    + (["the released samples too: their randomness came from a public seed"]
                       if p["random_state"] is not None else []))
-    privacy_statement(private=private, not_private=not_private, caveats=seed_caveat(p["random_state"]) + res["caveats"])
+    privacy_statement(private=private, not_private=not_private, caveats=seed_caveat(p["random_state"]) + res["caveats"],
+                      execution=["GibbsSubspaceClustering"])

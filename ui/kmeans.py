@@ -28,7 +28,7 @@ from dpcore.kmeans.compare import METHODS, MethodResult, compare_methods
 from dpcore.plots.kmeans import budget_bars, candidate_view, centres_scatter, epsilon_panels, objective_bars
 from dpcore.preprocessing import normalize_rows
 from dpcore.privacy import basic_composition
-from ui.common import dataset_from_spec, privacy_statement, show_chart, show_ledger
+from ui.common import dataset_from_spec, planned, privacy_statement, record_estimator, show_chart, show_ledger
 from ui.pickers import PICKERS, picker_url_fields
 from ui.seeds import MAX_SEED, seed_caveat, seed_label
 from ui.share import Preset, as_bool, as_float, as_int, list_of, one_of, snippet_expander
@@ -221,6 +221,33 @@ def series_total(series):
     return basic_composition([t[0] for t in totals], [t[1] for t in totals])
 
 
+# ----------------------------------------------------------------------------- the meter
+def method_relation(key):
+    """The relation a method's ε is stated for: diffprivlib's DP-Lloyd adds or removes one row, the
+    others replace one point (n public)."""
+    return "add_remove" if key == "dplloyd" else "replace_one"
+
+
+RELATION_WORDS = {"add_remove": "one row added/removed", "replace_one": "one row replaced"}
+
+
+def planned_runs(methods, epsilons, delta, leak, seed):
+    """The releases a Run or a side-by-side comparison will count (for the class budget): none
+    with Λ read off the data or a public seed (not counted)."""
+    if leak or seed is not None:
+        return []
+    return [planned(e, 0.0 if m == "dplloyd" else delta, method_relation(m)) for m in methods for e in epsilons]
+
+
+def record_runs(result, side_by_side, seed, dataset):
+    """Add every run of a result to the session meter with its method's relation."""
+    for r in (result["series"].runs if side_by_side else result["cmp"].results):
+        what = f"ε = {r.estimator.ledger_.epsilon:g} side by side" if side_by_side else "one ε"
+        rel = method_relation(r.key)
+        record_estimator(r.estimator, f"k-means: {r.label}, {what} ({RELATION_WORDS[rel]})", seed, dataset=dataset,
+                         relation=rel)
+
+
 # ----------------------------------------------------------------------------- privacy words (pure)
 NOT_PRIVATE_COMMON = ["the points drawn and their colours (the raw data and its true classes, shown to teach)",
                       "the objectives and ratios (computed from the raw data)",
@@ -338,7 +365,8 @@ def draw_comparison(res, live=True):
     privacy_statement(*privacy_parts([x.label for x in cmp.results], cmp.radius_from_data, prm["seed"],
                                      candidate=any(x.key.startswith("candidate") for x in cmp.results),
                                      dplloyd=any(x.key == "dplloyd" for x in cmp.results),
-                                     high_dim=RX.shape[1] > 2))
+                                     high_dim=RX.shape[1] > 2),
+                      execution=[type(x.estimator).__name__ for x in cmp.results])
     if live and res.get("code"):
         snippet_expander(res["code"])
 
@@ -387,7 +415,8 @@ def draw_series(res, live=True):
                     "them apart and does not count them.")
     privacy_statement(*privacy_parts([ser.label] * len(ser.runs), ser.radius_from_data, prm["seed"],
                                      candidate=False, dplloyd=ser.method == "dplloyd",
-                                     high_dim=RX.shape[1] > 2, series=True))
+                                     high_dim=RX.shape[1] > 2, series=True),
+                      execution=[type(r.estimator).__name__ for r in ser.runs])
 
 
 DRAW = {RESULT_KEY: draw_comparison, SERIES_KEY: draw_series}

@@ -25,8 +25,9 @@ import streamlit as st
 
 from dpcore.experiments import ALGORITHMS, DPNMF_PAPER, PRESETS as METHODS, Sweep, preset, presets_for, warning_summary
 from dpcore.plots.experiments import METRIC_TITLES, privacy_utility_figure
-from dpcore.privacy import PrivacyLedger
-from ui.common import DEFAULT_DATASET, current_dataset, privacy_statement, record_run, show_chart
+from dpcore.audit import claimed_relation
+from dpcore.privacy import PrivacyEvent
+from ui.common import DEFAULT_DATASET, current_dataset, planned, privacy_statement, record_run, show_chart
 from ui.seeds import seed_caveat
 from ui.share import Preset, as_int, list_of, one_of
 
@@ -155,22 +156,61 @@ def build_sweep(spec, methods, metrics, grid, trials, q, seed):
                  seed=seed).validated()
 
 
-def record_sweep(df, seed):
-    """Add the sweep's private runs to the session meter: the runs that released something
-    private (not private with a public seed) and, apart, those that did not."""
-    counted, leaked = PrivacyLedger(), PrivacyLedger()
+def radius_from_data(ds, algorithm):
+    """Whether a sweep's k-means method reads its radius off the data (``radius="data"``: the
+    dataset has no public radius and the method was given none): its runs are then not private."""
+    a = algorithm if isinstance(algorithm, dict) else preset(algorithm)
+    return (ALGORITHMS[a["name"]].family == "kmeans" and "radius" not in a.get("params", {})
+            and "public_radius" not in ds.extras)
+
+
+def counted(ds, algorithm):
+    """Whether a private method's runs will be counted by the meter (not the paper's DPNMF, whose
+    NNDSVD start reads the data, nor a k-means method that reads its radius off the data)."""
+    a = algorithm if isinstance(algorithm, dict) else preset(algorithm)
+    return (ALGORITHMS[a["name"]].private and a.get("params", {}).get("init") != "nndsvd"
+            and a.get("label") != DPNMF_PAPER and not radius_from_data(ds, a))
+
+
+def planned_sweep(sweep, ds, seed):
+    """The private releases a sweep will count, for the class budget: every ε × trial of every
+    counted private method, in its relation (none with a public seed)."""
+    if seed is not None:
+        return []
+    return [planned(e, 0.0, claimed_relation(a["name"]), count=sweep.trials)
+            for a in sweep.algorithms if counted(ds, a) for e in sweep.epsilons]
+
+
+def record_sweep(df, seed, dataset=None):
+    """Add every private fit of the sweep to the session meter as one release, with its method's
+    relation: counted when it released something private with secret noise, listed apart
+    otherwise (a public seed, a non-private start, a radius read off the data). A sweep of 140
+    private fits shows 140 releases."""
     for _, r in df[df["private"]].iterrows():
-        (counted if r["released_private"] else leaked).record(
-            f"{r['algorithm']} trial {r['trial']}", "see method", r["epsilon_spent"],
-            0.0 if np.isnan(r["delta"]) else r["delta"])
-    if len(counted):
-        record_run(counted, "privacy–utility sweep", private=seed is None,
-                   reason="" if seed is None else f"public master seed {seed} (reproducible mode)")
-    if len(leaked):
-        names = ", ".join(dict.fromkeys(df.loc[df["private"] & ~df["released_private"].astype(bool), "algorithm"]))
-        record_run(leaked, "privacy–utility sweep", private=False,
-                   reason=f"runs that released nothing private: {names} (a non-private start, or a radius read off "
-                          "the data)")
+        if not np.isfinite(r["epsilon_spent"]):
+            continue                                  # nothing was spent (no ledger)
+        delta = 0.0 if np.isnan(r["delta"]) else float(r["delta"])
+        event = PrivacyEvent.approx_dp(float(r["epsilon_spent"]), delta)
+        if seed is not None:
+            ok, why = False, f"public master seed {seed} (reproducible mode)"
+        elif not r["released_private"]:
+            ok, why = False, ("released nothing private: a non-private start, or a radius read off the data "
+                              "(radius='data')")
+        else:
+            ok, why = True, ""
+        record_run([event], f"sweep: {r['algorithm']}, ε = {fmt(r['epsilon'])}, trial {r['trial']}", private=ok,
+                   reason=why, dataset=dataset, relation=claimed_relation(r["name"]))
+
+
+def radius_warning(ds, methods):
+    """The words of the visible warning when k-means methods will read Λ off the data (or None)."""
+    leaking = [m for m in methods if m in METHODS and radius_from_data(ds, m)]
+    if not leaking:
+        return None
+    return (f"**Not private: {', '.join(leaking)} read the radius off the data** (radius='data', max ‖x‖): this "
+            "dataset has no public radius. Their runs are drawn against ε but release nothing private, and the "
+            "meter lists them as not private. Use a Gaussian mixture (its generator gives a public radius) or the "
+            "k-means page, where Λ is chosen before looking at the data.")
 
 
 def progress_text(done, total, elapsed):
@@ -288,6 +328,12 @@ def show_result(res):
         st.caption("No method gives a value for: " + "; ".join(empty) + " (the metric does not apply to these "
                    "methods or this dataset, or q differs from the true subspaces' dimension).")
     st.caption(look_for(df, metrics))
+    leaked = df.loc[df["private"] & ~df["released_private"].astype(bool), "algorithm"] if "released_private" in df \
+        else []
+    kmeans_leaked = [a for a in dict.fromkeys(leaked) if a in METHODS and family(a) == "kmeans"]
+    if kmeans_leaked:
+        st.warning(f"**Not private: {', '.join(kmeans_leaked)} ran with the radius read off the data** "
+                   "(radius='data'): these runs released nothing private and the meter lists them apart.")
     show_warnings(df)
     c1, c2 = st.columns(2)
     c1.download_button("Download results (CSV)", df.to_csv(index=False), "privacy_utility.csv", "text/csv",
@@ -314,8 +360,9 @@ def show_privacy(res):
     released = [w for f, w in (("subspace", "subspaces"), ("cocluster", "contingency tables and partitions"),
                                ("kmeans", "centres"), ("documents", "centres or NMF basis")) if f in families] or ["subspaces, tables or centres"]
     caveats = seed_caveat(res.get("seed") if res else None) + [
-        "A sweep is many releases: the session meter adds every private run's ε. Real deployments release "
-        "once; sweeps are for studying the methods on public or synthetic data."]
+        "A sweep is many releases: the session meter counts every private fit as one release (a sweep of 140 "
+        "fits shows 140) and adds up their ε. Real deployments release once; sweeps are for studying the methods "
+        "on public or synthetic data."]
     if not res or "gibbs" in names:
         caveats.append("Gibbs is private only asymptotically, when its chain has mixed.")
     if res and DPNMF_PAPER in set(res["df"]["algorithm"]):
@@ -333,4 +380,5 @@ def show_privacy(res):
            else [])
         + ([f"{DPNMF_PAPER}'s basis (its start reads the raw documents)"]
            if res and DPNMF_PAPER in set(res["df"]["algorithm"]) else []),
-        caveats=caveats)
+        caveats=caveats,
+        execution=[ALGORITHMS[n].target.rsplit(":", 1)[-1] for n in names if n in ALGORITHMS])

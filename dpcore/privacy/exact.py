@@ -492,22 +492,27 @@ FLOAT_PARTS = {
 }
 
 
-def execution_note(estimator):
-    """One sentence on how an estimator's noise is drawn as executed: exact, and what stays float.
+def execution_note(*estimators):
+    """One sentence on how the estimators' noise is drawn as executed: exact, and what stays float.
 
     Parameters
     ----------
-    estimator : estimator instance or class
+    *estimators : estimator instances, classes or class names
 
     Returns
     -------
     str
     """
-    name = estimator.__name__ if isinstance(estimator, type) else type(estimator).__name__
-    if name == "DPLloydKMeans":
-        return "Noise as executed: " + FLOAT_PARTS[name] + "."
+    names = []
+    for e in estimators:
+        name = e if isinstance(e, str) else e.__name__ if isinstance(e, type) else type(e).__name__
+        if name not in names:
+            names.append(name)
     text = ("Noise as executed: every Gaussian and Laplace release is exact — rounded to a public grid with "
             "integer noise drawn exactly, so no released number rules out a neighbouring dataset")
-    if name in FLOAT_PARTS:
-        text += "; floating-point: " + FLOAT_PARTS[name]
+    floats = [f"{n}: {FLOAT_PARTS[n]}" if len(names) > 1 else FLOAT_PARTS[n] for n in names if n in FLOAT_PARTS]
+    if names == ["DPLloydKMeans"]:
+        return "Noise as executed: " + FLOAT_PARTS["DPLloydKMeans"] + "."
+    if floats:
+        text += "; floating-point: " + "; ".join(floats)
     return text + "."

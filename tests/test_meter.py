@@ -1,0 +1,278 @@
+"""The session meter is the library's accountant (ui/common.py): per dataset, in the weakest
+relation common to the runs, counting releases, non-private runs apart with their reasons, an
+optional class budget that refuses a run before it runs; and the pages that charge it (the
+Co-clustering run in one cell ±1, a sweep of 140 fits, an audit of the user's data)."""
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from apptest_helpers import open_page
+from apptest_helpers import widget as w
+from dpcore.privacy import GaussianBudget, PrivacyEvent, PrivacyLedger
+from ui.common import SessionMeter
+
+SMALL = {"kind": "subspaces", "n": 150, "d": 6, "k": 2, "q": 2, "sigma": 0.01, "random_state": 0}
+
+
+def _sidebar_script():
+    from ui.common import sidebar
+    sidebar()
+
+
+def sidebar_of(meter, spec, budget=None):
+    """The shared sidebar drawn with ``meter`` and ``spec`` as the current dataset."""
+    at = AppTest.from_function(_sidebar_script, default_timeout=120)
+    at.session_state["session_meter"] = meter
+    at.session_state["dataset"] = {"spec": spec}
+    if budget is not None:
+        at.session_state["class_budget"] = budget
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def captions(at):
+    return " ".join(c.value for c in at.sidebar.caption)
+
+
+def meter_of(at):
+    return at.session_state["session_meter"]
+
+
+def click(at, label):
+    next(b for b in at.button if b.label == label).click()
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+# ----------------------------------------------------------------------------- the meter itself
+def test_meter_totals_in_the_weakest_common_relation_with_releases_and_tight_total():
+    meter = SessionMeter()
+    for _ in range(20):
+        ledger = PrivacyLedger()
+        ledger.record("noisy means", "Gaussian", 1.0, 1e-6,
+                      events=[PrivacyEvent.gaussian(76.9, count=20, stated=(1.0, 1e-6))])
+        meter.record(ledger, "SuLQ", "D", True, relation="replace_one")
+    meter.record(PrivacyEvent.approx_dp(1.0), "DP-Lloyd", "D", True, relation="add_remove")
+    assert meter.relation("D") == "replace_one" and meter.private_total("D")[0] == pytest.approx(22.0)
+    assert meter.n_releases("D") == 401
+    assert meter.tight_total("D").epsilon < 10                   # far below 22: 400 Gaussian releases compose tightly
+    at = sidebar_of(meter, SMALL)                                # another dataset is current: the last run is named
+    assert "D" in captions(at) and "replace-one" in captions(at)
+
+
+def test_sidebar_names_the_relation_releases_tight_total_and_lists_nonprivate_runs_apart():
+    meter = SessionMeter()
+    assert [m.value for m in sidebar_of(meter, SMALL).sidebar.metric] == ["0"]
+    ds_name = _dataset_name(SMALL)
+    for _ in range(10):
+        meter.record(GaussianBudget(1.0, 1e-6, 10).events(), "SuLQ", ds_name, True)
+    meter.record(PrivacyEvent.approx_dp(3.0), "Gibbs (ε = 3)", ds_name, False,
+                 "the chain has not mixed (the page's verdict: not yet mixed)")
+    at = sidebar_of(meter, SMALL, budget=12.0)
+    assert [m.value for m in at.sidebar.metric] == ["10"]
+    text = captions(at)
+    assert "replace-one (one record replaced; n public)" in text and "100 private release(s) in 10 run(s)" in text
+    assert "Tight total: ε ≤" in text and "by adding up" in text
+    assert "Class budget: ε ≤ 12 per dataset · 2 left here" in text
+    assert "1 non-private run(s)" in text and "not yet mixed" in text    # the non-private run with its reason
+
+
+def _dataset_name(spec):
+    from dpcore.data import load_dataset
+    return load_dataset(**spec).name
+
+
+def test_app_sidebar_has_the_class_budget_and_the_reload_caption():
+    from pathlib import Path
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120)
+    at.run()
+    assert not at.exception
+    box = next(x for x in at.sidebar.number_input if x.label.startswith("Class budget"))
+    assert box.value is None
+    assert "reload starts a new session" in captions(at)
+
+
+# ----------------------------------------------------------------------------- budget refusals on the pages
+def test_cluster_run_past_the_class_budget_is_refused_before_it_runs():
+    at = open_page("3_cluster.py", spec=SMALL, state={"class_budget": 50.0})
+    w(at, "selectbox", "Method").set_value("sulq")
+    at.run()
+    next(s for s in at.select_slider if s.label.startswith("privacy budget ε")).set_value(100.0)
+    click(at, "Run")
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "class budget" in errors[0] and "100" in errors[0] and "50" in errors[0], errors
+    assert "cluster_result" not in at.session_state and meter_of(at).runs == []     # nothing ran, nothing charged
+    next(s for s in at.select_slider if s.label.startswith("privacy budget ε")).set_value(10.0)
+    click(at, "Run")
+    assert not at.error and meter_of(at).private_total(meter_of(at).runs[0]["dataset"])[0] == pytest.approx(10.0)
+
+
+def test_a_public_seed_run_is_not_refused_and_not_counted():
+    at = open_page("3_cluster.py", spec=SMALL, state={"class_budget": 1.0})
+    w(at, "selectbox", "Method").set_value("sulq")
+    at.run()
+    next(c for c in at.checkbox if c.label == "reproducible (noise public)").check()
+    at.run()
+    click(at, "Run")
+    assert not at.error and [r["private"] for r in meter_of(at).runs] == [False]
+
+
+def test_kmeans_side_by_side_past_the_budget_is_refused():
+    at = open_page("6_kmeans.py", state={"class_budget": 5.0})
+    next(s for s in at.selectbox if s.label == "Dataset").set_value("gaussians")
+    at.run()
+    click(at, "Compare ε values side by side")         # default 0.1, 1, 10, 100: 111.1 > 5
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "class budget" in errors[0] and meter_of(at).runs == []
+
+
+# ----------------------------------------------------------------------------- what the pages charge
+def test_coclustering_run_shows_at_least_five_in_one_cell():
+    """DP-τCC + DPHD + DP-KMeans + DPNMF (private start) at ε = 1: the only relation all four share
+    is one cell ±1, where DP-KMeans (one document added or removed) costs 2ε."""
+    at = open_page("5_coclustering.py")
+    peers = next(x for x in at.multiselect if x.label.startswith("also run the paper's peers"))
+    peers.set_value(["DPHD", "DP-KMeans", "DPNMF (private start)"])
+    click(at, "Run")
+    assert not at.error, [e.value for e in at.error]
+    meter = meter_of(at)
+    name = meter.runs[0]["dataset"]
+    assert [r["relation"] for r in meter.runs] == ["cell_pm1", "replace_one", "add_remove", "replace_one"]
+    assert all(r["private"] for r in meter.runs) and all(r["epsilon"] == pytest.approx(1.0) for r in meter.runs)
+    assert meter.relation(name) == "cell_pm1"
+    eps, _ = meter.private_total(name)
+    assert eps >= 5 - 1e-9 and eps == pytest.approx(5.0)
+    side = sidebar_of(meter, at.session_state["cocluster_result"]["spec"])
+    assert [m.value for m in side.sidebar.metric] == ["5"]
+    assert "one cell ±1" in captions(side)
+
+
+def test_coclustering_past_the_budget_is_refused_before_dp_taucc_runs():
+    at = open_page("5_coclustering.py", state={"class_budget": 4.0})
+    next(x for x in at.multiselect if x.label.startswith("also run the paper's peers")).set_value(
+        ["DPHD", "DP-KMeans", "DPNMF (private start)"])
+    click(at, "Run")                                     # 5 in one cell ±1 > 4
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "class budget" in errors[0] and "5" in errors[0]
+    assert meter_of(at).runs == [] and "cocluster_result" not in at.session_state
+
+
+def test_a_sweep_of_140_fits_shows_140_releases():
+    at = open_page("7_privacy_utility.py", spec=SMALL, timeout=300)
+    w(at, "multiselect", "methods").set_value(["SuLQ-10"])
+    w(at, "multiselect", "metrics").set_value(["d_W"])
+    w(at, "number_input", "ε points").set_value(7)
+    w(at, "number_input", "trials").set_value(20)
+    w(at, "radio", "workers").set_value(1)
+    click(at, "Run sweep")
+    assert not at.error, [e.value for e in at.error]
+    meter = meter_of(at)
+    name = meter.runs[0]["dataset"]
+    assert len(meter.runs) == 140 and all(r["private"] for r in meter.runs)
+    assert meter.n_releases(name) == 140
+    eps = sorted({r["epsilon"] for r in meter.runs})
+    assert meter.private_total(name)[0] == pytest.approx(20 * sum(eps))
+    assert "140 private release(s) in 140 run(s)" in captions(sidebar_of(meter, SMALL))
+
+
+def test_a_sweep_past_the_budget_is_refused_before_it_runs():
+    at = open_page("7_privacy_utility.py", spec=SMALL, timeout=300, state={"class_budget": 10.0})
+    w(at, "multiselect", "methods").set_value(["SuLQ-10", "k-plane"])
+    w(at, "radio", "workers").set_value(1)
+    click(at, "Run sweep")                               # the default grid 0.1 … 1000
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "class budget" in errors[0]
+    assert meter_of(at).runs == [] and "privacy_utility" not in at.session_state
+
+
+def test_a_kmeans_sweep_with_the_radius_read_off_the_data_says_so_visibly():
+    at = open_page("7_privacy_utility.py", spec=SMALL, timeout=300)
+    w(at, "multiselect", "methods").set_value(["SuLQ k-means", "k-means++"])
+    w(at, "multiselect", "metrics").set_value(["cost"])
+    w(at, "number_input", "ε points").set_value(2)
+    w(at, "number_input", "trials").set_value(1)
+    w(at, "radio", "workers").set_value(1)
+    click(at, "Run sweep")
+    assert any("read the radius off the data" in x.value for x in at.warning)       # in the form, with the methods
+    assert any("ran with the radius read off the data" in x.value for x in at.warning)   # beside the result
+    runs = meter_of(at).runs
+    assert len(runs) == 2 and not any(r["private"] for r in runs) and all("radius" in r["reason"] for r in runs)
+
+
+def audit_page(state=None):
+    at = open_page("8_audit.py", spec=SMALL, timeout=180, state=state)
+    assert w(at, "selectbox", "data").value != "data_page"          # the audit sets are the default
+    w(at, "selectbox", "data").set_value("data_page")
+    at.run()
+    w(at, "selectbox", "algorithm").set_value("sulq_kplane")
+    at.run()
+    w(at, "number_input", "runs per side").set_value(50)
+    return at
+
+
+def test_an_audit_of_the_users_data_charges_every_run_on_both_sides():
+    at = click(audit_page(), "Run audit")
+    assert not at.error, [e.value for e in at.error]
+    meter = meter_of(at)
+    name = meter.runs[0]["dataset"]
+    assert all(r["private"] and r["relation"] == "replace_one" for r in meter.runs)
+    assert meter.n_releases(name) == 100                                # 50 runs on D and 50 on D′
+    assert meter.private_total(name)[0] == pytest.approx(100.0)          # each at the claimed ε = 1
+    text = " ".join(c.value for c in at.caption) + " ".join(i.value for i in at.info)
+    assert "Charged to" in text and "100 releases" in text and "D′" in text
+    assert "spends no privacy budget" not in text and "releases nothing about yours" not in text
+
+
+def test_an_audit_of_the_users_data_past_the_budget_is_refused():
+    at = click(audit_page({"class_budget": 60.0}), "Run audit")
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "class budget" in errors[0] and "100" in errors[0]
+    assert meter_of(at).runs == [] and "audit" not in at.session_state
+
+
+def test_an_audit_with_a_public_seed_lists_its_runs_as_not_private():
+    at = audit_page()
+    next(c for c in at.checkbox if c.label == "reproducible (noise public)").check()
+    at.run()
+    w(at, "number_input", "runs per side").set_value(50)
+    click(at, "Run audit")
+    runs = meter_of(at).runs
+    assert runs and not any(r["private"] for r in runs) and all("public seed" in r["reason"] for r in runs)
+    assert sum(r["releases"] for r in runs) == 100
+
+
+def test_an_audit_of_an_audit_set_charges_nothing():
+    at = open_page("8_audit.py", timeout=180)
+    w(at, "selectbox", "algorithm").set_value("sulq_kplane")
+    at.run()
+    w(at, "number_input", "runs per side").set_value(50)
+    click(at, "Run audit")
+    assert not at.error
+    assert "session_meter" not in at.session_state or not meter_of(at).runs
+    assert any("releases nothing about yours" in c.value for c in at.caption)
+
+
+def test_gibbs_chains_not_mixed_are_recorded_as_not_private():
+    from dpcore.data import load_dataset
+    from dpcore.subspace.gibbs import GibbsSubspaceClustering
+
+    def script():
+        import streamlit as st
+        from ui.gibbs import record_chains
+        record_chains(st.session_state["models"], st.session_state["verdicts"], None)
+
+    ds = load_dataset(**SMALL)
+    models = {e: GibbsSubspaceClustering(n_clusters=2, subspace_dim=2, epsilon=e, n_iter=3).fit(ds.X)
+              for e in (1.0, 2.0)}
+    at = AppTest.from_function(script)
+    at.session_state["dataset"] = {"spec": SMALL}
+    at.session_state["models"] = models
+    at.session_state["verdicts"] = {1.0: {"mixed": True}, 2.0: {"mixed": False}}
+    at.run()
+    assert not at.exception
+    runs = meter_of(at).runs
+    assert [r["private"] for r in runs] == [True, False] and "not yet mixed" in runs[1]["reason"]
+    assert meter_of(at).private_total(runs[0]["dataset"]) == (1.0, 0.0)
+    assert np.isfinite(runs[1]["epsilon"])
