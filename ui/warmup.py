@@ -6,7 +6,8 @@ the next page a user opens does not pay for them (pandas alone is ~0.4 s here). 
 import lock makes a page that needs a module while the thread is importing it wait for that
 one import, never import it twice.
 
-The same thread then compiles the Gibbs sampler's numba kernels
+The same thread then loads (or compiles) the exact noise samplers' kernels and compiles the Gibbs
+sampler's numba kernels
 (:func:`dpcore.subspace.gibbs_kernels.warmup`): ≈ 20–22 s on the first start after an install,
 in a child process (a compile holds the GIL, and the first pages would render slower meanwhile;
 numba writes the kernels to its cache), then ≈ 1.6 s to load them here, as on every later start. A Gibbs run
@@ -22,7 +23,7 @@ import threading
 MODULES = ("pandas", "scipy.optimize", "scipy.special", "sklearn.cluster", "dpcore.plots", "dpcore.experiments",
            "dpcore.export", "dpcore.subspace.solvers", "dpcore.subspace.gibbs", "dpcore.subspace.sample_aggregate",
            "dpcore.subspace.sulq", "dpcore.cocluster.dptaucc", "dpcore.kmeans.compare", "dpcore.audit",
-           "dpcore.reproduce", "dpcore.gallery", "dpcore.plots.paper")
+           "dpcore.reproduce", "dpcore.gallery", "dpcore.plots.paper", "dp_accounting", "dpcore.privacy.exact")
 
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
@@ -34,6 +35,12 @@ def _import_all():
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a page that needs it will report the error itself
             pass
+    try:
+        # the exact noise samplers every private run uses: ≈ 3 s to compile after an install, 0.3 s to load
+        from dpcore.privacy import exact_samplers
+        exact_samplers.warm_up()
+    except Exception:  # noqa: BLE001 - without numba the samplers run their (exact, slower) Python path
+        pass
     try:
         from dpcore.subspace import gibbs_kernels
         # compile (first start after install, in a child process: the ≈ 20 s compile holds the GIL and
