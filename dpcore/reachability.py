@@ -9,8 +9,9 @@ only finitely many floats from each input, and the two sets differ.
 :func:`reachable` decides exactly, for each release, whether it can come from a given value:
 
 - ``"float_laplace"`` - numpy's ``Generator.laplace(0.0, scale)`` added in float64 to the
-  value, as :func:`dpcore.privacy.laplace_mechanism` does (``value + rng.laplace(0.0,
-  sensitivity / epsilon, size)``). numpy's C sampler (``random_laplace`` in
+  value, as :func:`dpcore.privacy.laplace_mechanism` did before releases were made exact
+  (``value + rng.laplace(0.0, sensitivity / epsilon, size)``; now it releases on a grid,
+  :mod:`dpcore.privacy.exact`). numpy's C sampler (``random_laplace`` in
   numpy/random/src/distributions/distributions.c) draws U = next_double() = k·2⁻⁵³ for a
   uniform integer k in [0, 2⁵³) and returns, with loc = 0,
 

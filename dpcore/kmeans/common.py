@@ -18,13 +18,12 @@ was added.
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..exceptions import PrivacyLeakWarning
+from ..exceptions import PrivacyLeakWarning, warn_privacy_leak
 from ..validation import check_array, check_real
 from ..preprocessing import row_sq_norms
 
@@ -148,13 +147,13 @@ def warn_if_data_scaled(X, estimator="this estimator", stacklevel=4):
     kind = data_scaling(X)
     if kind is not None:
         found, stats = _SCALING_TEXT[kind]
-        warnings.warn(
+        warn_privacy_leak(
             f"{estimator}: the input looks scaled by statistics of the data themselves ({found}). If a "
             f"scaler fitted on these data produced it (e.g. in a Pipeline), its {stats} were read off the "
             "data without noise: they are not private, and neither is the release as a function of the raw "
             "data. Scale with a fixed transform whose constants are public (known before seeing the data, "
             "e.g. a FunctionTransformer with published bounds) and give a public radius.",
-            PrivacyLeakWarning, stacklevel=stacklevel)
+            PrivacyLeakWarning, stacklevel=stacklevel)   # also marks the running fit as not private
     return kind
 
 
@@ -216,7 +215,7 @@ def resolve_radius(radius, X):
         lam = data_radius(X)
         if not lam > 0:
             raise ValueError("radius='data' needs at least one non-zero point; give a public radius > 0")
-        warnings.warn("radius='data': Λ = max ‖x‖ is computed from the data and will result in "
+        warn_privacy_leak("radius='data': Λ = max ‖x‖ is computed from the data and will result in "
                       "additional privacy leakage; pass a public radius to get a private result",
                       DataDerivedRadiusWarning, stacklevel=4)
         return lam, True

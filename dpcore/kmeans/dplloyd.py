@@ -61,13 +61,13 @@ clamped plain Laplace sums to the interval instead of the bounded-domain draw: a
 was 1.6 against diffprivlib's 4.0 - the two releases differ a lot when the noise scale
 exceeds the interval, so the bounded-domain draw is kept for comparability.)
 
-The bounded-domain law is drawn with a bounded number of rounds (a sign choice, then a
-folded exponential magnitude: :func:`dpcore.privacy.bounded_domain_laplace`) where diffprivlib rejects whole
-proposals - millions per value when the per-coordinate ε is tiny (reviews: d = 18 483).
+The bounded-domain law is the discrete one on a public grid, drawn exactly with a bounded
+number of rounds (a sign choice, then a geometric magnitude reduced modulo the room:
+:func:`dpcore.privacy.bounded_domain_laplace`) where diffprivlib rejects whole proposals -
+millions per value when the per-coordinate ε is tiny (reviews: d = 18 483).
 
-Randomness: numpy's float Laplace through :func:`dpcore.privacy.laplace_mechanism` (the
-module caveat of :mod:`dpcore.privacy.mechanisms` applies) and the exact discrete Laplace for
-the counts; the start draws from the same Generator.
+Randomness: exact integer samplers for the sums and for the counts (no float noise,
+:mod:`dpcore.privacy.exact`); the start draws from the same Generator.
 """
 from __future__ import annotations
 

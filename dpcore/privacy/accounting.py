@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from ..exceptions import _CURRENT_LEAKS
 from ..validation import check_delta, check_epsilon, check_int, check_real
 from .accountant import _IN_FIT, PrivacyEvent, active_accountant
 from .mechanisms import gaussian_mechanism, gaussian_sigma
@@ -180,7 +181,9 @@ class GaussianBudget:
         if self.used >= self.n_releases:
             raise ValueError(f"this Gaussian budget covers {self.n_releases} release(s); all are used")
         self.used += 1
-        return gaussian_mechanism(value, sensitivity * math.sqrt(self.n_releases), self.epsilon, self.delta, rng)
+        # σ for Δ·√n, released with the rounding paid at this release's own Δ (σ_int/Δ_int ≥ σ/Δ)
+        from .exact import gaussian_release
+        return gaussian_release(value, self.sigma(sensitivity), sensitivity, rng)
 
     def events(self, relation=None):
         """The budget's releases as typed events: ``n_releases`` Gaussian releases of noise
@@ -432,11 +435,17 @@ class PrivateEstimatorMixin:
             cls.fit = _accounted_fit(fit)
         super().__init_subclass__(**kwargs)
 
-    def _planned_privacy(self):
+    def _planned_privacy(self, X=None):
         """(ε, δ) the fit will spend as far as the parameters say: ``epsilon`` and ``delta``
-        (0 when absent or None); None when ``epsilon`` is not a finite number ≥ 0 (``fit``
+        (0 when absent; ``delta=None`` is the estimator's ``_default_delta(n)`` for the n rows of
+        ``X`` where it has one); None when ``epsilon`` is not a finite number ≥ 0 (``fit``
         refuses it then). Estimators whose fit spends more than ``epsilon`` override it."""
         eps, dlt = getattr(self, "epsilon", 0.0), getattr(self, "delta", 0.0)
+        if dlt is None and X is not None and hasattr(self, "_default_delta"):
+            try:
+                dlt = self._default_delta(int(X.shape[0]))
+            except (AttributeError, TypeError, ValueError, ZeroDivisionError):
+                dlt = None
         eps, dlt = 0.0 if eps is None else eps, 0.0 if dlt is None else dlt
         try:
             eps, dlt = float(eps), float(dlt)
@@ -461,8 +470,10 @@ class PrivateEstimatorMixin:
         """Whether the fit released anything private: some private output, and not marked
         not private as a whole (``is_private_`` False: a non-private start or selection).
         What a privacy meter may count; a radius read off the data empties
-        ``private_outputs_``."""
-        return bool(list(self.private_outputs_)) and getattr(self, "is_private_", True) is not False
+        ``private_outputs_``; a :class:`~dpcore.exceptions.PrivacyLeakWarning` during the fit
+        (``privacy_leaks_``: e.g. input scaled by its own statistics) makes it False."""
+        return (bool(list(self.private_outputs_)) and getattr(self, "is_private_", True) is not False
+                and not getattr(self, "privacy_leaks_", ()))
 
     def privacy_report(self):
         """What the fit released and at what price.
@@ -488,18 +499,23 @@ def _accounted_fit(fit):
     """``fit`` checked against and recorded in the active accountant (see :class:`PrivateEstimatorMixin`)."""
     @functools.wraps(fit)
     def accounted_fit(self, *args, **kwargs):
-        acc = active_accountant()
-        if acc is None or _IN_FIT.get():
+        if _IN_FIT.get():
             return fit(self, *args, **kwargs)
-        planned = self._planned_privacy()
-        if planned is not None:
-            acc.check(*planned, relation=self.claimed_relation)
-        token = _IN_FIT.set(True)
+        acc = active_accountant()
+        if acc is not None:
+            planned = self._planned_privacy(args[0] if args else kwargs.get("X"))
+            if planned is not None:
+                acc.check(*planned, relation=self.claimed_relation)
+        token, leaks = _IN_FIT.set(True), _CURRENT_LEAKS.set([])
         try:
             out = fit(self, *args, **kwargs)
+            # a value read off the data without noise (a radius, a scaler's statistics) voids the guarantee
+            self.privacy_leaks_ = list(_CURRENT_LEAKS.get())
         finally:
             _IN_FIT.reset(token)
-        acc.record(self)
+            _CURRENT_LEAKS.reset(leaks)
+        if acc is not None:
+            acc.record(self)
         return out
 
     accounted_fit._dpcore_accounted = True

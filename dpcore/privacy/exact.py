@@ -5,8 +5,9 @@ real vector x ∈ R^D is computed as
 
     a = round(x / g) ∈ Z^D,   y = a + Z,   Z integer noise drawn exactly,   release g·y,
 
-with g = 2^−k a public power of two (so x / g and g·y are exact in binary floating point:
-no float arithmetic touches the noise) and Z from the integer samplers of
+with g = 2^−k a public power of two (so x / g is exact in binary floating point and g·y is a
+float function of the integer y, exact below 2^53 grid steps: no float arithmetic touches the
+noise) and Z from the integer samplers of
 :mod:`dpcore.privacy.exact_samplers` (Canonne, Kamath & Steinke 2020; integer arithmetic
 only). Every point of the grid is a possible output whatever the input, so no release can
 rule out a neighbouring input (the floating-point attack of Mironov 2012 has nothing to
@@ -30,9 +31,15 @@ continuous mechanism a + round(σN) = round(a + σN) is post-processing of the c
 Gaussian mechanism on the integer query a, so every continuous analysis (analytic Gaussian,
 Gaussian-DP composition, privacy-loss distributions, sample-aggregate's smooth-sensitivity
 profile) holds for it; the discrete release then satisfies (ε + 2τ, e^τ·δ + 2D·e^{−2047}(1+e^{ε+τ}))
-with τ = D·τ₁ ≤ D·9.3e-18 per release, summed over composed releases. That slack is below
-the double-precision resolution of any ε ≥ 0.01 for D·(releases) ≤ 10⁵; it is reported
-(:attr:`GaussianPlan.tau`), not hidden.
+with τ = D·τ₁ ≤ D·9.3e-18 per release, summed over composed releases (one D = 165 release:
+1.5e-15; 10⁵ coordinates in all: 1.9e-12). The ledgers record the continuous analysis's
+(ε, δ); the slack is reported by each plan (:attr:`GaussianPlan.tau`,
+``AggregateResult.discretisation_slack``), not added to them.
+
+*What "exact" covers.* The analyses take Δ to be the sensitivity of the real-valued query;
+what is rounded is the float-computed value (a float matrix product or sum), whose difference
+between neighbours can exceed Δ by that computation's own rounding error (relative ~1e-16).
+That error is not paid for; the noise is.
 """
 from __future__ import annotations
 
@@ -85,8 +92,8 @@ def _to_grid(value, k, low=-_CLAMP, high=_CLAMP, warn=True):
     v = np.ldexp(v, k)
     if warn and v.size and (v.min() < low or v.max() > high):
         warnings.warn("a released value is more than 2^28 noise scales from 0 and was clamped to the release "
-                      "grid's range (privacy unaffected; that coordinate's accuracy is lost)", RuntimeWarning,
-                      stacklevel=3)
+                      "grid's range (privacy unaffected; that coordinate's accuracy is lost). This warning is for "
+                      "the data's curator: it depends on the data", RuntimeWarning, stacklevel=3)
     return np.rint(np.clip(v, low, high)).astype(np.int64)
 
 
@@ -222,6 +229,9 @@ def gaussian_release(value, sigma, sensitivity, random_state=None, plan=None):
     value = np.asarray(value, dtype=np.float64)
     if plan is None:
         plan = plan_gaussian(sigma, sensitivity, max(value.size, 1))
+    elif (plan.dim, plan.sigma, plan.sensitivity) != (max(value.size, 1), float(sigma), float(sensitivity)):
+        raise ValueError(f"plan is for dim = {plan.dim}, sigma = {plan.sigma:g}, sensitivity = {plan.sensitivity:g}; "
+                         f"got {value.size} values, sigma = {sigma:g}, sensitivity = {sensitivity:g}")
     rng = check_random_state(random_state)
     a = _to_grid(value, plan.k)
     z = discrete_gaussian_noise(plan.m, plan.w, size=a.shape, random_state=rng)
@@ -278,6 +288,8 @@ def plan_laplace(scale, sensitivity, dim):
     scale = check_real(scale, "scale", 0.0, None, low_inclusive=False)
     sensitivity = check_real(sensitivity, "sensitivity", 0.0, None, low_inclusive=False)
     dim = int(dim)
+    if dim < 1:
+        raise ValueError(f"dim must be an integer >= 1; got {dim}")
     k = _grid_exponent(scale)
     b = Fraction(scale)
     t_exact = b * Fraction(2) ** k + b * dim / Fraction(sensitivity)      # b/g + bD/Δ₁
@@ -325,10 +337,10 @@ def _log_z_ratio(q_log, delta_int, width):
     min(Δ, the nearest integer to W/2)."""
     j = min(delta_int, width // 2)
     q = math.exp(q_log)
-
-    def zz(a):   # (1 − q)·Z(a) = (1 − q^{a+1}) + q(1 − q^{W−a}), without cancellation
-        return -math.expm1((a + 1) * q_log) - q * math.expm1((width - a) * q_log)
-    return math.log(zz(j)) - math.log(zz(0))
+    # (1 − q)(Z(j) − Z(0)) = q(1 − q^j)(1 − q^{W−j}) and (1 − q)Z(0) = 1 − q^{W+1}: the log of the
+    # ratio as log1p of a product of expm1 terms, accurate to a few ulp (no difference of two logs)
+    gain = q * math.expm1(j * q_log) * math.expm1((width - j) * q_log)
+    return math.log1p(gain / -math.expm1((width + 1) * q_log))
 
 
 @dataclass(frozen=True)
@@ -345,12 +357,15 @@ class BoundedLaplacePlan:
         The output interval on the grid, [lo·g, hi·g] ⊆ [lower, upper].
     epsilon_delivered : float
         Δ_int/t + log max Z ratio, computed with a safety margin: ≤ the ε asked.
+    sensitivity_int : int
+        Δ_int = ⌈Δ·2^k⌉ + 1, the integer query's sensitivity after rounding.
     """
     k: int
     t: int
     lo: int
     hi: int
     epsilon_delivered: float
+    sensitivity_int: int = 0
 
 
 #: relative margin on the floating-point evaluation of the bounded Laplace's ε (public constants only)
@@ -391,7 +406,7 @@ def plan_bounded_laplace(lower, upper, sensitivity, epsilon):
     def eps_of(t):     # an upper bound on the worst privacy loss; exact when 2Δ ≤ W (the usual case)
         return (min(d_int, width) / t + _log_z_ratio(-1.0 / t, d_int, width)) * (1 + _BL_MARGIN)
 
-    t_lo = max(1, math.floor(d_int / epsilon))          # ε(t) ≥ Δ/t: t < Δ/ε fails
+    t_lo = max(1, math.floor(min(d_int, width) / epsilon))      # ε(t) ≥ min(Δ, W)/t: smaller t fail
     t_hi = t_lo
     while eps_of(t_hi) > epsilon:
         t_hi *= 2
@@ -404,7 +419,7 @@ def plan_bounded_laplace(lower, upper, sensitivity, epsilon):
         else:
             t_lo = mid
     t = t_hi if eps_of(t_lo) > epsilon else t_lo
-    return BoundedLaplacePlan(k=k, t=t, lo=lo, hi=hi, epsilon_delivered=eps_of(t))
+    return BoundedLaplacePlan(k=k, t=t, lo=lo, hi=hi, epsilon_delivered=eps_of(t), sensitivity_int=d_int)
 
 
 def bounded_laplace_release(values, lower, upper, sensitivity, epsilon, random_state=None):
@@ -434,20 +449,27 @@ def bounded_laplace_release(values, lower, upper, sensitivity, epsilon, random_s
     plan = plan_bounded_laplace(lower, upper, sensitivity, epsilon)
     rng = check_random_state(random_state)
     v = _to_grid(values, plan.k, float(plan.lo), float(plan.hi), warn=False).ravel()
-    up, down = plan.hi - v, v - plan.lo
+    out = _bounded_integer_laplace(v, plan.lo, plan.hi, plan.t, rng)
+    return _from_grid(out, plan.k).reshape(np.shape(values))
+
+
+def _bounded_integer_laplace(v, lo, hi, t, rng):
+    """Integers y in [lo, hi] with P(y) ∝ exp(−|y − v|/t), one per entry of the int64 array v
+    (each in [lo, hi]): the sampler of :func:`bounded_laplace_release`."""
+    up, down = hi - v, v - lo
     big = np.maximum(up, down) + 1
     out = np.empty_like(v)
     pending = np.arange(v.size)
     while pending.size:
         n = pending.size
         sign = rng.integers(0, 2, size=n).astype(bool)            # True: downwards
-        mag = geometric_noise(plan.t, size=n, random_state=rng) % big[pending]
+        mag = geometric_noise(t, size=n, random_state=rng) % big[pending]
         room = np.where(sign, down[pending], up[pending])
         ok = (mag <= room) & ~(sign & (mag == 0))
         idx = pending[ok]
         out[idx] = v[idx] + np.where(sign[ok], -mag[ok], mag[ok])
         pending = pending[~ok]
-    return _from_grid(out, plan.k).reshape(np.shape(values))
+    return out
 
 
 # --------------------------------------------------------------------------- checks

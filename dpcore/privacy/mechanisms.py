@@ -673,7 +673,7 @@ def gaussian_mechanism(value, sensitivity, epsilon, delta, random_state=None, me
 
     σ from :func:`gaussian_sigma`; the release is
     :func:`dpcore.privacy.exact.gaussian_release` (value rounded to a grid g = 2^−k, exact
-    discrete Gaussian noise, the rounding paid for in the noise, slack τ ≤ D·1.5e-22).
+    discrete Gaussian noise, the rounding paid for in the noise, slack τ ≤ D·9.3e-18).
 
     Parameters
     ----------

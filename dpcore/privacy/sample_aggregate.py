@@ -930,6 +930,8 @@ class AggregateResult:
         Field name -> why it is not private.
     discretisation_slack : float
         τ of the exact release: (ε + 2τ, e^τ·δ) (:mod:`dpcore.privacy.exact`).
+    grid_exponent : int
+        k of the public release grid 2^−k (a function of the public constants and Λ only).
     """
     released: np.ndarray            # g(B) + S(B)/α·u  (PRIVATE)
     center: np.ndarray              # g(B) = s_{i*}, blocks in released order (not private)
@@ -947,6 +949,7 @@ class AggregateResult:
     n_draws: int | None = None
     ledger: PrivacyLedger | None = None
     discretisation_slack: float = 0.0
+    grid_exponent: int | None = None
     nonprivate: dict = field(default_factory=lambda: {
         "center": "the exact subset output g(B) chosen from the data",
         "chosen_index": "which subset output was chosen depends on the data",
@@ -1021,17 +1024,19 @@ def private_aggregate(B, epsilon, delta, *, diameter, distances=None, n_blocks=1
     if dist.max() > diameter * (1 + 1e-9) + 1e-12:
         raise ValueError(f"diameter must bound d_M between outputs; got diameter = {diameter:g} but two outputs "
                          f"are {dist.max():g} apart")
+    # distances within the float tolerance above Λ are Λ: the smoothness argument takes every d_M ≤ Λ
+    dist = np.minimum(dist, diameter)
     R = nearest_neighbour_radii(dist)
     i_star, r_t0 = center_of_attention(R, c.t0, diameter)
     S, terms = smooth_sensitivity(R, c.t0, c.s, c.beta, diameter)
     S = max(S, smooth_sensitivity_floor(c, diameter))
     perm = rng.permutation(n_blocks) if n_blocks > 1 else np.zeros(1, dtype=np.int64)
     center = B[i_star].reshape(n_blocks, D // n_blocks)[perm].ravel()
-    released, noise_scale, tau = exact_smooth_gaussian(center, S, c, diameter, rng)
+    released, noise_scale, tau, k = exact_smooth_gaussian(center, S, c, diameter, rng)
     return AggregateResult(released=released, center=center, chosen_index=i_star, constants=c,
                            smooth_sensitivity=S, noise_scale=noise_scale, radii_t0=r_t0,
                            sensitivity_terms=terms, distances=dist, outputs=B, block_permutation=perm,
-                           diameter=diameter, discretisation_slack=tau)
+                           diameter=diameter, discretisation_slack=tau, grid_exponent=k)
 
 
 def smooth_sensitivity_floor(constants, diameter):
@@ -1075,10 +1080,14 @@ def exact_smooth_gaussian(center, S, constants, diameter, rng):
         The per-coordinate standard deviation actually added, g·σ_int.
     tau : float
         The discretisation slack (ε + 2τ, e^τ δ).
+    k : int
+        The grid exponent (g = 2^−k), public.
     """
     D = center.size
     alpha = constants.alpha
     s_lo = smooth_sensitivity_floor(constants, diameter)
+    if not S >= s_lo:
+        raise ValueError(f"S must be at least the public floor S_lo = {s_lo:g} (smooth_sensitivity_floor); got {S:g}")
     k = _grid_exponent(s_lo / alpha)
     f_alpha, f_s = Fraction(alpha), Fraction(S)
     sigma_grid = f_s / f_alpha * Fraction(2) ** k
@@ -1088,7 +1097,7 @@ def exact_smooth_gaussian(center, S, constants, diameter, rng):
     y = a + discrete_gaussian_noise(m_exp, w, size=D, random_state=rng)
     noise_scale = math.ldexp(math.sqrt(w) * 2.0 ** (m_exp / 2), -k)
     tau = D * _TAU_NUMERATOR / (w * 2.0 ** m_exp)
-    return _from_grid(y, k), noise_scale, tau
+    return _from_grid(y, k), noise_scale, tau, k
 
 
 def sample_aggregate(X, f, n_subsets, epsilon, delta, *, diameter, distances=None, n_blocks=1,

@@ -755,12 +755,12 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         return np.broadcast_to(U0, (C, k, d, q)).copy()
 
     # ------------------------------------------------------------------ fit
-    def _planned_privacy(self):
+    def _planned_privacy(self, X=None):
         """(ε, 0) the ledger will record: ε for ``release="sample"``, ε + (m − 1)(q + 3)ε/2 with
         m = ``n_average`` (an upper bound: m is capped by the sweeps) for ``release="mean"``, and
         C times that plus ε for ``select="best_private"``; None when a parameter is invalid
         (``fit`` refuses it then)."""
-        base = super()._planned_privacy()
+        base = super()._planned_privacy(X)
         if base is None:
             return None
         eps = base[0]

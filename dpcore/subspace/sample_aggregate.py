@@ -278,6 +278,9 @@ class SampleAggregateSubspace(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         PrivacyLedger with one entry (ε, δ).
     """
 
+    #: δ = 1/(n ln n) when ``delta`` is None (§5): what an accountant plans before the fit
+    _default_delta = staticmethod(default_delta)
+
     def __init__(self, *, n_clusters=3, subspace_dim=3, solver="tsc", solver_params=None, n_subsets=None,
                  epsilon=1.0, delta=None, random_state=None, max_redraws=1000):
         self.n_clusters = n_clusters

@@ -290,6 +290,9 @@ class SuLQKPlane(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     be a cap with early stopping.
     """
 
+    #: δ = 1/(n ln n) when ``delta`` is None (§5): what an accountant plans before the fit
+    _default_delta = staticmethod(default_delta)
+
     def __init__(self, *, n_clusters=3, subspace_dim=3, n_iter=10, epsilon=1.0, delta=None, composition="advanced",
                  gaussian="auto", random_state=None):
         self.n_clusters = n_clusters
