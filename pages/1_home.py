@@ -84,7 +84,7 @@ st.markdown("""
   again is a new release), in the weakest neighbouring relation they share, with the number of
   releases; runs that were not private are listed apart and not counted. Audits of your own data
   are charged too; a class budget, if set, refuses runs past it. A reload resets the meter.
-- Every Gaussian and Laplace release is **exact as executed**: the value is rounded to a public grid
+- Every Gaussian and Laplace release of dpcore's own methods is **exact as executed**: the value is rounded to a public grid
   and integer noise is drawn exactly, so no released number can rule out a neighbouring dataset
   (float noise can: Mironov 2012). What stays floating-point, and why: the exponential mechanism's
   random choices (DP-τCC's partitions, the candidate method's stages, the Gibbs chain choice), the

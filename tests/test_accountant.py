@@ -297,3 +297,27 @@ def test_huge_epsilons_do_not_break_the_tight_total():
     tight = acc.tight_total()
     assert math.isfinite(tight.epsilon) and 5000 < tight.epsilon <= basic[0]
     assert acc.tight_epsilon(0.0) == math.inf                   # δ below the δ of the (ε, δ) releases
+
+
+def test_nested_blocks_and_the_process_default_see_every_fit():
+    """An inner `with a2:` does not hide a fit from the outer budget (both check and record it);
+    a fit in another thread is seen by the process-wide default accountant."""
+    import threading
+    from dpcore.kmeans.sulq import SuLQKMeans
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    est = lambda: SuLQKMeans(n_clusters=2, epsilon=1.0, delta=1e-6, radius=5.0, n_iter=2, random_state=0)  # noqa: E731
+    outer, inner = PrivacyAccountant(budget_epsilon=1.5), PrivacyAccountant()
+    with outer:
+        with inner:
+            est().fit(X)
+            with pytest.raises(ValueError, match="budget"):
+                est().fit(X)                      # the outer budget refuses the second fit
+    assert len(outer.runs) == len(inner.runs) == 1
+    default = PrivacyAccountant().make_default()
+    try:
+        t = threading.Thread(target=lambda: est().fit(X))
+        t.start()
+        t.join()
+        assert len(default.runs) == 1
+    finally:
+        PrivacyAccountant.clear_default()

@@ -420,9 +420,32 @@ _ACTIVE = contextvars.ContextVar("dpcore_active_accountant", default=None)
 _IN_FIT = contextvars.ContextVar("dpcore_in_private_fit", default=False)
 
 
+#: the process-wide default accountant (:meth:`PrivacyAccountant.make_default`), seen by every thread
+_DEFAULT = None
+
+
 def active_accountant():
-    """The accountant of the innermost ``with accountant:`` block of this thread (or None)."""
-    return _ACTIVE.get()
+    """The accountant of the innermost ``with accountant:`` block of this thread, else the
+    process-wide default (:meth:`PrivacyAccountant.make_default`), else None.
+
+    ``with acc:`` is per thread (concurrent sessions of the app never see each other's
+    accountant), so a fit run in another thread or process — ``GridSearchCV(n_jobs=2)``, a
+    thread pool — does not see it: use :meth:`PrivacyAccountant.make_default` for threads, and
+    for worker processes record the fitted estimators afterwards (``acc.record(est)``)."""
+    acc = _ACTIVE.get()
+    return acc if acc is not None else _DEFAULT
+
+
+def active_accountants():
+    """Every accountant a fit here must satisfy, innermost first: the nested ``with`` blocks of
+    this thread (an inner block does not hide a fit from an outer one's budget) and the default."""
+    chain, acc = [], _ACTIVE.get()
+    while acc is not None:
+        chain.append(acc)
+        acc = acc._parents[-1] if acc._parents else None
+    if _DEFAULT is not None and _DEFAULT not in chain:
+        chain.append(_DEFAULT)
+    return chain
 
 
 @dataclass(frozen=True)
@@ -508,6 +531,7 @@ class PrivacyAccountant:
         self.runs = []              # AccountedRun, private: counted
         self.nonprivate_runs = []   # AccountedRun, not private: listed apart, not counted
         self._tokens = []
+        self._parents = []
         self._tight_cache = {}
 
     # ------------------------------------------------------------------ recording
@@ -714,12 +738,28 @@ class PrivacyAccountant:
 
     # ------------------------------------------------------------------ context
     def __enter__(self):
+        self._parents.append(_ACTIVE.get())
         self._tokens.append(_ACTIVE.set(self))
         return self
 
     def __exit__(self, *exc):
         _ACTIVE.reset(self._tokens.pop())
+        self._parents.pop()
         return False
+
+    def make_default(self):
+        """Make this the process-wide default accountant: every fit in every thread of this
+        process is checked against it and recorded in it (worker processes are not reached).
+        Returns self."""
+        global _DEFAULT
+        _DEFAULT = self
+        return self
+
+    @staticmethod
+    def clear_default():
+        """Remove the process-wide default accountant."""
+        global _DEFAULT
+        _DEFAULT = None
 
     def __repr__(self):
         return (f"PrivacyAccountant({len(self.runs)} private run(s), {self.n_releases} release(s), "

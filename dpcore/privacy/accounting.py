@@ -13,7 +13,7 @@ import numpy as np
 
 from ..exceptions import _CURRENT_LEAKS
 from ..validation import check_delta, check_epsilon, check_int, check_real
-from .accountant import _IN_FIT, PrivacyEvent, active_accountant
+from .accountant import _IN_FIT, PrivacyEvent, active_accountants
 from .mechanisms import gaussian_mechanism, gaussian_sigma
 
 __all__ = [
@@ -501,11 +501,12 @@ def _accounted_fit(fit):
     def accounted_fit(self, *args, **kwargs):
         if _IN_FIT.get():
             return fit(self, *args, **kwargs)
-        acc = active_accountant()
-        if acc is not None:
+        accs = active_accountants()
+        if accs:
             planned = self._planned_privacy(args[0] if args else kwargs.get("X"))
             if planned is not None:
-                acc.check(*planned, relation=self.claimed_relation)
+                for acc in accs:            # every enclosing budget, before anything is read
+                    acc.check(*planned, relation=self.claimed_relation)
         token, leaks = _IN_FIT.set(True), _CURRENT_LEAKS.set([])
         try:
             out = fit(self, *args, **kwargs)
@@ -514,7 +515,7 @@ def _accounted_fit(fit):
         finally:
             _IN_FIT.reset(token)
             _CURRENT_LEAKS.reset(leaks)
-        if acc is not None:
+        for acc in accs:
             acc.record(self)
         return out
 

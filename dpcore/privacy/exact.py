@@ -501,17 +501,26 @@ def on_grid_support(released, k, lo=None, hi=None):
 # --------------------------------------------------------------------------- what each estimator runs exactly
 #: the parts of each private estimator that stay floating-point, and why (the privacy boxes show it)
 FLOAT_PARTS = {
-    "GibbsSubspaceClustering": "the Gibbs sampler's draws (matrix Bingham and assignment steps) are floating-point: "
-                               "no exact sampler of that law is known, and its privacy is asymptotic anyway",
+    "GibbsSubspaceClustering": "the Gibbs sampler's draws (matrix Bingham and assignment steps, and the private "
+                               "choice of chain) are floating-point: no exact sampler of that law is known, and its "
+                               "privacy is asymptotic anyway",
     "CandidateKMeans": "the exponential mechanism's choices (local swaps, stages) and the candidate partition's coin "
-                       "flips use 53-bit floating-point uniforms (probabilities below 2^-53 are not faithful)",
-    "DPHD": "the exponential mechanism's choices (local swaps, stages) and the candidate partition's coin flips use "
-            "53-bit floating-point uniforms (probabilities below 2^-53 are not faithful)",
+                       "flips and binomial draws use 53-bit floating-point uniforms (probabilities below 2^-53 are "
+                       "not faithful)",
+    "DPHD": "the exponential mechanism's choices (local swaps, stages) and the candidate partition's coin flips and "
+            "binomial draws use 53-bit floating-point uniforms (probabilities below 2^-53 are not faithful)",
     "DPTauCC": "the exponential mechanism's partition choices use 53-bit floating-point Gumbel draws (probabilities "
                "below 2^-53 are not faithful)",
     "DPLloydKMeans": "all of its noise is diffprivlib's own floating-point Laplace (a peer run as published): it can "
                      "leak through low-order bits (Mironov 2012)",
 }
+
+#: the estimators' names in the pages' words
+METHOD_WORDS = {"GibbsSubspaceClustering": "Gibbs", "CandidateKMeans": "the candidate method", "DPHD": "DPHD",
+                "DPTauCC": "DP-τCC", "DPLloydKMeans": "DP-Lloyd (diffprivlib)", "SuLQKMeans": "SuLQ k-means",
+                "SuLQKPlane": "SuLQ k-plane", "SampleAggregateSubspace": "sample-aggregate",
+                "SampleAggregateKMeans": "sample-aggregate k-means", "SparseDPLloydKMeans": "DP-KMeans",
+                "DPNMF": "DPNMF"}
 
 
 def execution_note(*estimators):
@@ -530,11 +539,15 @@ def execution_note(*estimators):
         name = e if isinstance(e, str) else e.__name__ if isinstance(e, type) else type(e).__name__
         if name not in names:
             names.append(name)
-    text = ("Noise as executed: every Gaussian and Laplace release is exact — rounded to a public grid with "
-            "integer noise drawn exactly, so no released number rules out a neighbouring dataset")
-    floats = [f"{n}: {FLOAT_PARTS[n]}" if len(names) > 1 else FLOAT_PARTS[n] for n in names if n in FLOAT_PARTS]
-    if names == ["DPLloydKMeans"]:
-        return "Noise as executed: " + FLOAT_PARTS["DPLloydKMeans"] + "."
+    own = [n for n in names if n != "DPLloydKMeans"]
+    parts = []
+    if own or not names:
+        parts.append("Noise as executed: every Gaussian and Laplace release of dpcore's own methods is exact — rounded "
+                     "to a public grid with integer noise drawn exactly, so no released number rules out a "
+                     "neighbouring dataset")
+    floats = [(f"{METHOD_WORDS.get(n, n)}: " if len(names) > 1 else "") + FLOAT_PARTS[n] for n in own if n in FLOAT_PARTS]
     if floats:
-        text += "; floating-point: " + "; ".join(floats)
-    return text + "."
+        parts[-1] += "; floating-point: " + "; ".join(floats)
+    if "DPLloydKMeans" in names:
+        parts.append(("" if own else "Noise as executed: ") + "DP-Lloyd (diffprivlib): " + FLOAT_PARTS["DPLloydKMeans"])
+    return ". ".join(parts) + "."
