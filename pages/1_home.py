@@ -82,7 +82,7 @@ st.markdown("""
   seed — and such a run is **not private** against anyone holding them.
 - The sidebar keeps a meter of the ε of the private runs on each dataset in your session (running
   again is a new release), in the weakest neighbouring relation they share, with the number of
-  releases; runs that were not private are listed apart and not counted. Audits of your own data
+  fits (one run of a method on the data = one release); runs that were not private are listed apart and not counted. Audits of your own data
   are charged too; a class budget, if set, refuses runs past it. A reload resets the meter.
 - Every Gaussian and Laplace release of dpcore's own methods is **exact as executed**: the value is rounded to a public grid
   and integer noise is drawn exactly, so no released number can rule out a neighbouring dataset

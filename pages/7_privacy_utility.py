@@ -11,8 +11,8 @@ from ui.common import ResultSlot, check_budget, current_dataset, current_spec, i
 from ui.seeds import master_seed, seed_controls
 from ui.share import check_link, follow_dataset, preset_picker, publish_url
 from ui.sweep import (DEFAULT_RANGE, KEY, LOG_EPS, MAX_POINTS, MAX_TRIALS, METRIC_HELP, METRICS_FOR, PAGE, PRESETS,
-                      URL_FIELDS, WORKERS, build_sweep, defaults_for, fmt, metric_label, planned_sweep, progress_text,
-                      q_limits, radius_warning, record_sweep, show_privacy, show_result)
+                      URL_FIELDS, WORKERS, build_sweep, defaults_for, fmt, gibbs_note, metric_label, planned_sweep,
+                      progress_text, q_limits, radius_warning, record_sweep, show_privacy, show_result)
 
 st.title("Privacy–utility curves")
 st.markdown("How much utility does ε buy? Each private method is run several times at every ε of a "
@@ -77,6 +77,8 @@ with st.form("sweep_form"):
     leak_words = radius_warning(ds, methods)
     if leak_words:
         st.warning(leak_words)
+    if gibbs_note(methods):
+        st.caption(gibbs_note(methods))
     st.caption("ε grid: " + ", ".join(fmt(e) for e in grid) + ". A running sweep can be stopped with "
                "Streamlit's **Stop** button (top right); the last finished result stays.")
     go = st.form_submit_button("Run sweep", type="primary")
@@ -120,7 +122,7 @@ if go:
                                 "Run it again; if it fails again, please report it with these words.")
         else:
             progress_slot.empty()
-            record_sweep(df, seed, ds.name)
+            record_sweep(df, seed, ds.name)      # charged once finished, before drawn: a stopped sweep charges nothing
             if seed is None:
                 df = df.drop(columns=["seed"])   # per-run seeds would give the secret noise away
             previous = st.session_state.get(KEY) or {}

@@ -7,7 +7,8 @@ from dpcore.audit import (MIN_TRIALS, NEIGHBOUR_RELATION, NEIGHBOURS, RELATIONS,
                           audit_dataset, audit_estimator, claimed_relation, default_neighbour)
 from dpcore.experiments import ALGORITHMS, FAMILY_KINDS
 from ui.audit import (CONFIDENCES, DATA_PAGE, DEFAULT_TRIALS, INITS, MAX_SWEEPS, MAX_TRIALS, SOURCES, URL_FIELDS,
-                      AuditCharge, algorithm_label, check_audit_size, draw_result, progress_text, source_label)
+                      AuditCharge, algorithm_label, charge_preview, check_audit_size, draw_result, privacy_parts,
+                      progress_text, runs_private, source_label)
 from ui.common import ResultSlot, check_budget, current_dataset, privacy_statement, stop_page
 from ui.seeds import master_seed, seed_controls
 from ui.share import Preset, check_link, preset_picker, publish_url
@@ -60,7 +61,7 @@ preset_picker(PAGE, PRESETS)
 src = st.selectbox("data", SOURCES, key="audit_data", format_func=source_label, bind="query-params",
                    help="Audits need hundreds of runs: the small audit sets keep them to seconds, and they are public "
                         "data, so nothing of yours is released. The Data page's dataset is your data: every run of "
-                        "its audit, on D and on D′, is a release charged to its privacy meter.")
+                        "its audit, on D and on D′, is a fit (a release) charged to its privacy meter.")
 own_data = src == DATA_PAGE
 if own_data:
     ds, set_params = current_dataset(), {}
@@ -108,29 +109,32 @@ if name == "gibbs":
             "that it has.")
 
 seed = seed_controls("audit", releases=own_data)   # outside the form: ticking it shows the seed at once
-st.caption("On your data (the Data page's dataset) every run is a release: the runs on D and on D′ — a neighbour of "
-           "D, a release about the same people — are all charged to its privacy meter at the claimed ε (2 × runs "
-           "per side releases), or the audit is refused when the class budget would be exceeded; with a public seed "
-           "they are listed as not private." if own_data else
+st.caption("On your data (the Data page's dataset) every run is a fit, a release: the runs on D and on D′ — a neighbour "
+           "of D, a release about the same people — are all charged to its privacy meter at the claimed ε (2 × runs "
+           "per side fits, one meter entry), or the audit is refused when the class budget would be exceeded; with a "
+           "public seed they are listed as not private." if own_data else
            "The audit sets are public synthetic data: an audit on them releases nothing about yours and is not "
            "charged to any meter; a fixed seed only makes the audit repeatable — the same runs, the same numbers.")
+# outside the form, so that the planned charge beside the Run button follows them at once
+c1, c2 = st.columns(2)
+eps = c1.number_input("claimed ε", min_value=None, value=1.0 if private else None, format="%.3g",
+                      key=f"audit_eps_{name}",
+                      placeholder="none (not private)", bind="query-params" if private else None,
+                      help="The ε the algorithm is run with and audited against, a number > 0. Leave empty "
+                           "for a non-private algorithm.")
+trials = c2.number_input("runs per side", MIN_TRIALS, MAX_TRIALS, DEFAULT_TRIALS, step=50, key="audit_trials",
+                         bind="query-params",
+                         help=f"{MIN_TRIALS} to {MAX_TRIALS:,} (the estimator needs at least {MIN_TRIALS}: half "
+                              "of them choose the test, half measure it). More runs give a tighter (larger) "
+                              "lower bound." + (" On your data each run is a fit charged to its meter." if own_data
+                                                else ""))
 with st.form("audit_form"):
-    c1, c2, c3 = st.columns(3)
-    eps = c1.number_input("claimed ε", min_value=None, value=1.0 if private else None, format="%.3g",
-                          key=f"audit_eps_{name}",
-                          placeholder="none (not private)", bind="query-params" if private else None,
-                          help="The ε the algorithm is run with and audited against, a number > 0. Leave empty "
-                               "for a non-private algorithm.")
-    neighbour = c2.selectbox("neighbour D′", list(neighbours), key="audit_neighbour", format_func=neighbours.get,
+    neighbour = st.selectbox("neighbour D′", list(neighbours), key="audit_neighbour", format_func=neighbours.get,
                              bind="query-params",
                              help="How D′ differs from D by one record. Points: add a far outlier, replace the "
                                   "first point by it (n unchanged), or remove a point; count matrices: add 1 to one "
-                                  "cell, or replace or remove one document (row). The default is the relation the algorithm's ε is claimed for.")
-    trials = c3.number_input("runs per side", MIN_TRIALS, MAX_TRIALS, DEFAULT_TRIALS, step=50, key="audit_trials",
-                             bind="query-params",
-                             help=f"{MIN_TRIALS} to {MAX_TRIALS:,} (the estimator needs at least {MIN_TRIALS}: half "
-                                  "of them choose the test, half measure it). More runs give a tighter (larger) "
-                                  "lower bound.")
+                                  "cell, or replace or remove one document (row). The default is the relation the "
+                                  "algorithm's ε is claimed for.")
     params = dict(set_params.get(family, {}))
     if name == "gibbs":
         c1, c2 = st.columns(2)
@@ -142,7 +146,11 @@ with st.form("audit_form"):
                                       help="random: private start. k-plane: a non-private, data-dependent start.")
     confidence = st.select_slider("confidence", CONFIDENCES, 0.95, key="audit_confidence", bind="query-params",
                                   help="The bound ε̂ holds with this probability.")
-    go = st.form_submit_button("Run audit", type="primary")
+    c1, c2 = st.columns([1, 3], vertical_alignment="center")
+    go = c1.form_submit_button("Run audit", type="primary")
+    preview = charge_preview(name, ds, params, eps, seed, trials) if own_data else None
+    if preview:                                      # the planned charge on the user's data, beside the button
+        c2.caption(preview)
 publish_url()
 if claimed is not None and NEIGHBOUR_RELATION[neighbour] != claimed:
     st.warning(f"**Not the claimed relation.** {algorithm_label(name)} states its ε for "
@@ -188,15 +196,9 @@ if out:
     with result_slot.latest():
         draw_result(out, "final")
 
+box_private, box_not_private, box_caveats = privacy_parts(own_data, *runs_private(name, ds, params, seed), ds.name)
 privacy_statement(
-    private=[],
-    not_private=["everything this page shows: the audit looks at every run's release on D and D′, the planted "
-                 "outlier or cell and the raw data, and exports every run's statistic"],
-    caveats=(["On your data every run is a release about the people in it: the runs on D and on D′ are charged to "
-              "the Data page dataset's privacy meter (2 × runs per side releases at the claimed ε), or listed there "
-              "as not private (a public seed, a non-private algorithm or start, a radius read off the data). Audit "
-              "the public audit sets instead when you can."] if own_data else
-             ["The audit sets are public synthetic data: nothing of yours is released, and the meter is not "
-              "charged."])
-    + ["An audit gives a lower bound: it can catch a leak, not certify privacy."]
-    + (["The Gibbs sampler's ε is asymptotic, and void from a data-dependent start."] if name == "gibbs" else []))
+    private=box_private, not_private=box_not_private,
+    caveats=box_caveats + ["An audit gives a lower bound: it can catch a leak, not certify privacy."]
+    + (["The Gibbs sampler's ε is asymptotic, and void from a data-dependent start."] if name == "gibbs" else []),
+    execution=[ALGORITHMS[name].target.rsplit(":", 1)[-1]])

@@ -1,7 +1,8 @@
 """The session meter is the library's accountant (ui/common.py): per dataset, in the weakest
-relation common to the runs, counting releases, non-private runs apart with their reasons, an
-optional class budget that refuses a run before it runs; and the pages that charge it (the
-Co-clustering run in one cell ±1, a sweep of 140 fits, an audit of the user's data)."""
+relation common to the runs, counting fits (one run of a method on the data = one release),
+non-private fits apart with their reasons, an optional class budget that refuses a run before it
+runs; and the pages that charge it (the Co-clustering run in one cell ±1, a sweep of 140 fits, an
+audit of the user's data as one entry, Gibbs in sweeps and audits listed as not private)."""
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -56,7 +57,8 @@ def test_meter_totals_in_the_weakest_common_relation_with_releases_and_tight_tot
         meter.record(ledger, "SuLQ", "D", True, relation="replace_one")
     meter.record(PrivacyEvent.approx_dp(1.0), "DP-Lloyd", "D", True, relation="add_remove")
     assert meter.relation("D") == "replace_one" and meter.private_total("D")[0] == pytest.approx(22.0)
-    assert meter.n_releases("D") == 401
+    assert meter.n_fits("D") == 21 and meter.n_events("D") == 401     # 21 fits (releases), 401 noise events
+    assert [r["fits"] for r in meter.runs] == [1] * 21 and meter.runs[0]["events"] == 20
     assert meter.tight_total("D").epsilon < 10                   # far below 22: 400 Gaussian releases compose tightly
     at = sidebar_of(meter, SMALL)                                # another dataset is current: the last run is named
     assert "D" in captions(at) and "replace-one" in captions(at)
@@ -73,10 +75,57 @@ def test_sidebar_names_the_relation_releases_tight_total_and_lists_nonprivate_ru
     at = sidebar_of(meter, SMALL, budget=12.0)
     assert [m.value for m in at.sidebar.metric] == ["10"]
     text = captions(at)
-    assert "replace-one (one record replaced; n public)" in text and "100 private release(s) in 10 run(s)" in text
+    # ten fits of ten Gaussian steps each: ten fits, not 100 "releases"
+    assert "replace-one (one record replaced; n public)" in text and "10 private fit(s) (each a release)" in text
+    assert "100 private" not in text and "run(s)" not in text
     assert "Tight total: ε ≤" in text and "by adding up" in text
     assert "Class budget: ε ≤ 12 per dataset · 2 left here" in text
-    assert "1 non-private run(s)" in text and "not yet mixed" in text    # the non-private run with its reason
+    assert "1 non-private fit(s)" in text and "not yet mixed" in text    # the non-private fit with its reason
+
+
+def test_the_metric_help_says_what_a_fit_is_and_when_a_run_is_charged():
+    at = sidebar_of(SessionMeter(), SMALL)
+    help_text = at.sidebar.metric[0].proto.help
+    assert "A fit is one run of one method on the data" in help_text and "Each fit is one release" in help_text
+    assert "charged when its result is released (shown)" in help_text
+    assert "a stopped audit has paid for the runs it finished" in help_text
+    assert "a stopped run or sweep that shows nothing has released nothing" in help_text
+
+
+def test_records_of_one_entry_add_up_in_one_row():
+    meter = SessionMeter()
+    for n in (10, 20):                                            # an audit charged in two pieces
+        meter.record([PrivacyEvent.approx_dp(1.0, count=n)], "audit", "D", True, fits=n, entry="a1")
+    meter.record(PrivacyEvent.approx_dp(2.0), "SuLQ", "D", True)
+    for n in (4, 6):
+        meter.record([PrivacyEvent.approx_dp(1.0, count=n)], "audit, seeded", "D", False, "public seed 0", fits=n,
+                     entry="a2")
+    assert [(r["label"], r["fits"]) for r in meter.runs] == [("audit", 30), ("SuLQ", 1), ("audit, seeded", 10)]
+    assert meter.runs[0]["epsilon"] == pytest.approx(30.0) and meter.runs[0]["events"] == 30
+    assert meter.private_total("D")[0] == pytest.approx(32.0)
+    assert meter.n_fits("D") == 31 and meter.n_fits("D", private=False) == 10
+    with pytest.raises(ValueError, match="privacy and relation"):
+        meter.record(PrivacyEvent.approx_dp(1.0), "audit", "D", False, "x", entry="a1")
+    with pytest.raises(ValueError, match="fits"):
+        meter.record(PrivacyEvent.approx_dp(1.0), "x", "D", True, fits=0)
+
+
+def test_sidebar_shows_a_second_metric_for_the_dataset_of_the_last_run():
+    """A page that chose its own data (Co-clustering: four methods in one Run, 5 under one cell ±1):
+    the sidebar's big number stays the Data page's dataset, and a second one shows the run's."""
+    meter = SessionMeter()
+    for label, rel in (("DP-τCC", "cell_pm1"), ("DPHD", "replace_one"), ("DP-KMeans", "add_remove"),
+                       ("DPNMF", "replace_one")):
+        meter.record(PrivacyEvent.approx_dp(1.0), label, "blocks B", True, relation=rel)
+    at = sidebar_of(meter, SMALL)
+    metrics = at.sidebar.metric
+    assert [(m.label, m.value) for m in metrics] == [("Private ε spent on this dataset", "0"),
+                                                      ("Private ε spent on blocks B", "5")]
+    text = captions(at)
+    assert "one cell ±1" in text and "4 private fit(s) (each a release)" in text
+    assert all(label in text for label in ("DP-τCC", "DPHD", "DP-KMeans", "DPNMF"))     # all four, not the last
+    meter.record(PrivacyEvent.approx_dp(1.0), "SuLQ", _dataset_name(SMALL), True)     # the last run: this dataset
+    assert [m.value for m in sidebar_of(meter, SMALL).sidebar.metric] == ["1"]
 
 
 def _dataset_name(spec):
@@ -147,6 +196,10 @@ def test_coclustering_run_shows_at_least_five_in_one_cell():
     side = sidebar_of(meter, at.session_state["cocluster_result"]["spec"])
     assert [m.value for m in side.sidebar.metric] == ["5"]
     assert "one cell ±1" in captions(side)
+    side = sidebar_of(meter, SMALL)             # the Data page's dataset is another one: a second metric shows 5
+    assert [(m.label, m.value) for m in side.sidebar.metric] == [("Private ε spent on this dataset", "0"),
+                                                                  (f"Private ε spent on {name}", "5")]
+    assert "one cell ±1" in captions(side) and "4 private fit(s)" in captions(side)
 
 
 def test_coclustering_past_the_budget_is_refused_before_dp_taucc_runs():
@@ -171,10 +224,34 @@ def test_a_sweep_of_140_fits_shows_140_releases():
     meter = meter_of(at)
     name = meter.runs[0]["dataset"]
     assert len(meter.runs) == 140 and all(r["private"] for r in meter.runs)
-    assert meter.n_releases(name) == 140
+    assert meter.n_fits(name) == 140
     eps = sorted({r["epsilon"] for r in meter.runs})
     assert meter.private_total(name)[0] == pytest.approx(20 * sum(eps))
-    assert "140 private release(s) in 140 run(s)" in captions(sidebar_of(meter, SMALL))
+    assert "140 private fit(s) (each a release)" in captions(sidebar_of(meter, SMALL))
+
+
+def test_gibbs_in_a_sweep_is_not_private_and_not_planned():
+    from dpcore.data import load_dataset
+    from ui.sweep import build_sweep, counted, planned_sweep
+
+    ds = load_dataset(**SMALL)
+    sweep = build_sweep(SMALL, ["SuLQ-10", "Gibbs", "k-plane"], ["d_W"], [0.1, 1.0], 3, 2, 0)
+    assert not counted(ds, "Gibbs") and counted(ds, "SuLQ-10")
+    assert [p.count for p in planned_sweep(sweep, ds, None)] == [3, 3]          # SuLQ-10 only, at each ε
+    at = open_page("7_privacy_utility.py", spec=SMALL, timeout=300, state={"class_budget": 0.01})
+    w(at, "multiselect", "methods").set_value(["Gibbs"])
+    w(at, "multiselect", "metrics").set_value(["d_W"])
+    w(at, "number_input", "ε points").set_value(2)
+    w(at, "number_input", "trials").set_value(1)
+    w(at, "radio", "workers").set_value(1)
+    click(at, "Run sweep")                                                       # not refused by the budget 0.01
+    assert not at.error, [e.value for e in at.error]
+    assert any("Gibbs in a sweep" in c.value for c in at.caption)               # said in the form, beside Run
+    runs = meter_of(at).runs
+    assert len(runs) == 2 and not any(r["private"] for r in runs)
+    assert all(r["reason"] == "its guarantee holds only once the chain has mixed, which a sweep does not check (the "
+               "Gibbs page does)" for r in runs)
+    assert meter_of(at).private_total(runs[0]["dataset"]) == (0.0, 0.0)
 
 
 def test_a_sweep_past_the_budget_is_refused_before_it_runs():
@@ -212,17 +289,35 @@ def audit_page(state=None):
     return at
 
 
-def test_an_audit_of_the_users_data_charges_every_run_on_both_sides():
-    at = click(audit_page(), "Run audit")
+def test_an_audit_of_the_users_data_charges_every_run_on_both_sides_as_one_entry():
+    at = audit_page()
+    at.run()
+    name = _dataset_name(SMALL)
+    preview = [c.value for c in at.caption if c.value.startswith("Running this audit on")]   # before Run
+    assert preview == [f"Running this audit on **{name}** charges 2 × 50 = 100 fits at ε = 1 each, δ = "
+                       f"{_audit_delta(SMALL):.3g} each (ε = 100 in all for replace-one (one record replaced; n public)), "
+                       "to its privacy meter as the runs finish: a stopped audit has paid for the runs it finished."]
+    click(at, "Run audit")
     assert not at.error, [e.value for e in at.error]
     meter = meter_of(at)
-    name = meter.runs[0]["dataset"]
-    assert all(r["private"] and r["relation"] == "replace_one" for r in meter.runs)
-    assert meter.n_releases(name) == 100                                # 50 runs on D and 50 on D′
+    assert [(r["dataset"], r["private"], r["relation"], r["fits"]) for r in meter.runs] == \
+        [(name, True, "replace_one", 100)]                                # ONE entry: 50 runs on D and 50 on D′
+    assert meter.n_fits(name) == 100
     assert meter.private_total(name)[0] == pytest.approx(100.0)          # each at the claimed ε = 1
     text = " ".join(c.value for c in at.caption) + " ".join(i.value for i in at.info)
-    assert "Charged to" in text and "100 releases" in text and "D′" in text
+    assert "Charged to" in text and "100 fits" in text and "D′" in text
     assert "spends no privacy budget" not in text and "releases nothing about yours" not in text
+    box = next(i.value for i in at.info if "**Not private:**" in i.value)
+    assert "charged to" in box and "computed from the raw data of D and D′" in box
+    assert "everything this page shows" not in box
+    side = captions(sidebar_of(meter, SMALL))
+    assert "100 private fit(s) (each a release)" in side and "run(s)" not in side
+
+
+def _audit_delta(spec):
+    from dpcore.audit import audit_delta
+    from dpcore.data import load_dataset
+    return audit_delta("sulq_kplane", load_dataset(**spec), {})
 
 
 def test_an_audit_of_the_users_data_past_the_budget_is_refused():
@@ -238,9 +333,33 @@ def test_an_audit_with_a_public_seed_lists_its_runs_as_not_private():
     at.run()
     w(at, "number_input", "runs per side").set_value(50)
     click(at, "Run audit")
+    assert any(c.value.startswith("Running this audit on") and "makes 2 × 50 = 100 fits on your data; the meter lists "
+               "them as not private (public seed" in c.value for c in at.caption)
     runs = meter_of(at).runs
-    assert runs and not any(r["private"] for r in runs) and all("public seed" in r["reason"] for r in runs)
-    assert sum(r["releases"] for r in runs) == 100
+    assert len(runs) == 1 and not runs[0]["private"] and "public seed" in runs[0]["reason"] and runs[0]["fits"] == 100
+    side = captions(sidebar_of(meter_of(at), SMALL))
+    assert "100 non-private fit(s)" in side and "(100 fits)" in side
+
+
+def test_gibbs_in_an_audit_of_the_users_data_is_not_private_and_not_planned():
+    from dpcore.data import load_dataset
+    from ui.audit import AuditCharge, runs_private
+
+    ds = load_dataset(**SMALL)
+    reason = ("its guarantee holds only once the chain has mixed, which an audit does not check (the Gibbs page "
+              "does)")
+    assert runs_private("gibbs", ds, {"init": "random"}, None) == (False, reason)
+    assert runs_private("gibbs", ds, {"init": "kplane"}, None)[1].startswith(reason)
+    assert AuditCharge("gibbs", ds, {"init": "random"}, 1.0, None, 50).plan() == []
+    at = audit_page({"class_budget": 0.01})
+    w(at, "selectbox", "algorithm").set_value("gibbs")
+    at.run()
+    w(at, "number_input", "runs per side").set_value(50)
+    w(at, "number_input", "Gibbs sweeps").set_value(1)
+    click(at, "Run audit")                                               # not refused by the budget 0.01
+    assert not at.error, [e.value for e in at.error]
+    (run,) = meter_of(at).runs
+    assert not run["private"] and run["reason"] == reason and run["fits"] == 100
 
 
 def test_an_audit_of_an_audit_set_charges_nothing():

@@ -194,3 +194,28 @@ def test_a_link_with_a_claimed_epsilon_below_zero_is_refused_with_a_warning():
     at = open_page("8_audit.py", query={"audit_algorithm": "SuLQ k-plane (App. E)", "audit_eps_sulq_kplane": "-1"})
     assert any("audit_eps_sulq_kplane" in w.value and "epsilon must be > 0" in w.value for w in at.warning)
     assert widget(at, "number_input", "claimed ε").value == 1.0
+
+
+def test_the_planned_charge_beside_run_follows_the_controls_on_the_users_data_only():
+    at = page()
+    assert not [c for c in at.caption if c.value.startswith("Running this audit on")]      # audit sets: no charge
+    box = next(i.value for i in at.info if "**Not private:**" in i.value)
+    assert "everything this page shows" in box and "meter is not charged" in box
+    choose(at, "data", "data_page")
+    choose(at, "algorithm", "sulq_kplane")
+    widget(at, "number_input", "runs per side").set_value(100)
+    widget(at, "number_input", "claimed ε").set_value(0.5)
+    at.run()                                     # outside the form: the planned charge follows at once
+    preview = [c.value for c in at.caption if c.value.startswith("Running this audit on")]
+    assert len(preview) == 1 and "charges 2 × 100 = 200 fits at ε = 0.5 each" in preview[0], preview
+    assert "(ε = 100 in all for replace-one" in preview[0]
+    box = next(i.value for i in at.info if "**Not private:**" in i.value)
+    assert "charged to" in box and "computed from the raw data of D and D′" in box
+    assert "everything this page shows" not in box
+    meter = at.session_state["session_meter"] if "session_meter" in at.session_state else None
+    assert meter is None or not meter.runs                                                   # nothing charged yet
+    choose(at, "algorithm", "kplane")                                                       # no claim: not private
+    preview = [c.value for c in at.caption if c.value.startswith("Running this audit on")]
+    assert len(preview) == 1 and "200 fits on your data; the meter lists them as not private" in preview[0]
+    box = next(i.value for i in at.info if "**Not private:**" in i.value)
+    assert "listed in" in box and "makes no privacy claim" in box and "**Private" not in box

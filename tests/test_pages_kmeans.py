@@ -77,15 +77,15 @@ def test_page_runs_and_shows_objectives_ledger_and_statement():
     assert "**Private (differentially private releases):** the centres released by each private method" in text
     assert "true classes" in text and "_" not in text          # words, no attribute names
     assert any("Candidate set" in m.value for m in at.markdown)
-    # every private run went into the session meter, each counted by its releases: the candidate method's
+    # every private run went into the session meter, one fit each, its noise events counted: the candidate method's
     # candidate set, its T + 1 local swaps and its noisy means; SuLQ's 20 noisy Lloyd steps; one for
     # sample-aggregate; all three for one row replaced
     runs = meter_runs(at)
     assert [r["relation"] for r in runs] == ["replace_one"] * 3 and all(r["private"] for r in runs)
-    cand, sulq, sa = (r["releases"] for r in runs)
+    cand, sulq, sa = (r["events"] for r in runs)
     assert cand >= 1 + 3 + 1 and sulq == 20 and sa == 1
     meter = at.session_state["session_meter"]
-    assert meter.n_releases(runs[0]["dataset"]) == cand + sulq + sa
+    assert meter.n_events(runs[0]["dataset"]) == cand + sulq + sa and meter.n_fits(runs[0]["dataset"]) == 3
     assert meter.private_total(runs[0]["dataset"])[0] == pytest.approx(3.0)
 
 

@@ -194,3 +194,15 @@ def test_bad_sweep_shows_the_message_once_and_keeps_the_last_result(methods, met
         [e.value for e in at.error]
     assert at.session_state["privacy_utility"]["df"] is before
     assert len(at.get("plotly_chart")) == 1                       # the last figure is still shown
+
+
+def test_gibbs_in_a_sweep_is_said_to_be_listed_as_not_private_before_any_run():
+    at = page()
+    assert "Gibbs" in w(at, "multiselect", "methods").value
+    note = [c.value for c in at.caption if c.value.startswith("Gibbs in a sweep")]
+    assert len(note) == 1 and "which a sweep does not check (the Gibbs page does)" in note[0]
+    assert "class budget does not plan them" in note[0]
+    box = " ".join(i.value for i in at.info)
+    assert "in a sweep the meter lists its fits as not private" in box
+    run_small(at)                                                  # SuLQ-10 and k-plane: no note
+    assert not [c for c in at.caption if c.value.startswith("Gibbs in a sweep")]

@@ -172,7 +172,7 @@ def test_default_sweeps_differ_hide_run_seeds_and_meter_only_private_runs():
     assert private == {"SuLQ-10": True, "SuLQ k-means": False}
     runs = meter(at).runs
     assert [r["private"] for r in runs] == [True, False, True, False]   # per sweep: SuLQ-10 counted, k-means apart
-    assert all(r["releases"] == 1 for r in runs)
+    assert all(r["fits"] == 1 for r in runs)
 
 
 def test_meter_records_the_dataset_the_page_used():

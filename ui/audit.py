@@ -17,17 +17,24 @@ Decisions
   synthetic, nothing of the user's). An audit of the Data page's dataset runs the method
   2 × runs-per-side times on the user's data: every run on D and on D′ (a neighbour of D: one
   record added, removed or replaced, or one count changed — a release about the same people)
-  is charged to that dataset's meter at the claimed ε in the method's relation, as the runs
-  finish (:class:`AuditCharge`; a stopped audit has paid for the runs it made), or the audit is
-  refused before it starts when the class budget would be exceeded. With a public seed, a
-  non-private algorithm or start, or a radius read off the data the runs are listed in the
-  meter as not private, with the reason.
+  is one fit, charged to that dataset's meter at the claimed ε in the method's relation, as the
+  runs finish (:class:`AuditCharge`; a stopped audit has paid for the runs it finished), all in
+  ONE meter entry per audit (its fits add up), or the audit is refused before it starts when
+  the class budget would be exceeded. The planned charge is shown beside the Run button
+  (:meth:`AuditCharge.preview`). With a public seed, a non-private algorithm or start, a radius
+  read off the data, or Gibbs (its ε holds once its chain has mixed, which an audit does not
+  check) the runs are listed in the meter as not private, with the reason.
+- **What the charge covers.** The releases of the runs are charged; what the page shows (the
+  per-run statistics, histograms and CSV exports) is computed from the raw data of D and D′
+  as well (e.g. distances to the user's real first row) and is not private
+  (:func:`privacy_parts`).
 - On the audit sets the seed is not a privacy matter (the audit releases nothing about the
   user); a fixed seed only makes the audit repeatable (:func:`audit_seed_words`).
 """
 from __future__ import annotations
 
 import math
+import uuid
 
 import pandas as pd
 import streamlit as st
@@ -38,7 +45,7 @@ from dpcore.experiments import ALGORITHMS
 from dpcore.plots.audit import audit_histograms
 from dpcore.privacy import PrivacyEvent
 from dpcore.validation import check_real
-from ui.common import planned, record_run, show_chart
+from ui.common import format_epsilon, gibbs_unchecked, planned, record_run, relation_words, show_chart
 from ui.seeds import MAX_SEED
 from ui.share import as_int, one_of
 
@@ -106,14 +113,20 @@ def audit_seed_words(seed, own_data=False) -> str:
         "; on your data its runs are NOT private, and the meter lists them so)" if own_data else ")")
 
 
+#: why an audit's Gibbs runs are listed as not private (the Gibbs page checks mixing, an audit does not)
+GIBBS_REASON = gibbs_unchecked("an audit")
+
+
 def runs_private(name, ds, params, seed):
     """(private, reason) of an audit's runs on the user's dataset ``ds``, for the meter."""
     if not ALGORITHMS[name].private:
         return False, f"{algorithm_label(name)} makes no privacy claim: its runs protect nobody"
     if seed is not None:
         return False, f"public seed {seed} (reproducible mode)"
-    if name == "gibbs" and params.get("init", "random") != "random":
-        return False, f"chains started from the non-private {params['init']} solution"
+    if name == "gibbs":
+        start = params.get("init", "random")
+        return False, GIBBS_REASON + ("" if start == "random" else f"; and its chains start from the non-private "
+                                                                   f"{start} solution")
     if name == "dpnmf" and params.get("init") == "nndsvd":
         return False, "DPNMF's NNDSVD start reads the raw documents"
     if ALGORITHMS[name].family == "kmeans" and "radius" not in params and "public_radius" not in ds.extras:
@@ -122,9 +135,10 @@ def runs_private(name, ds, params, seed):
 
 
 class AuditCharge:
-    """Charges an audit of the user's dataset to its meter, run by run as the runs finish: each run
-    on D and on D′ is one release at the claimed (ε, δ) in the method's relation (or a non-private
-    run, listed apart with the reason)."""
+    """Charges an audit of the user's dataset to its meter as the runs finish: each run on D and on
+    D′ is one fit (one release) at the claimed (ε, δ) in the method's relation (or a non-private
+    fit, listed apart with the reason). All of an audit's charges go to ONE meter entry (its
+    ``entry`` id), whose fits add up."""
 
     def __init__(self, name, ds, params, epsilon, seed, trials):
         self.dataset = ds.name
@@ -133,30 +147,78 @@ class AuditCharge:
         self.epsilon = float(epsilon) if epsilon is not None and ALGORITHMS[name].private else 0.0
         self.delta = audit_delta(name, ds, params) if self.epsilon else 0.0
         self.trials = int(trials)
-        self.label = f"audit of {algorithm_label(name)}: runs on D and on D′ (a neighbour of D), all charged"
+        self.label = f"audit of {algorithm_label(name)}: runs on D and on D′ (a neighbour of D)"
+        self.entry = f"audit-{uuid.uuid4().hex}"
         self.charged = 0
 
     def plan(self):
-        """The planned releases (for the class budget): 2 × runs per side, if they will be counted."""
+        """The planned fits (for the class budget): 2 × runs per side, if they will be counted."""
         return [planned(self.epsilon, self.delta, self.relation, count=2 * self.trials)] if self.private else []
 
+    def preview(self):
+        """What Run will charge, in the meter's words (shown beside the button)."""
+        n = 2 * self.trials
+        head = f"Running this audit on **{self.dataset}** "
+        if not self.private:
+            return (head + f"makes 2 × {self.trials:,} = {n:,} fits on your data; the meter lists them as not private "
+                    f"({self.reason}): nothing is counted.")
+        delta = f", δ = {self.delta:.3g} each" if self.delta else ""
+        return (head + f"charges 2 × {self.trials:,} = {n:,} fits at ε = {format_epsilon(self.epsilon)} each{delta} "
+                f"(ε = {format_epsilon(n * self.epsilon)} in all for {relation_words(self.relation)}), to its privacy "
+                "meter as the runs finish: a stopped audit has paid for the runs it finished.")
+
     def charge(self, done):
-        """Record the runs finished since the last call (``done``: runs so far, both sides)."""
+        """Record the fits finished since the last call (``done``: runs so far, both sides) in the
+        audit's one meter entry."""
         new = int(done) - self.charged
         if new <= 0:
             return
         record_run([PrivacyEvent.approx_dp(self.epsilon, self.delta, count=new)], self.label, private=self.private,
-                   reason=self.reason, dataset=self.dataset, relation=self.relation)
+                   reason=self.reason, dataset=self.dataset, relation=self.relation, fits=new, entry=self.entry)
         self.charged = int(done)
+
+
+def charge_preview(name, ds, params, epsilon, seed, trials):
+    """:meth:`AuditCharge.preview` for the page's current controls, or None when they cannot be run
+    (no claimed ε > 0 for a private algorithm, or a parameter dpcore refuses: Run says why)."""
+    if ALGORITHMS[name].private and (epsilon is None or not epsilon > 0):
+        return None
+    try:
+        return AuditCharge(name, ds, params, epsilon, seed, trials).preview()
+    except ValueError:
+        return None
 
 
 def charge_words(out):
     """What an audit of the user's dataset cost, in the meter's words."""
     n = 2 * int(out["res"].stats_a.size)
     if out.get("charged_private"):
-        return (f"Charged to {out['dataset']}'s privacy meter: {n:,} releases ({n // 2:,} runs on D and {n // 2:,} on "
-                f"D′, a neighbour of D), each at the claimed ε = {out['res'].nominal_epsilon:g}.")
-    return f"Listed in {out['dataset']}'s privacy meter as {n:,} runs that are not private: {out['charge_reason']}."
+        return (f"Charged to {out['dataset']}'s privacy meter, as one entry: {n:,} fits ({n // 2:,} runs on D and "
+                f"{n // 2:,} on D′, a neighbour of D), each a release at the claimed ε = "
+                f"{out['res'].nominal_epsilon:g}.")
+    return (f"Listed in {out['dataset']}'s privacy meter, as one entry, as {n:,} fits that are not private: "
+            f"{out['charge_reason']}.")
+
+
+def privacy_parts(own_data, private, reason, dataset):
+    """(private, not private, caveats) of the page's privacy box: on the user's data the runs'
+    releases are charged (or listed as not private) while everything shown is computed from the
+    raw data of D and D′ too; on the audit sets nothing of the user's is involved."""
+    shown = ("the statistics, histograms and CSV exports this page shows: computed from the raw data of D and D′ "
+             "as well as the releases (e.g. distances from the released subspaces or centres to the audited point and "
+             "to your real first row, or the count of the changed cell), so they are not private")
+    if not own_data:
+        return ([], ["everything this page shows: the audit looks at every run's release on D and D′, the planted "
+                     "outlier or cell and the raw data, and exports every run's statistic"],
+                ["The audit sets are public synthetic data: nothing of yours is released, and the meter is not "
+                 "charged."])
+    runs = "each run's release on D and on D′ (a neighbour of D: a release about the same people)"
+    if private:
+        return ([f"{runs}: one fit each, charged to {dataset}'s privacy meter at the claimed ε (2 × runs per side "
+                 "fits, in one entry); the page never shows the releases themselves"], [shown],
+                ["Audit the public audit sets instead when you can: an audit of your data spends 2 × runs per side "
+                 "times the claimed ε."])
+    return [], [f"{runs}: listed in {dataset}'s privacy meter as not private ({reason})", shown], []
 
 
 def progress_text(done, total, keeps_previous):

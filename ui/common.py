@@ -262,7 +262,7 @@ def privacy_statement(private, not_private, caveats=(), execution=()):
     lines = []
     if private:
         lines.append("**Private (differentially private releases):** " + "; ".join(private))
-        lines.append("🔢 " + execution_note(*execution))
+        lines.append(":material/memory: " + execution_note(*execution))
     if not_private:
         lines.append("**Not private:** " + "; ".join(not_private))
     for c in caveats:
@@ -285,6 +285,24 @@ def show_ledger(ledger: PrivacyLedger, title="Privacy ledger of this run"):
     st.caption(f"Total spent: ε = {format_epsilon(eps)}, δ = {dlt:.3g}")
 
 
+#: what the meter counts, in its help: one fit is one release
+FIT_WORDS = ("A fit is one run of one method on the data, whatever the number of noisy steps inside it: one Cluster "
+             "or k-means run, one ε of a Gibbs run, one method of a Co-clustering run, one ε × trial of a sweep, one "
+             "run of an audit on D or on D′. Each fit is one release (a SuLQ k-means fit adds noise at each of its iterations: its "
+             "ledger lists them, and its ε covers them all).")
+#: when a run is charged (the metric's help; the pages follow it)
+CHARGE_RULE = ("A run is charged when its result is released (shown): a stopped run or sweep that shows nothing has "
+               "released nothing and is not charged. An audit of your data charges its runs as they finish (piece by "
+               "piece, as its progress bar moves): a stopped audit has paid for the runs it finished; so has a "
+               "stopped Compare ε on the Cluster page (each ε's fit is charged as it finishes).")
+
+
+def gibbs_unchecked(where: str) -> str:
+    """The meter's reason for a Gibbs fit in a sweep or an audit (``where``: "a sweep", "an audit"):
+    its ε holds only once the chain has mixed, which only the Gibbs page checks."""
+    return f"its guarantee holds only once the chain has mixed, which {where} does not check (the Gibbs page does)"
+
+
 @dataclass
 class SessionMeter:
     """What this session released, per dataset: the privacy meter of the sidebar.
@@ -294,9 +312,15 @@ class SessionMeter:
     relation and counted in the weakest relation common to the dataset's runs (an ε for "one
     record added or removed" costs 2ε for "one record replaced"). A run that the page itself
     calls not private (a public seed, a non-private start or selection, a radius read from the
-    data, a Gibbs chain not yet mixed) is listed apart with its reason and not counted.
-    ``runs`` keeps every run in order, as rows (dataset, label, epsilon, delta, private, reason,
-    releases, relation), ε and δ in the run's own relation."""
+    data, a Gibbs chain not yet mixed or not checked) is listed apart with its reason and not
+    counted.
+
+    The meter counts **fits** (:data:`FIT_WORDS`: one run of one method on the data is one
+    release, whatever the noise events inside it). ``runs`` keeps the entries in order, as rows
+    (dataset, label, epsilon, delta, private, reason, fits, events, relation, entry), ε and δ in
+    the entry's own relation; ``events`` counts the noise events of the accountant. An ``entry``
+    id (an audit's) makes later records with the same id add to that one row: one entry in the
+    lists, however often it is charged."""
     accountants: dict = field(default_factory=dict)
     runs: list = field(default_factory=list)
 
@@ -304,11 +328,26 @@ class SessionMeter:
         return self.accountants.setdefault(dataset, PrivacyAccountant())
 
     def record(self, source, label: str, dataset: str, private: bool, reason: str = "",
-               relation: str | None = "replace_one"):
-        """Record one run (a fitted estimator, a ledger or events) on ``dataset``; returns its row."""
+               relation: str | None = "replace_one", fits: int = 1, entry: str | None = None):
+        """Record ``fits`` fits (a fitted estimator, a ledger or events) on ``dataset``; returns its
+        row. With ``entry``, a row of the same entry id on the same dataset is updated instead of a
+        new row added."""
+        fits = int(fits)
+        if fits < 1:
+            raise ValueError(f"fits must be ≥ 1, got {fits}")
         run = self.accountant(dataset).record(source, relation, label=label, private=bool(private), reason=reason)
+        if entry is not None:
+            row = next((r for r in reversed(self.runs) if r.get("entry") == entry and r["dataset"] == dataset), None)
+            if row is not None:
+                if row["private"] != run.private or row["relation"] != run.relation:
+                    raise ValueError(f"entry {entry!r}: a record must keep the entry's privacy and relation")
+                row["epsilon"] += run.epsilon
+                row["delta"] = min(1.0, row["delta"] + run.delta)
+                row["fits"] += fits
+                row["events"] += run.n_releases
+                return row
         row = dict(dataset=dataset, label=label, epsilon=run.epsilon, delta=run.delta, private=run.private,
-                   reason=run.reason, releases=run.n_releases, relation=run.relation)
+                   reason=run.reason, fits=fits, events=run.n_releases, relation=run.relation, entry=entry)
         self.runs.append(row)
         return row
 
@@ -322,7 +361,14 @@ class SessionMeter:
         acc = self.accountants.get(dataset)
         return acc.target_relation() if acc is not None else None
 
-    def n_releases(self, dataset: str) -> int:
+    def n_fits(self, dataset: str, private: bool = True) -> int:
+        """Fits (releases, in the meter's words) on ``dataset``: the private ones, or (``private=False``)
+        the ones listed as not private."""
+        return sum(r.get("fits", 1) for r in self.runs if r["dataset"] == dataset and bool(r["private"]) == private)
+
+    def n_events(self, dataset: str) -> int:
+        """Noise events of the private fits on ``dataset`` (what the accountant composes; a SuLQ
+        k-means fit has 20)."""
         acc = self.accountants.get(dataset)
         return acc.n_releases if acc is not None else 0
 
@@ -337,6 +383,7 @@ class SessionMeter:
             return None
 
     def nonprivate_runs(self, dataset: str):
+        """The entries on ``dataset`` listed as not private (an entry may hold several fits)."""
         return [r for r in self.runs if r["dataset"] == dataset and not r["private"]]
 
     def datasets(self):
@@ -394,13 +441,16 @@ def run_is_private(estimator, random_state) -> tuple[bool, str]:
 
 
 def record_run(ledger, label: str, *, private: bool, reason: str = "", dataset: str | None = None,
-               relation: str = "replace_one"):
-    """Add one run (a rerun is a new release) to the session meter, under the current dataset
-    unless ``dataset`` is given; ``ledger`` is a PrivacyLedger or PrivacyEvents, ``relation`` the
-    run's neighbouring relation. Call it after the run, before the page draws its results: the
-    sidebar is drawn after the page (``app.py``), so the meter already shows it."""
+               relation: str = "replace_one", fits: int = 1, entry: str | None = None):
+    """Add ``fits`` fits (one run of a method on the data is one fit, one release; a rerun is a
+    new one) to the session meter, under the current dataset unless ``dataset`` is given;
+    ``ledger`` is a PrivacyLedger or PrivacyEvents (of all ``fits`` fits), ``relation`` the
+    run's neighbouring relation, ``entry`` an id that makes records with the same id one entry
+    (:meth:`SessionMeter.record`). Call it after the run, before the page draws its results
+    (:data:`CHARGE_RULE`): the sidebar is drawn after the page (``app.py``), so the meter
+    already shows it."""
     name = dataset if dataset is not None else current_dataset().name
-    return session_meter().record(ledger, label, name, private, reason, relation)
+    return session_meter().record(ledger, label, name, private, reason, relation, fits=fits, entry=entry)
 
 
 def record_estimator(estimator, label: str, random_state, dataset: str | None = None, relation: str | None = None,
@@ -453,16 +503,49 @@ def sidebar_slot():
 
 
 def meter_lines(meter: SessionMeter, name: str):
-    """The meter of dataset ``name``: (ε, δ, relation, tight total or None, private runs, releases)."""
+    """The meter of dataset ``name``: (ε, δ, relation, tight total or None, private fits)."""
     eps, dlt = meter.private_total(name)
-    n_runs = sum(1 for r in meter.runs if r["dataset"] == name and r["private"])
-    return eps, dlt, meter.relation(name), meter.tight_total(name), n_runs, meter.n_releases(name)
+    return eps, dlt, meter.relation(name), meter.tight_total(name), meter.n_fits(name)
+
+
+def fits_words(n: int, private: bool = True) -> str:
+    return f"{n:,} {'private' if private else 'non-private'} fit(s)" + (" (each a release)" if private else "")
+
+
+METER_HELP = ("Every private fit on this dataset in this session, added up (basic composition). " + FIT_WORDS
+              + " Running a method again on the same data is a new fit and spends again; fits on other datasets are "
+              "counted separately. " + CHARGE_RULE + " Each fit is counted in the weakest neighbouring relation "
+              "common to this dataset's fits: a fit whose ε is stated for 'one record added or removed' costs 2ε for "
+              "'one record replaced' or 'one cell ±1' (group privacy), a fit for 'one record replaced' costs ε for "
+              "'one cell ±1' (changing one cell changes one document). The tight total composes the same fits, noise "
+              "step by noise step, through privacy-loss distributions (Google's dp-accounting): an upper bound on ε "
+              "at the same δ, smaller when there are many fits.")
+
+
+def _show_dataset_meter(meter: SessionMeter, name: str, label: str, help_text: str):
+    """The metric of one dataset's private ε, its relation and fits, and its tight total."""
+    eps, dlt, rel, tight, n_fits = meter_lines(meter, name)
+    st.metric(label, format_epsilon(eps), help=help_text)
+    if n_fits:
+        st.caption(f"for **{relation_words(rel)}** (the weakest relation common to the fits) · δ = {dlt:.3g} · "
+                   + fits_words(n_fits))
+        if tight is not None and tight.epsilon < eps * (1 - 1e-3):
+            st.caption(f"Tight total: ε ≤ {format_epsilon(tight.epsilon)} at δ = {tight.delta:.3g} (privacy-loss "
+                       f"distributions, dp-accounting; grid {tight.value_discretization_interval:.2g}), against "
+                       f"{format_epsilon(eps)} by adding up.")
+    return eps
+
+
+def _entry_words(r) -> str:
+    fits = r.get("fits", 1)
+    return r["label"] + (f" ({fits:,} fits)" if fits > 1 else "")
 
 
 def sidebar(container=None):
     """The shared sidebar: current dataset and the session's privacy meter. ``app.py`` draws it
     before the page (``sidebar_slot()``) and again after the page has run
-    (``sidebar(slot.latest())``), so it shows the state after the page's run."""
+    (``sidebar(slot.latest())``), so it shows the state after the page's run. When the last fit
+    was on another dataset (a page that chose its own data), a second metric shows that one."""
     with (st.sidebar.container() if container is None else container):
         try:
             ds = current_dataset()
@@ -473,23 +556,7 @@ def sidebar(container=None):
         st.markdown(f"**Dataset:** {ds.name}")
         st.caption(ds.description)
         meter = session_meter()
-        eps, dlt, rel, tight, n_runs, n_rel = meter_lines(meter, ds.name)
-        st.metric("Private ε spent on this dataset", format_epsilon(eps), help=(
-            "Every private run on this dataset in this session, added up (basic composition). Running an "
-            "algorithm again on the same data is a new release and spends again; runs on other datasets are "
-            "counted separately. Each run is counted in the weakest neighbouring relation common to this "
-            "dataset's runs: a run whose ε is stated for 'one record added or removed' costs 2ε for 'one record "
-            "replaced' or 'one cell ±1' (group privacy), a run for 'one record replaced' costs ε for 'one cell ±1' "
-            "(changing one cell changes one document). The tight total composes the same releases through "
-            "privacy-loss distributions (Google's dp-accounting): an upper bound on ε at the same δ, smaller "
-            "when there are many releases."))
-        if n_runs:
-            st.caption(f"for **{relation_words(rel)}** (the weakest relation common to the runs) · δ = {dlt:.3g} · "
-                       f"{n_rel:,} private release(s) in {n_runs:,} run(s)")
-            if tight is not None and tight.epsilon < eps * (1 - 1e-3):
-                st.caption(f"Tight total: ε ≤ {format_epsilon(tight.epsilon)} at δ = {tight.delta:.3g} (privacy-loss "
-                           f"distributions, dp-accounting; grid {tight.value_discretization_interval:.2g}), against "
-                           f"{format_epsilon(eps)} by adding up.")
+        eps = _show_dataset_meter(meter, ds.name, "Private ε spent on this dataset", METER_HELP)
         budget = class_budget()
         if budget is not None:
             left = budget - eps
@@ -497,21 +564,28 @@ def sidebar(container=None):
                        + (f"{format_epsilon(left)} left here" if left > 0 else "used up here: private runs are refused"))
         nonpriv = meter.nonprivate_runs(ds.name)
         if nonpriv:
-            st.caption(f"⚠️ {len(nonpriv)} non-private run(s) on this dataset (nominal ε "
-                       f"{format_epsilon(basic_composition([r['epsilon'] for r in nonpriv])[0])}, not counted: they "
-                       f"protect nobody). Last: {nonpriv[-1]['label']}: {nonpriv[-1]['reason']}")
+            st.caption(f"⚠️ {fits_words(meter.n_fits(ds.name, private=False), private=False)} on this dataset "
+                       f"(nominal ε {format_epsilon(basic_composition([r['epsilon'] for r in nonpriv])[0])}, not "
+                       f"counted: they protect nobody). Last: {_entry_words(nonpriv[-1])}: {nonpriv[-1]['reason']}")
             if len(nonpriv) > 1:
-                with st.expander("The runs that were not private"):
+                with st.expander("The fits that were not private"):
                     for r in nonpriv[-20:]:
-                        st.caption(f"{r['label']}: {r['reason']}")
+                        st.caption(f"{_entry_words(r)}: {r['reason']}")
         if meter.runs and meter.runs[-1]["dataset"] != ds.name:     # a page that chose its own data
-            last = meter.runs[-1]
-            e2, d2, rel2, _, runs2, rel_n2 = meter_lines(meter, last["dataset"])
-            st.caption(f"Last run: {last['label']} on **{last['dataset']}**, ε = {format_epsilon(last['epsilon'])}"
-                       + (f", δ = {last['delta']:.3g} " if last["delta"] else " ")
-                       + (f"(private ε on that dataset: {format_epsilon(e2)} for {relation_words(rel2)}, δ = "
-                          f"{d2:.3g}, {rel_n2:,} release(s))" if last["private"] else
-                          f"(not private, not counted: {last['reason']})"))
+            other = meter.runs[-1]["dataset"]
+            _show_dataset_meter(meter, other, f"Private ε spent on {other}", (
+                "The dataset of the last fit, which is not the Data page's (Co-clustering and k-means choose their "
+                "own data): every private fit on it in this session, added up, in the weakest relation common to its "
+                "fits. " + FIT_WORDS + " " + CHARGE_RULE))
+            latest = []
+            for r in reversed(meter.runs):          # the last page run's entries on that dataset
+                if r["dataset"] != other:
+                    break
+                latest.append(r)
+            shown = [(_entry_words(r) if r["private"] else f"{_entry_words(r)}, not private: {r['reason']}")
+                     for r in reversed(latest[:4])]
+            st.caption(f"Latest on **{other}**: " + "; ".join(shown)
+                       + (f" (and {len(latest) - 4:,} earlier entries)" if len(latest) > 4 else ""))
         others = [d for d in meter.datasets() if d != ds.name]
         if others:
             with st.expander("Other datasets"):
@@ -519,4 +593,5 @@ def sidebar(container=None):
                     e, _ = meter.private_total(d)
                     st.caption(f"{d}: private ε {format_epsilon(e)}"
                                + (f" for {relation_words(meter.relation(d))}" if meter.relation(d) else "")
-                               + f", {len(meter.nonprivate_runs(d))} non-private run(s)")
+                               + f", {fits_words(meter.n_fits(d))}"
+                               + (f", {fits_words(meter.n_fits(d, False), False)}" if meter.n_fits(d, False) else ""))

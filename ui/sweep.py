@@ -27,7 +27,8 @@ from dpcore.experiments import ALGORITHMS, DPNMF_PAPER, PRESETS as METHODS, Swee
 from dpcore.plots.experiments import METRIC_TITLES, privacy_utility_figure
 from dpcore.audit import claimed_relation
 from dpcore.privacy import PrivacyEvent
-from ui.common import DEFAULT_DATASET, current_dataset, planned, privacy_statement, record_run, show_chart
+from ui.common import (DEFAULT_DATASET, current_dataset, gibbs_unchecked, planned, privacy_statement, record_run,
+                       show_chart)
 from ui.seeds import seed_caveat
 from ui.share import Preset, as_int, list_of, one_of
 
@@ -166,26 +167,33 @@ def radius_from_data(ds, algorithm):
 
 def counted(ds, algorithm):
     """Whether a private method's runs will be counted by the meter (not the paper's DPNMF, whose
-    NNDSVD start reads the data, nor a k-means method that reads its radius off the data)."""
+    NNDSVD start reads the data, nor a k-means method that reads its radius off the data, nor
+    Gibbs, whose mixing a sweep does not check: :data:`GIBBS_REASON`)."""
     a = algorithm if isinstance(algorithm, dict) else preset(algorithm)
-    return (ALGORITHMS[a["name"]].private and a.get("params", {}).get("init") != "nndsvd"
+    return (ALGORITHMS[a["name"]].private and a["name"] != "gibbs" and a.get("params", {}).get("init") != "nndsvd"
             and a.get("label") != DPNMF_PAPER and not radius_from_data(ds, a))
 
 
 def planned_sweep(sweep, ds, seed):
-    """The private releases a sweep will count, for the class budget: every ε × trial of every
-    counted private method, in its relation (none with a public seed)."""
+    """The private fits a sweep will count, for the class budget: every ε × trial of every
+    counted private method (:func:`counted`), in its relation (none with a public seed)."""
     if seed is not None:
         return []
     return [planned(e, 0.0, claimed_relation(a["name"]), count=sweep.trials)
             for a in sweep.algorithms if counted(ds, a) for e in sweep.epsilons]
 
 
+#: why a sweep's Gibbs fits are listed as not private (the Gibbs page checks mixing, a sweep does not)
+GIBBS_REASON = gibbs_unchecked("a sweep")
+
+
 def record_sweep(df, seed, dataset=None):
-    """Add every private fit of the sweep to the session meter as one release, with its method's
-    relation: counted when it released something private with secret noise, listed apart
-    otherwise (a public seed, a non-private start, a radius read off the data). A sweep of 140
-    private fits shows 140 releases."""
+    """Add every fit of a private method in the sweep to the session meter as one fit (one
+    release), with its method's relation: counted when it released something private with secret
+    noise, listed apart otherwise (a public seed, a Gibbs chain whose mixing the sweep does not
+    check, a non-private start, a radius read off the data). A sweep of 140 private fits shows
+    140 fits. Called after the sweep has finished, before its result is drawn: a stopped sweep
+    shows nothing and charges nothing."""
     for _, r in df[df["private"]].iterrows():
         if not np.isfinite(r["epsilon_spent"]):
             continue                                  # nothing was spent (no ledger)
@@ -193,6 +201,8 @@ def record_sweep(df, seed, dataset=None):
         event = PrivacyEvent.approx_dp(float(r["epsilon_spent"]), delta)
         if seed is not None:
             ok, why = False, f"public master seed {seed} (reproducible mode)"
+        elif r["name"] == "gibbs":
+            ok, why = False, GIBBS_REASON
         elif not r["released_private"]:
             ok, why = False, ("released nothing private: a non-private start, or a radius read off the data "
                               "(radius='data')")
@@ -211,6 +221,14 @@ def radius_warning(ds, methods):
             "dataset has no public radius. Their runs are drawn against ε but release nothing private, and the "
             "meter lists them as not private. Use a Gaussian mixture (its generator gives a public radius) or the "
             "k-means page, where Λ is chosen before looking at the data.")
+
+
+def gibbs_note(methods):
+    """The form's caption when Gibbs is among the methods (or None): how the meter lists its fits."""
+    if not any(m in METHODS and METHODS[m]["name"] == "gibbs" for m in methods):
+        return None
+    return (f"Gibbs in a sweep: its fits are drawn against ε, but the meter lists them as not private ({GIBBS_REASON}) "
+            "and the class budget does not plan them.")
 
 
 def progress_text(done, total, elapsed):
@@ -360,11 +378,12 @@ def show_privacy(res):
     released = [w for f, w in (("subspace", "subspaces"), ("cocluster", "contingency tables and partitions"),
                                ("kmeans", "centres"), ("documents", "centres or NMF basis")) if f in families] or ["subspaces, tables or centres"]
     caveats = seed_caveat(res.get("seed") if res else None) + [
-        "A sweep is many releases: the session meter counts every private fit as one release (a sweep of 140 "
-        "fits shows 140) and adds up their ε. Real deployments release once; sweeps are for studying the methods "
-        "on public or synthetic data."]
+        "A sweep is many releases: the session meter counts every private fit (one ε × trial of a method) as one "
+        "release (a sweep of 140 fits shows 140) and adds up their ε. Real deployments release once; sweeps are "
+        "for studying the methods on public or synthetic data."]
     if not res or "gibbs" in names:
-        caveats.append("Gibbs is private only asymptotically, when its chain has mixed.")
+        caveats.append("Gibbs is private only asymptotically, when its chain has mixed: in a sweep the meter lists "
+                       f"its fits as not private ({GIBBS_REASON}) and the class budget does not plan them.")
     if res and DPNMF_PAPER in set(res["df"]["algorithm"]):
         caveats.append(f"{DPNMF_PAPER} starts from an SVD of the raw documents (the co-clustering paper's setting): "
                        "its runs are not private, whatever ε they spend, and the meter does not count them; "

@@ -65,7 +65,8 @@ def sweep_small(page):
 def audit_small(page):
     with sd.rerun(page):                        # outside the form: changing it reruns
         sd.choose(page, "algorithm", "SuLQ k-plane (App. E)")
-    sd.set_number(page, "runs per side", 50)   # dpcore.audit.MIN_TRIALS
+    with sd.rerun(page):                        # outside the form too (the planned charge follows it)
+        sd.set_number(page, "runs per side", 50)   # dpcore.audit.MIN_TRIALS
 
 
 def paper_figures_small(page):
@@ -249,7 +250,7 @@ def test_meter_shows_the_run_at_once(app_url, page):
     sd.check_page(page)
     assert page.locator(SIDEBAR_METRIC).first.inner_text().strip() == "1"      # not counted
     sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
-    assert "1 non-private run(s)" in sidebar and "public seed" in sidebar
+    assert "1 non-private fit(s)" in sidebar and "public seed" in sidebar
 
 
 def test_deep_link_on_a_fresh_server_goes_through_app_py(chromium, tmp_path):

@@ -113,7 +113,7 @@ def test_live_rerun_draws_below_the_shipped_figure(gallery_server, gpage):
     assert "Your live rerun (quick level)" in text and "may differ" in text
     assert text.index("Shipped results") < text.index("Your live rerun")
     meter = gpage.locator('[data-testid="stSidebar"] [data-testid="stMetricValue"]').first.inner_text().strip()
-    assert meter == "0" and "non-private run" not in gpage.locator('[data-testid="stSidebar"]').inner_text()
+    assert meter == "0" and "non-private fit" not in gpage.locator('[data-testid="stSidebar"]').inner_text()
 
 
 def test_the_apps_own_folder(app_url, page):
