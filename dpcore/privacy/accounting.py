@@ -14,7 +14,8 @@ import numpy as np
 from ..exceptions import _CURRENT_LEAKS
 from ..validation import check_delta, check_epsilon, check_int, check_real
 from .accountant import _IN_FIT, PrivacyEvent, active_accountants
-from .mechanisms import gaussian_mechanism, gaussian_sigma
+from .exact import gaussian_release
+from .mechanisms import gaussian_sigma
 
 __all__ = [
     "basic_composition", "advanced_composition", "advanced_composition_inverse", "GaussianBudget",
@@ -155,8 +156,9 @@ class GaussianBudget:
         return gaussian_sigma(sensitivity * math.sqrt(self.n_releases), self.epsilon, self.delta)
 
     def release(self, value, sensitivity, rng):
-        """One release: ``value`` plus Gaussian noise through
-        :func:`~dpcore.privacy.mechanisms.gaussian_mechanism` (sensitivity Δ·√n_releases).
+        """One release: ``value`` plus the Gaussian noise :meth:`sigma` (calibrated for Δ·√n_releases),
+        exactly on a public grid (:func:`~dpcore.privacy.exact.gaussian_release`, the rounding paid
+        at this release's own Δ).
 
         Raises ``ValueError`` once all ``n_releases`` releases are used.
 
@@ -182,7 +184,6 @@ class GaussianBudget:
             raise ValueError(f"this Gaussian budget covers {self.n_releases} release(s); all are used")
         self.used += 1
         # σ for Δ·√n, released with the rounding paid at this release's own Δ (σ_int/Δ_int ≥ σ/Δ)
-        from .exact import gaussian_release
         return gaussian_release(value, self.sigma(sensitivity), sensitivity, rng)
 
     def events(self, relation=None):

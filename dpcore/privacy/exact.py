@@ -102,6 +102,22 @@ def _from_grid(y, k):
     return np.ldexp(y.astype(np.float64), -k)
 
 
+def _sigma_int(m, w):
+    """σ_int = √(2^m·w) as a float (for display and the effective σ)."""
+    return math.sqrt(w) * 2.0 ** (m / 2)
+
+
+def _gaussian_tau(dim, m, w):
+    """The slack τ = D·τ₁ of a discrete Gaussian release with σ_int² = 2^m·w (module docstring)."""
+    return dim * _TAU_NUMERATOR / (w * 2.0 ** m)
+
+
+def _gaussian_on_grid(value, k, m, w, rng):
+    """round(value·2^k) + N_Z(0, 2^m·w) noise, released as floats on the grid 2^−k."""
+    a = _to_grid(value, k)
+    return _from_grid(a + discrete_gaussian_noise(m, w, size=a.shape, random_state=rng), k)
+
+
 # --------------------------------------------------------------------------- Gaussian
 @dataclass(frozen=True)
 class GaussianPlan:
@@ -142,7 +158,7 @@ class GaussianPlan:
     @property
     def sigma_int(self):
         """σ_int = √(2^m·w) (a float, for display)."""
-        return math.sqrt(self.w) * 2.0 ** (self.m / 2)
+        return _sigma_int(self.m, self.w)
 
     @property
     def noise_multiplier(self):
@@ -197,10 +213,8 @@ def plan_gaussian(sigma, sensitivity, dim):
     sigma_grid = Fraction(sigma) * scale                        # σ/g, exact
     extra = Fraction(sigma) * _sqrt_up(dim) / Fraction(sensitivity)   # σ√D/Δ: pays the rounding
     m, w = _plan_sigma_int(sigma_grid, extra)
-    sigma_eff = math.ldexp(math.sqrt(w) * 2.0 ** (m / 2), -k)
-    tau = dim * _TAU_NUMERATOR / (w * 2.0 ** m)
     return GaussianPlan(k=k, m=m, w=w, dim=dim, sigma=sigma, sensitivity=sensitivity,
-                        sigma_effective=sigma_eff, tau=tau)
+                        sigma_effective=math.ldexp(_sigma_int(m, w), -k), tau=_gaussian_tau(dim, m, w))
 
 
 def gaussian_release(value, sigma, sensitivity, random_state=None, plan=None):
@@ -232,10 +246,7 @@ def gaussian_release(value, sigma, sensitivity, random_state=None, plan=None):
     elif (plan.dim, plan.sigma, plan.sensitivity) != (max(value.size, 1), float(sigma), float(sensitivity)):
         raise ValueError(f"plan is for dim = {plan.dim}, sigma = {plan.sigma:g}, sensitivity = {plan.sensitivity:g}; "
                          f"got {value.size} values, sigma = {sigma:g}, sensitivity = {sensitivity:g}")
-    rng = check_random_state(random_state)
-    a = _to_grid(value, plan.k)
-    z = discrete_gaussian_noise(plan.m, plan.w, size=a.shape, random_state=rng)
-    return _from_grid(a + z, plan.k)
+    return _gaussian_on_grid(value, plan.k, plan.m, plan.w, check_random_state(random_state))
 
 
 # --------------------------------------------------------------------------- Laplace

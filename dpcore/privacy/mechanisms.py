@@ -46,6 +46,7 @@ import numpy as np
 # scipy.optimize and scipy.special are imported inside the few functions that need them: at
 # module level they cost ~0.3 s of the app's first page (the sidebar only needs the ledger).
 from ..validation import check_delta, check_epsilon, check_int, check_random_state, check_real
+from .exact import bounded_laplace_release, gaussian_release, laplace_release
 
 __all__ = [
     "laplace_mechanism", "discrete_laplace_mechanism", "discrete_laplace_scale", "discrete_laplace_noise",
@@ -84,7 +85,6 @@ def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
     ValueError
         If ``epsilon`` or ``sensitivity`` is not a finite positive number.
     """
-    from .exact import laplace_release
     epsilon = check_epsilon(epsilon)
     sensitivity = check_real(sensitivity, "sensitivity", 0.0, None, low_inclusive=False)
     return laplace_release(value, sensitivity / epsilon, sensitivity, random_state)
@@ -529,7 +529,6 @@ def bounded_domain_laplace(values, lower, upper, sensitivity, epsilon, rng):
     -------
     ndarray of float64 of shape (d,)
     """
-    from .exact import bounded_laplace_release
     return bounded_laplace_release(values, lower, upper, sensitivity, epsilon, rng)
 
 
@@ -692,7 +691,6 @@ def gaussian_mechanism(value, sensitivity, epsilon, delta, random_state=None, me
     ndarray of float64
         ``value`` plus the noise (every entry a multiple of the grid).
     """
-    from .exact import gaussian_release
     sigma = gaussian_sigma(sensitivity, epsilon, delta, method)
     return gaussian_release(value, sigma, sensitivity, random_state)
 

@@ -140,8 +140,7 @@ from scipy import stats
 from ..metrics import matching_permutations, min_matching_cost
 from ..validation import check_array, check_delta, check_epsilon, check_int, check_random_state, check_real
 from .accounting import PrivacyLedger
-from .exact import _grid_exponent, _plan_sigma_int, _sqrt_up, _TAU_NUMERATOR, _from_grid, _to_grid
-from .exact_samplers import discrete_gaussian_noise
+from .exact import _gaussian_on_grid, _gaussian_tau, _grid_exponent, _plan_sigma_int, _sigma_int, _sqrt_up
 from .mechanisms import analytic_gaussian_delta
 
 __all__ = [
@@ -1093,11 +1092,8 @@ def exact_smooth_gaussian(center, S, constants, diameter, rng):
     sigma_grid = f_s / f_alpha * Fraction(2) ** k
     extra = f_s * _sqrt_up(D) / (f_alpha * Fraction(s_lo))
     m_exp, w = _plan_sigma_int(sigma_grid, extra)
-    a = _to_grid(center, k)
-    y = a + discrete_gaussian_noise(m_exp, w, size=D, random_state=rng)
-    noise_scale = math.ldexp(math.sqrt(w) * 2.0 ** (m_exp / 2), -k)
-    tau = D * _TAU_NUMERATOR / (w * 2.0 ** m_exp)
-    return _from_grid(y, k), noise_scale, tau, k
+    released = _gaussian_on_grid(center, k, m_exp, w, rng)
+    return released, math.ldexp(_sigma_int(m_exp, w), -k), _gaussian_tau(D, m_exp, w), k
 
 
 def sample_aggregate(X, f, n_subsets, epsilon, delta, *, diameter, distances=None, n_blocks=1,
