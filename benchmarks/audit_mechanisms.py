@@ -4,12 +4,12 @@ dpcore.privacy, ALONE, audited on neighbouring inputs at the full sensitivity.
     python benchmarks/audit_mechanisms.py                 # 10,000 runs per side, ε ∈ {0.5, 1, 2}
     python benchmarks/audit_mechanisms.py --runs 4000 --eps 1
 
-For each mechanism and ε the audit of dpcore.audit runs the mechanism ``--runs`` times on
+For each mechanism and ε the audit of dpcore.lab.audit runs the mechanism ``--runs`` times on
 D and on D′, reduces each release to its exact log-likelihood ratio log p_D(o)/p_D′(o)
 (the law is known: Laplace, Gaussian of known σ, a finite exponential-mechanism law —
 the Neyman–Pearson optimal statistic), chooses the threshold on the first half of each
 side and reports ε̂ = the 95 % Clopper–Pearson lower bound on the held-out half, minus δ
-(:func:`dpcore.audit.audit_from_statistics`).
+(:func:`dpcore.lab.audit.audit_from_statistics`).
 
 Reference ("achievable"): the best ε̂ the same procedure can give with this many held-out
 runs if the rates were exactly their expectations: max over thresholds t of
@@ -51,7 +51,7 @@ from scipy import stats
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from dpcore.audit import (audit_from_statistics, epsilon_lower_bound, exponential_llr,  # noqa: E402
+from dpcore.lab.audit import (audit_from_statistics, epsilon_lower_bound, exponential_llr,  # noqa: E402
                           gaussian_llr, gdp_audit_from_statistics, gdp_epsilon, gdp_mu_lower_bound, laplace_llr)
 from dpcore.privacy import (exponential_mechanism, exponential_mechanism_probabilities,  # noqa: E402
                             gaussian_mechanism, gaussian_sigma_analytic, laplace_mechanism)
@@ -176,7 +176,7 @@ def main(argv=None):
     print(markdown(rows))
     print(f"\n{args.runs} runs per side, 95 % confidence, seed {args.seed}; {time.perf_counter() - t0:.1f} s.")
     print(f"split: threshold chosen on the first half, bound on the {args.runs - args.runs // 2} held-out runs per "
-          "side (what dpcore.audit does for estimators). fixed t: the threshold is computed from the CLAIMED law "
+          "side (what dpcore.lab.audit does for estimators). fixed t: the threshold is computed from the CLAIMED law "
           "before the runs (the best test on the exact tradeoff curve), so every run is held out.")
     print("achievable ε̂: the best bound of the same test at the expected rates of the exact tradeoff curve "
           "with this many held-out runs (the reference the measured ε̂ scatters around).")

@@ -5,9 +5,9 @@ method of dpclust-explorer at ε ∈ {0.5, 2}, printed as a markdown table.
     nice -n 10 python benchmarks/audit_table.py --trials 100 --workers 1
     python benchmarks/audit_table.py --methods dp_taucc,dplloyd --eps 1
 
-Each row is :func:`dpcore.audit.audit_estimator`: the method runs ``--trials`` times on a
+Each row is :func:`dpcore.lab.audit.audit_estimator`: the method runs ``--trials`` times on a
 small audit set D and on its neighbour D′ built for the neighbouring relation the method
-claims (:data:`dpcore.audit.CLAIMED_RELATION`): replace-one for the subspace methods and
+claims (:data:`dpcore.lab.audit.CLAIMED_RELATION`): replace-one for the subspace methods and
 the dpcore k-means methods (the first row replaced by a far outlier on the public radius
 the method clips to; n is the same), add/remove-one for DP-Lloyd (the far outlier added),
 +1 in one cell of a count matrix for DP-τCC. The "relation" column names the audited
@@ -17,7 +17,7 @@ features (distances from the outlier and from the replaced row to the nearest re
 subspace / centre, the released projector or centre moments) fitted on the first half of
 the runs; for DP-τCC the released contingency-table cell that holds the changed cell. The
 threshold test is chosen on the first half of the runs and ε̂ computed on the other half.
-Methods run with the registry's defaults (dpcore.experiments.ALGORITHMS) except Gibbs,
+Methods run with the registry's defaults (dpcore.lab.sweeps.ALGORITHMS) except Gibbs,
 which runs 100 sweeps (its default 1000 sweeps would dominate the run time). (ε, δ)
 methods run with an explicit public δ (the estimator's default on D), subtracted in the
 bound. "ceiling" is the largest ε̂ the held-out runs could give (perfect separation): a
@@ -40,8 +40,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from dpcore.audit import AUDIT_SETS, RELATIONS, audit_dataset, audit_estimator  # noqa: E402
-from dpcore.experiments import ALGORITHMS  # noqa: E402
+from dpcore.lab.audit import AUDIT_SETS, RELATIONS, audit_dataset, audit_estimator  # noqa: E402
+from dpcore.lab.sweeps import ALGORITHMS  # noqa: E402
 from tables import markdown_table  # noqa: E402
 
 #: (label, registry name, audit set, neighbour (None: a construction of the claimed relation), extra parameters,

@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from dpcore.data import make_gaussian_mixture  # noqa: E402
-from dpcore.kmeans.compare import METHODS, compare_methods  # noqa: E402
+from dpcore.lab.compare import METHODS, compare_methods  # noqa: E402
 
 PRIVATE = ["candidate", "sulq", "sample_aggregate", "dplloyd"]
 

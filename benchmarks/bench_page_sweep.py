@@ -14,7 +14,7 @@ Prints, all run in this process one after the other:
    and whether each is ≤ 60 s; the two result frames must be identical (seconds aside);
 2. per method: the share of the serial sweep's run time (what dominates);
 3. the reference: the serial sweep as the engine ran it before runs were made BLAS
-   single-threaded (``dpcore.experiments.single_threaded`` replaced by a no-op), and the
+   single-threaded (``dpcore.lab.sweeps.single_threaded`` replaced by a no-op), and the
    ratio to the current serial time (``--no-reference`` skips it: it can be slow on a
    loaded machine).
 
@@ -32,8 +32,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import dpcore.experiments as ex  # noqa: E402
-from dpcore.experiments import Sweep, preset, run_sweep  # noqa: E402
+import dpcore.lab.sweeps as ex  # noqa: E402
+from dpcore.lab.sweeps import Sweep, preset, run_sweep  # noqa: E402
 
 PAGE_DATASET = {"kind": "subspaces", "n": 1000, "d": 10, "k": 3, "q": 3, "sigma": 0.1, "random_state": 0}
 PAGE_METHODS = ["SuLQ-10", "SuLQ-50", "s.a. TSC", "Gibbs", "k-plane"]

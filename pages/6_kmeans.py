@@ -6,7 +6,7 @@ import streamlit as st
 
 from dpcore.defaults import default_n_clusters
 from dpcore.kmeans.candidate import DEFAULT_SPLIT
-from dpcore.kmeans.compare import METHODS, compare_methods
+from dpcore.lab.compare import METHODS, compare_methods
 from dpcore.kmeans.partition import default_projection_dim
 from dpcore.export import call_snippet
 from ui.share import check_link, follow_dataset, preset_picker, publish_url

@@ -3,9 +3,9 @@ import time
 
 import streamlit as st
 
-from dpcore.audit import (MIN_TRIALS, NEIGHBOUR_RELATION, NEIGHBOURS, RELATIONS, STATISTICS, AUDIT_SETS,
+from dpcore.lab.audit import (MIN_TRIALS, NEIGHBOUR_RELATION, NEIGHBOURS, RELATIONS, STATISTICS, AUDIT_SETS,
                           audit_dataset, audit_estimator, claimed_relation, default_neighbour)
-from dpcore.experiments import ALGORITHMS, FAMILY_KINDS
+from dpcore.lab.sweeps import ALGORITHMS, FAMILY_KINDS
 from ui.audit import (CONFIDENCES, DATA_PAGE, DEFAULT_TRIALS, INITS, MAX_SWEEPS, MAX_TRIALS, SOURCES, URL_FIELDS,
                       AuditCharge, algorithm_label, charge_preview, check_audit_size, draw_result, privacy_parts,
                       progress_text, runs_private, source_label)

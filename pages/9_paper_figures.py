@@ -3,7 +3,7 @@ beside the paper's statements and whether they hold, with a live rerun of the qu
 Decisions are written in :mod:`ui.gallery`."""
 import streamlit as st
 
-from dpcore.reproduce import FIGURES
+from dpcore.lab.reproduce import FIGURES
 from ui.common import privacy_statement
 from ui.gallery import (FIG3, FIG3_PANELS, FIGURE_KEY, INFO, PAGE, PANEL_KEY, SHIP_COMMAND, folder_stamp,
                         gallery_folder, load_shipped, provenance, quick_rerun, show_figure)

@@ -12,7 +12,7 @@ from dp_accounting import dp_event
 import numpy as np
 import pytest
 
-from dpcore.audit import RELATIONS as AUDIT_RELATIONS
+from dpcore.lab.audit import RELATIONS as AUDIT_RELATIONS
 from dpcore.cocluster.dpnmf import DPNMF
 from dpcore.kmeans.candidate import CandidateKMeans
 from dpcore.kmeans.dphd import DPHD

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 from concurrent.futures import ThreadPoolExecutor
 
-from dpcore.audit import (CLAIMED_RELATION, MIN_TRIALS, NEIGHBOUR_RELATION, NEIGHBOURS, RELATIONS, add_point,
+from dpcore.lab.audit import (CLAIMED_RELATION, MIN_TRIALS, NEIGHBOUR_RELATION, NEIGHBOURS, RELATIONS, add_point,
                           audit_dataset, audit_delta, audit_estimator, audit_from_statistics, change_cell,
                           claimed_relation, default_neighbour, epsilon_lower_bound, far_outlier, fit_lr_score,
                           gdp_audit_from_statistics, gdp_delta, gdp_epsilon, laplace_llr, make_neighbour, remove_point,
                           run_audit, three_axes)
-from dpcore.experiments import ALGORITHMS, FAMILY_KINDS
+from dpcore.lab.sweeps import ALGORITHMS, FAMILY_KINDS
 from dpcore.privacy import gaussian_sigma_analytic
 from dpcore.data import make_block_matrix, make_gaussian_mixture, make_union_of_subspaces
 from dpcore.metrics import squared_distances_to_subspaces

@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpcore.audit import (add_point, audit_dataset, audit_estimator, change_cell, far_outlier, run_audit)
+from dpcore.lab.audit import (add_point, audit_dataset, audit_estimator, change_cell, far_outlier, run_audit)
 from dpcore.cocluster.dptaucc import dp_compute_t, release_table
 from dpcore.cocluster.taucc import contingency_table
 from dpcore.data import make_block_matrix, make_union_of_subspaces
@@ -82,7 +82,7 @@ def test_dptaucc_end_to_end_reachability_statistic_never_fires():
     discrete Laplace every count is reachable from its neighbour, so the statistic is 0 on
     every run of both sides and ε̂ = 0. (Its power against numpy's float Laplace is shown in
     tests/test_reachability.py, where the same test gives ε̂ > ε on float releases.)"""
-    from dpcore.audit import EstimatorStatistic, make_neighbour
+    from dpcore.lab.audit import EstimatorStatistic, make_neighbour
     ds, params = audit_dataset("blocks")
     D_b, cell = make_neighbour(ds, "change_cell")
     stat = EstimatorStatistic.for_dataset("dp_taucc", ds, 1.0, cell, params.get("cocluster"), "cell_unreachable")

@@ -91,8 +91,8 @@ def test_wide_sparse_matrix_is_not_densified():
 
 
 def test_registered_for_count_matrices():
-    from dpcore.audit import claimed_relation, default_neighbour
-    from dpcore.experiments import ALGORITHMS, PRESETS, Sweep, presets_for, run_sweep
+    from dpcore.lab.audit import claimed_relation, default_neighbour
+    from dpcore.lab.sweeps import ALGORITHMS, PRESETS, Sweep, presets_for, run_sweep
     assert ALGORITHMS["dphd"].load() is DPHD and ALGORITHMS["dphd"].takes_delta
     assert PRESETS["DPHD"] == {"name": "dphd"}
     assert "DPHD" in presets_for("counts") and "DPHD" not in presets_for("points")

@@ -150,7 +150,7 @@ def test_ledger_and_flags(block):
     assert {"labels_", "inertia_", "n_clipped_"} <= set(m.nonprivate_outputs_)
     T = m.n_iter_
     assert T * (m.budget_split_["count"] + 40 * m.budget_split_["coordinate"]) == pytest.approx(0.7)
-    from dpcore.audit import RELATIONS
+    from dpcore.lab.audit import RELATIONS
     assert SparseDPLloydKMeans.claimed_relation == "add_remove" and "add_remove" in RELATIONS
     with pytest.warns(DataDerivedRadiusWarning):
         leaky = SparseDPLloydKMeans(n_clusters=3, epsilon=0.7, radius="data", random_state=0).fit(block.X)

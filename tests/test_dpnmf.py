@@ -62,7 +62,7 @@ def test_nndsvd_start_is_flagged_not_private(block):
 
 
 def test_neighbouring_relation_is_stated():
-    from dpcore.audit import RELATIONS
+    from dpcore.lab.audit import RELATIONS
     assert DPNMF.claimed_relation == "replace_one" and DPNMF.claimed_relation in RELATIONS
 
 

@@ -2,7 +2,7 @@
 mechanisms, agreement with Fast-τCC as ε → ∞, the blind start, bad input, and a reduced
 version of the CLUTO acceptance (the full table is printed by benchmarks/bench_cocluster.py).
 
-Frequency tests (dpcore.audit.frequency_check): N releases on A and on A′ (Fig. 1: one cell
+Frequency tests (dpcore.lab.audit.frequency_check): N releases on A and on A′ (Fig. 1: one cell
 +1), outputs bucketed; every bucket must satisfy p_A ≤ e^ε p_A′ and the reverse within
 Clopper–Pearson bounds, Bonferroni-corrected over the 2 × buckets intervals, at 99 %
 family-wise confidence: a correct mechanism fails with probability ≤ 1 %. Each test also
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dpcore.audit import bucket_counts, frequency_check
+from dpcore.lab.audit import bucket_counts, frequency_check
 from dpcore.cocluster.dptaucc import DPTauCC, dp_update_part, release_table
 from dpcore.cocluster.taucc import _block_pattern, random_matrix_init
 from dpcore.cocluster.taucc import (FastTauCC, aggregate_columns, association_weights, contingency_table,

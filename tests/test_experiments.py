@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpcore.experiments as ex
-from dpcore.experiments import Sweep, run_seed, run_sweep, summarize
+import dpcore.lab.sweeps as ex
+from dpcore.lab.sweeps import Sweep, run_seed, run_sweep, summarize
 
 # k-plane with one random start on 4 noisy planes: different seeds reach different local
 # optima, so every row really depends on its own seed

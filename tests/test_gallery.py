@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from dpcore import gallery
-from dpcore.reproduce import FIGURES
+from dpcore.lab import gallery
+from dpcore.lab.reproduce import FIGURES
 
 pytestmark = pytest.mark.skipif(not (gallery.GALLERY_DIR / "manifest.json").exists(),
                                 reason="no shipped results in sample_data/paper_figures")

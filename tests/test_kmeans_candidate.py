@@ -2,7 +2,7 @@
 localswap, recovery and candidate.
 
 Privacy checks follow tests/test_privacy.py: outputs of N runs on neighbouring inputs D, D′
-(one point replaced) are bucketed and dpcore.audit.frequency_check tests
+(one point replaced) are bucketed and dpcore.lab.audit.frequency_check tests
 p_D ≤ e^ε p_D′ (+ δ) both ways with Clopper-Pearson bounds at 99 % family-wise confidence;
 a negative control at a smaller ε must be rejected, so the check has power.
 """
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dpcore.audit import bucket_counts, frequency_check
+from dpcore.lab.audit import bucket_counts, frequency_check
 from dpcore.data import make_gaussian_mixture
 from dpcore.kmeans.common import DataDerivedRadiusWarning
 from dpcore.preprocessing import truncate_rows_to_sparsity

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.audit import bucket_counts, frequency_check
+from dpcore.lab.audit import bucket_counts, frequency_check
 from dpcore.data import make_gaussian_mixture
 from dpcore.kmeans.common import DataDerivedRadiusWarning
 from dpcore.kmeans.baselines import KMeansPlusPlus

@@ -1,13 +1,13 @@
 """Cheap cross-checks of dpcore's calibrations against independent libraries (issue 15):
 the analytic Gaussian σ against diffprivlib's ``GaussianAnalytic`` and the Clopper–Pearson
-interval of :func:`dpcore.audit.clopper_pearson` against scipy's exact binomial interval."""
+interval of :func:`dpcore.lab.audit.clopper_pearson` against scipy's exact binomial interval."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from dpcore.audit import clopper_pearson
+from dpcore.lab.audit import clopper_pearson
 from dpcore.privacy import analytic_gaussian_delta, gaussian_sigma_analytic
 
 

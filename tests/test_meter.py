@@ -315,7 +315,7 @@ def test_an_audit_of_the_users_data_charges_every_run_on_both_sides_as_one_entry
 
 
 def _audit_delta(spec):
-    from dpcore.audit import audit_delta
+    from dpcore.lab.audit import audit_delta
     from dpcore.data import load_dataset
     return audit_delta("sulq_kplane", load_dataset(**spec), {})
 

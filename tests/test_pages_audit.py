@@ -2,7 +2,7 @@
 import pytest
 
 from apptest_helpers import link_of, open_page, widget
-from dpcore.audit import MIN_TRIALS, NEIGHBOURS
+from dpcore.lab.audit import MIN_TRIALS, NEIGHBOURS
 from ui.audit import MAX_SWEEPS, MAX_TRIALS
 
 

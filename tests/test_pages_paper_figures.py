@@ -11,8 +11,8 @@ import pytest
 import ui.gallery as gallery
 from apptest_helpers import open_page
 from apptest_helpers import widget as w
-from dpcore.gallery import GALLERY_DIR, ship
-from dpcore.reproduce import FIGURES, run_figure
+from dpcore.lab.gallery import GALLERY_DIR, ship
+from dpcore.lab.reproduce import FIGURES, run_figure
 
 SHIPPED = ("cocluster-fig3", "highdim-fig2")     # the cheap figures (< 2 s at the tiny level)
 MANIFEST = {"command": "python -m dpcore.reproduce cocluster-fig3 highdim-fig2 --tiny", "commit": "0123456789abcdef",
@@ -162,7 +162,7 @@ def test_progress_follows_the_log_lines():
 
 
 def test_provenance_prefers_the_figures_own_entry():
-    from dpcore.gallery import ShippedFigure
+    from dpcore.lab.gallery import ShippedFigure
     fig = ShippedFigure("highdim-fig2", "full", 125.0, 150)
     manifest = {**MANIFEST, "figures": [{"figure": "highdim-fig2", "command": "python -m dpcore.reproduce highdim-fig2",
                                          "commit": "fedcba9876", "dirty": True}]}

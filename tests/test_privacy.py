@@ -1,6 +1,6 @@
 """Mechanisms, composition and the ledger of dpcore.privacy.
 
-Each mechanism gets a neighbouring-input frequency test (dpcore.audit.frequency_check):
+Each mechanism gets a neighbouring-input frequency test (dpcore.lab.audit.frequency_check):
 N runs on D and on D′, outputs bucketed, and every bucket must satisfy
 p_D ≤ e^ε p_D′ + δ (and the reverse) within Clopper–Pearson bounds at 99 % family-wise
 confidence. Each test also runs a negative control - the same samples judged against a
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import special
 
-from dpcore.audit import bucket_counts, frequency_check
+from dpcore.lab.audit import bucket_counts, frequency_check
 from dpcore.privacy import (PrivacyLedger, advanced_composition, advanced_composition_inverse,
                             analytic_gaussian_delta, basic_composition, exponential_mechanism,
                             exponential_mechanism_probabilities, gaussian_mechanism, gaussian_sigma_analytic,

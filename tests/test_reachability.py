@@ -1,9 +1,9 @@
-"""dpcore.reachability: the exact decision "can this released float come from value v?" for
+"""dpcore.lab.reachability: the exact decision "can this released float come from value v?" for
 numpy's float Laplace, checked against numpy itself and against a brute-force scan, and the
 end-to-end audit of DP-τCC's released table: the old float Laplace release is caught (ε̂ far
 above the claimed ε), the exact discrete Laplace release never is.
 
-Audits give ε̂, a Clopper–Pearson lower bound at 95 % confidence (dpcore.audit.
+Audits give ε̂, a Clopper–Pearson lower bound at 95 % confidence (dpcore.lab.audit.
 epsilon_lower_bound, two tests combined by Bonferroni): for an ε-DP release ε̂ > ε has
 probability ≤ 5 %; the seeds are fixed, so the outcomes are deterministic and were checked.
 """
@@ -12,16 +12,16 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.audit import _blocks_small, change_cell, reachability_audit
+from dpcore.lab.audit import _blocks_small, change_cell, reachability_audit
 from dpcore.cocluster.dptaucc import DPTauCC
 from dpcore.cocluster.taucc import contingency_table
 from dpcore.privacy import discrete_laplace_mechanism
-from dpcore.reachability import float_laplace_release, reachable
+from dpcore.lab.reachability import float_laplace_release, reachable
 
 
 def laplace_mechanism(value, sensitivity, epsilon, rng):
     """The float Laplace release dpcore used before its releases were made exact (value +
-    numpy's Generator.laplace in float64): what dpcore.reachability models, kept here as the
+    numpy's Generator.laplace in float64): what dpcore.lab.reachability models, kept here as the
     attack's target. dpcore.privacy.laplace_mechanism now releases on a grid
     (tests/test_exact_release.py)."""
     value = np.asarray(value, dtype=np.float64)

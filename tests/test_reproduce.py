@@ -1,4 +1,4 @@
-"""The reproduce CLI (dpcore.reproduce): files and columns on the tiny setting, resume,
+"""The reproduce CLI (dpcore.lab.reproduce): files and columns on the tiny setting, resume,
 argument errors, and the trend check it applies to the paper's statements."""
 import json
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import reproduce as rp
+from dpcore.lab import reproduce as rp
 
 RUN_COLUMNS = {"figure", "panel", "algorithm", "name", "private", "epsilon", "trial", "seed", "seconds", "warnings",
                "dataset"}
@@ -157,7 +157,7 @@ def test_shipped_results_redraw_and_recompute(tmp_path):
     """--ship writes what the Paper figures page reads: compact CSVs, panels.json with the sweep of
     every panel, a manifest naming the command and commit; a shipped row reruns to the same
     numbers (seeds are per run), and a changed number is caught."""
-    from dpcore import gallery
+    from dpcore.lab import gallery
     out, dest = tmp_path / "out", tmp_path / "ship"
     assert rp.main(["cocluster-fig3", "--tiny", "--out", str(out), "--ship", str(dest)]) == 0
     manifest, figures = gallery.load_gallery(dest)
@@ -182,7 +182,7 @@ def test_the_command_line_runs_fig3_chains_in_worker_processes(tmp_path):
     (a full run once died here with "Can't get attribute 'gibbs_traces' on <module '__main__'>")."""
     import subprocess
     import sys
-    res = subprocess.run([sys.executable, "-m", "dpcore.reproduce", "subspace-fig3", "--tiny", "--jobs", "2",
+    res = subprocess.run([sys.executable, "-m", "dpcore.lab.reproduce", "subspace-fig3", "--tiny", "--jobs", "2",
                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     assert (tmp_path / "subspace-fig3" / "random-init.csv").exists()

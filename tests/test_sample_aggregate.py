@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpcore.audit import bucket_counts, frequency_check
+from dpcore.lab.audit import bucket_counts, frequency_check
 from dpcore.data import make_union_of_subspaces, random_subspaces
 from dpcore.metrics import pairwise_subspace_distances, wasserstein_distance
 from dpcore.privacy.sample_aggregate import (alg1_constants, draw_subsets, matching_distances, nearest_neighbour_radii,

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
 
-from dpcore.audit import RELATIONS
+from dpcore.lab.audit import RELATIONS
 from dpcore.cocluster.dptaucc import DPTauCC, release_table
 from dpcore.data import PAPER_SPECS, load_dataset, make_block_matrix, make_gaussian_mixture
 from dpcore.exceptions import PrivacyLeakWarning
@@ -196,7 +196,7 @@ def test_release_table_refuses_a_non_integer_table():
 
 
 def test_dptaucc_claims_one_cell_pm1():
-    from dpcore.audit import claimed_relation
+    from dpcore.lab.audit import claimed_relation
     assert DPTauCC.claimed_relation == "cell_pm1" == claimed_relation("dp_taucc")
     assert "cell_pm1" in RELATIONS
 

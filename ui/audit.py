@@ -3,7 +3,7 @@ the link parsers), the run with its progress bar, and the drawing of a result.
 
 Decisions
 ---------
-- Runs per side: at least :data:`dpcore.audit.MIN_TRIALS` (what ``audit_estimator`` accepts)
+- Runs per side: at least :data:`dpcore.lab.audit.MIN_TRIALS` (what ``audit_estimator`` accepts)
   and at most :data:`MAX_TRIALS` (a page limit: the audit's runs go one after the other in the
   server process). The widget, the link parser and the estimator use these constants, so a link
   with ``audit_trials=1`` is refused with a warning when it is opened, not at Run.
@@ -39,9 +39,9 @@ import uuid
 import pandas as pd
 import streamlit as st
 
-from dpcore.audit import (ALL_NEIGHBOURS, AUDIT_SETS, MIN_TRIALS, NEIGHBOUR_RELATION, RELATIONS, STATISTIC_HELP,
+from dpcore.lab.audit import (ALL_NEIGHBOURS, AUDIT_SETS, MIN_TRIALS, NEIGHBOUR_RELATION, RELATIONS, STATISTIC_HELP,
                           audit_delta, claimed_relation)
-from dpcore.experiments import ALGORITHMS
+from dpcore.lab.sweeps import ALGORITHMS
 from dpcore.plots.audit import audit_histograms
 from dpcore.privacy import PrivacyEvent
 from dpcore.validation import check_real

@@ -25,7 +25,7 @@ import streamlit as st
 from dpcore.cocluster.dptaucc import DPTauCC
 from dpcore.cocluster.examples import column_partition_frequencies, figure1_solutions
 from dpcore.cocluster.taucc import FastTauCC
-from dpcore.experiments import DPNMF_PAPER, PRESETS as METHOD_PRESETS, make_estimator
+from dpcore.lab.sweeps import DPNMF_PAPER, PRESETS as METHOD_PRESETS, make_estimator
 from dpcore.export import estimator_snippet
 from dpcore.metrics import nmi
 from dpcore.plots.cocluster import (TAU_CR_LABEL, TAU_RC_LABEL, contingency_heatmaps, figure1_leak,
@@ -50,7 +50,7 @@ FIG1_RUNS_MIN, FIG1_RUNS_MAX = 20, 2000
 STOP_NOTE = " (Stop, top right, cancels; the last result stays below)"
 
 #: The co-clustering paper's peers (its Fig. 2) the page can run beside DP-τCC: keys of
-#: dpcore.experiments.PRESETS (the page builds them as a sweep does: k = K0, the same ε, δ = 1e-5
+#: dpcore.lab.sweeps.PRESETS (the page builds them as a sweep does: k = K0, the same ε, δ = 1e-5
 #: where they take one). They cluster the documents (rows) only. Measured per run at ε = 1 on
 #: the CLUTO sets: ≤ 0.1 s (DPHD, DP-KMeans), ≤ 0.22 s (DPNMF; reviews).
 PEERS = ("DPHD", "DP-KMeans", DPNMF_PAPER, "DPNMF (private start)")

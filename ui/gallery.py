@@ -3,7 +3,7 @@
 Decisions
 ---------
 - **Where the results come from.** ``python -m dpcore.reproduce ... --ship DIR`` writes compact
-  CSVs and a manifest (:mod:`dpcore.gallery`); the app reads :data:`dpcore.gallery.GALLERY_DIR`
+  CSVs and a manifest (:mod:`dpcore.lab.gallery`); the app reads :data:`dpcore.lab.gallery.GALLERY_DIR`
   (``sample_data/paper_figures``), or the folder named by ``$DPCLUST_GALLERY_DIR`` (tests and
   the browser suite point it at a folder of their own). Every function here takes the folder
   as a parameter.
@@ -23,9 +23,9 @@ Decisions
   tree had uncommitted changes, the date, the wall time and the level (taken from the
   figure's own manifest entry where it has these keys, else from the manifest).
 - **Live quick rerun**: a form per figure whose button states the expected time (the quick
-  timings of :mod:`dpcore.reproduce`, 2 workers). It runs
-  :func:`dpcore.reproduce.run_figure` at :data:`RERUN_LEVEL` in a temporary folder, read back
-  with :func:`dpcore.gallery.load_gallery`; the progress bar follows the runner's log lines
+  timings of :mod:`dpcore.lab.reproduce`, 2 workers). It runs
+  :func:`dpcore.lab.reproduce.run_figure` at :data:`RERUN_LEVEL` in a temporary folder, read back
+  with :func:`dpcore.lab.gallery.load_gallery`; the progress bar follows the runner's log lines
   (one every ~10 s and at the end of every panel). The previous quick result is drawn before
   the run (:class:`ui.common.ResultSlot`), so Stop keeps it; results live in
   ``st.session_state[QUICK_KEY][figure]``. The quick result is drawn below the shipped one,
@@ -46,8 +46,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from dpcore.gallery import GALLERY_DIR, load_gallery
-from dpcore.reproduce import FIGURES, SETTINGS, run_figure
+from dpcore.lab.gallery import GALLERY_DIR, load_gallery
+from dpcore.lab.reproduce import FIGURES, SETTINGS, run_figure
 from ui.common import ResultSlot, show_chart
 
 GALLERY_ENV = "DPCLUST_GALLERY_DIR"
@@ -66,8 +66,8 @@ class FigureInfo:
     paper: str
     shows: str           # what the paper's figure shows and says
     ours: str            # what we run, and where it differs
-    quick_seconds: int   # the quick level with 2 workers (measured, dpcore.reproduce)
-    quick: str           # what the quick level runs (dpcore.reproduce.SETTINGS)
+    quick_seconds: int   # the quick level with 2 workers (measured, dpcore.lab.reproduce)
+    quick: str           # what the quick level runs (dpcore.lab.reproduce.SETTINGS)
 
 
 SUBSPACE = "Wang, Wang & Singh, *Differentially private subspace clustering*"

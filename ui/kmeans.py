@@ -24,7 +24,7 @@ import numpy as np
 import streamlit as st
 
 from dpcore.kmeans.candidate import stage_explanations
-from dpcore.kmeans.compare import METHODS, MethodResult, compare_methods
+from dpcore.lab.compare import METHODS, MethodResult, compare_methods
 from dpcore.plots.kmeans import budget_bars, candidate_view, centres_scatter, epsilon_panels, objective_bars
 from dpcore.preprocessing import normalize_rows
 from dpcore.privacy import basic_composition
@@ -97,7 +97,7 @@ PRESETS = {
 }
 # Offered once the shared dataset picker (ui/pickers.py) lists scikit-learn's digits (PAPER_SPECS["digits"]):
 # a preset whose dataset the picker does not offer would silently fall back to another dataset.
-# Measured with dpcore.kmeans.compare.compare_methods, seeds 0-4 (issue 18): objective ÷ k-means++ median
+# Measured with dpcore.lab.compare.compare_methods, seeds 0-4 (issue 18): objective ÷ k-means++ median
 # (range) candidate 2.17 (1.99-2.62), SuLQ 2.51 (2.32-2.85), s.a. 26.7 (24-28), DP-Lloyd 154 (144-225).
 DIGITS_PRESET = {
     "Handwritten digits (real data, k = 10, ε = 1)": Preset(
@@ -161,7 +161,7 @@ class EpsilonSeries:
 
 def epsilon_series(X, n_clusters, method, epsilons, radius, delta=1e-6, options=None, random_state=None,
                    progress=None):
-    """Run ``method`` once per ε of ``epsilons`` with :func:`dpcore.kmeans.compare.compare_methods`.
+    """Run ``method`` once per ε of ``epsilons`` with :func:`dpcore.lab.compare.compare_methods`.
 
     Every ε is a separate release with its own noise: fresh OS entropy when ``random_state``
     is None, else the child seed ``[random_state, i]`` of run i (public). Ratios are taken
@@ -172,7 +172,7 @@ def epsilon_series(X, n_clusters, method, epsilons, radius, delta=1e-6, options=
     X : array_like or scipy.sparse matrix, shape (n, d)
     n_clusters : int
     method : str
-        A key of :data:`dpcore.kmeans.compare.METHODS`.
+        A key of :data:`dpcore.lab.compare.METHODS`.
     epsilons : sequence of float
         1 to :data:`MAX_SIDE_BY_SIDE` values in [EPS_MIN, EPS_MAX].
     radius : float or "data"

@@ -15,7 +15,7 @@ Decisions (issue 16):
   (which methods, which metrics, which method is best at the smallest and the largest ε),
   so a caption cannot contradict the figure beside it; a paper's finding is quoted only
   next to the methods it is about.
-- **Warnings once.** :func:`dpcore.experiments.warning_summary` groups a warning that
+- **Warnings once.** :func:`dpcore.lab.sweeps.warning_summary` groups a warning that
   repeats per ε or trial (Theorem 3.1's) into one line listing the ε values.
 """
 from __future__ import annotations
@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from dpcore.experiments import ALGORITHMS, DPNMF_PAPER, PRESETS as METHODS, Sweep, preset, presets_for, warning_summary
+from dpcore.lab.sweeps import ALGORITHMS, DPNMF_PAPER, PRESETS as METHODS, Sweep, preset, presets_for, warning_summary
 from dpcore.plots.experiments import METRIC_TITLES, privacy_utility_figure
-from dpcore.audit import claimed_relation
+from dpcore.lab.audit import claimed_relation
 from dpcore.privacy import PrivacyEvent
 from ui.common import (DEFAULT_DATASET, current_dataset, gibbs_unchecked, planned, privacy_statement, record_run,
                        show_chart)
@@ -145,7 +145,7 @@ PRESETS = {
 
 # ----------------------------------------------------------------------------- the run
 def build_sweep(spec, methods, metrics, grid, trials, q, seed):
-    """The :class:`~dpcore.experiments.Sweep` of the form; ``q`` (None on count data) goes to
+    """The :class:`~dpcore.lab.sweeps.Sweep` of the form; ``q`` (None on count data) goes to
     every subspace method."""
     algs = []
     for m in methods:
@@ -317,7 +317,7 @@ def _observations(df, m, private, reference):
 
 
 def show_warnings(df):
-    """Each distinct warning of the runs once (see :func:`dpcore.experiments.warning_summary`)."""
+    """Each distinct warning of the runs once (see :func:`dpcore.lab.sweeps.warning_summary`)."""
     items = warning_summary(df)
     if not items:
         return
@@ -364,7 +364,7 @@ def show_result(res):
 
 def _shown(res):
     """(families, estimator names) of the algorithms in a result: what its privacy box is about."""
-    from dpcore.experiments import ALGORITHMS, PRESETS
+    from dpcore.lab.sweeps import ALGORITHMS, PRESETS
 
     if not res:
         return set(), set()

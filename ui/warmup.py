@@ -20,10 +20,10 @@ import importlib
 import threading
 
 #: what the pages import beyond the Home page and the sidebar
-MODULES = ("pandas", "scipy.optimize", "scipy.special", "sklearn.cluster", "dpcore.plots", "dpcore.experiments",
+MODULES = ("pandas", "scipy.optimize", "scipy.special", "sklearn.cluster", "dpcore.plots", "dpcore.lab.sweeps",
            "dpcore.export", "dpcore.subspace.solvers", "dpcore.subspace.gibbs", "dpcore.subspace.sample_aggregate",
-           "dpcore.subspace.sulq", "dpcore.cocluster.dptaucc", "dpcore.kmeans.compare", "dpcore.audit",
-           "dpcore.reproduce", "dpcore.gallery", "dpcore.plots.paper", "dp_accounting", "dpcore.privacy.exact")
+           "dpcore.subspace.sulq", "dpcore.cocluster.dptaucc", "dpcore.lab.compare", "dpcore.lab.audit",
+           "dpcore.lab.reproduce", "dpcore.lab.gallery", "dpcore.plots.paper", "dp_accounting", "dpcore.privacy.exact")
 
 _lock = threading.Lock()
 _thread: threading.Thread | None = None

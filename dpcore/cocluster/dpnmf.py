@@ -274,7 +274,7 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
     """
 
     #: The neighbouring relation the guarantee is stated for, as a key of
-    #: :data:`dpcore.audit.RELATIONS` ("replace_one": one row replaced, n public).
+    #: :data:`dpcore.lab.audit.RELATIONS` ("replace_one": one row replaced, n public).
     claimed_relation = "replace_one"
 
     def __init__(self, *, n_clusters=3, epsilon=0.5, delta=1e-5, n_iter=4, init="random", h_steps=50,

@@ -19,7 +19,7 @@ The table noise is the **discrete** Laplace of scale 1/ε₁ (rounded up to a ra
 :func:`dpcore.privacy.discrete_laplace_mechanism`), drawn by an exact integer sampler: T is an
 integer table, and numpy's float Laplace added to integers leaves floating-point holes that
 tell neighbouring tables apart on about half of the releases at ε₁ = 1/80 (Mironov 2012;
-measured with :mod:`dpcore.reachability`). Discrete and continuous Laplace of the same scale
+measured with :mod:`dpcore.lab.reachability`). Discrete and continuous Laplace of the same scale
 have the same tails, so the utility is unchanged (checked in tests/test_dptaucc.py).
 
 Integer counts only (decision). Integer noise on a non-integer table keeps every released
@@ -389,7 +389,7 @@ class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
     """
 
     #: The neighbouring relation the guarantee is stated for, as a key of
-    #: :data:`dpcore.audit.RELATIONS` ("cell_pm1": one count changed by ±1).
+    #: :data:`dpcore.lab.audit.RELATIONS` ("cell_pm1": one count changed by ±1).
     claimed_relation = "cell_pm1"
 
     def __init__(self, *, n_row_clusters=3, n_col_clusters=3, epsilon=1.0, n_iter=4,

@@ -193,7 +193,7 @@ class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """
 
     #: The neighbouring relation the guarantee is stated for, as a key of
-    #: :data:`dpcore.audit.RELATIONS` ("add_remove": one row added or removed; n is not used).
+    #: :data:`dpcore.lab.audit.RELATIONS` ("add_remove": one row added or removed; n is not used).
     claimed_relation = "add_remove"
 
     def __init__(self, *, n_clusters=8, epsilon=1.0, radius=None, nonnegative=False, row_map="normalize",

@@ -69,7 +69,7 @@ class DPHD(CandidateKMeans):
     space of the normalised documents, ``labels_`` (NOT private) is the row partition.
     """
 
-    #: one document (row) replaced, n public (a key of :data:`dpcore.audit.RELATIONS`)
+    #: one document (row) replaced, n public (a key of :data:`dpcore.lab.audit.RELATIONS`)
     claimed_relation = "replace_one"
 
     def __init__(self, *, n_clusters=8, epsilon=1.0, radius=1.0, delta=1e-5, objective="kmeans", projection_dim=None,

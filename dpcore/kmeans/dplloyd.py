@@ -5,7 +5,7 @@ the budget split :class:`~dpcore.kmeans.baselines.DPLloydKMeans` hands it, writt
 cluster are a k×n indicator times the CSR rows, distances use ‖x‖² − 2x·c + ‖c‖².
 
 Decision: DP-KMeans of the co-clustering paper's Fig. 2 is THIS estimator on all seven CLUTO
-sets (``dpcore.experiments.ALGORITHMS["dp_kmeans"]``: rows L2-normalised, bounds [0, 1]), not
+sets (``dpcore.lab.sweeps.ALGORITHMS["dp_kmeans"]``: rows L2-normalised, bounds [0, 1]), not
 diffprivlib where it fits and this elsewhere. One method gives one curve whose differences
 between sets come from the data, not from two implementations; diffprivlib cannot take reviews
 at all, and it skips empty clusters without noise (not private, see below). What ties it to
@@ -285,7 +285,7 @@ class SparseDPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """
 
     #: The neighbouring relation the guarantee is stated for, as a key of
-    #: :data:`dpcore.audit.RELATIONS` ("add_remove": one row added or removed; n is not used).
+    #: :data:`dpcore.lab.audit.RELATIONS` ("add_remove": one row added or removed; n is not used).
     claimed_relation = "add_remove"
 
     def __init__(self, *, n_clusters=8, epsilon=1.0, radius=None, nonnegative=False, row_map="normalize",

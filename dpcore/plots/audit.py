@@ -29,7 +29,7 @@ def audit_histograms(result, statistic_name="statistic"):
     Parameters
     ----------
     result : AuditResult
-        An audit result (:class:`dpcore.audit.AuditResult`); uses ``stats_a``, ``stats_b``,
+        An audit result (:class:`dpcore.lab.audit.AuditResult`); uses ``stats_a``, ``stats_b``,
         ``threshold``, ``orientation``, ``epsilon_lower`` and ``nominal_epsilon``.
     statistic_name : str, default="statistic"
         Title of the x axis (wrapped at :data:`AXIS_TITLE_WIDTH` characters).

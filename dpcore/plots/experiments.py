@@ -1,4 +1,4 @@
-"""Privacy–utility curves from a sweep DataFrame (dpcore.experiments).
+"""Privacy–utility curves from a sweep DataFrame (dpcore.lab.sweeps).
 
 Decisions (issue 16, for a figure shown to a class):
 
@@ -21,7 +21,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..experiments import summarize
+from ..lab.sweeps import summarize
 from .data import PALETTE
 
 __all__ = ["privacy_utility_figure", "curves_figure", "log_ticks", "METRIC_TITLES", "METRIC_AXIS"]
@@ -126,7 +126,7 @@ def _wants_log(metric, values, log_y):
 
 def _band_and_median(fig, x, part, color, name, show_legend, row, col, dash="solid", hover=""):
     """The inter-quartile band and the median line of one group (``part``: rows of
-    :func:`~dpcore.experiments.summarize` sorted by ``x``) in one panel."""
+    :func:`~dpcore.lab.sweeps.summarize` sorted by ``x``) in one panel."""
     fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[part["q75"], part["q25"][::-1]], fill="toself",
                              mode="lines", fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
                              legendgroup=name, showlegend=False), row, col)
@@ -153,7 +153,7 @@ def privacy_utility_figure(df, metrics, title="", log_y=None):
     Parameters
     ----------
     df : pandas.DataFrame
-        Sweep results (:mod:`dpcore.experiments`), with columns ``algorithm``, ``epsilon``
+        Sweep results (:mod:`dpcore.lab.sweeps`), with columns ``algorithm``, ``epsilon``
         and the metrics.
     metrics : str or sequence of str
         Metric column(s), one panel each.

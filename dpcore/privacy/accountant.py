@@ -39,7 +39,7 @@ __all__ = ["RELATIONS", "RELATION_ORDER", "PrivacyEvent", "convert_event", "conv
            "weakest_common_relation", "group_privacy", "PrivacyAccountant", "AccountedRun", "TightTotal",
            "active_accountant", "VALUE_DISCRETIZATION_INTERVAL"]
 
-#: neighbouring relations a privacy claim can be stated for (key -> words); dpcore.audit uses these
+#: neighbouring relations a privacy claim can be stated for (key -> words); dpcore.lab.audit uses these
 RELATIONS = {
     "replace_one": "replace-one (one record replaced; n public)",
     "add_remove": "add/remove-one (one record added or removed)",

@@ -66,7 +66,7 @@ def audit_small(page):
     with sd.rerun(page):                        # outside the form: changing it reruns
         sd.choose(page, "algorithm", "SuLQ k-plane (App. E)")
     with sd.rerun(page):                        # outside the form too (the planned charge follows it)
-        sd.set_number(page, "runs per side", 50)   # dpcore.audit.MIN_TRIALS
+        sd.set_number(page, "runs per side", 50)   # dpcore.lab.audit.MIN_TRIALS
 
 
 def paper_figures_small(page):

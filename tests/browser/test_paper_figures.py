@@ -16,7 +16,7 @@ import sys
 import pytest
 
 import stdriver as sd
-from dpcore.reproduce import SETTINGS
+from dpcore.lab.reproduce import SETTINGS
 from test_browser import DRAWN_BUDGET, RENDER_BUDGET
 
 pytestmark = pytest.mark.browser
@@ -31,7 +31,7 @@ RERUN = "Rerun the quick version (≈ 9 s)"                           # cocluste
 @pytest.fixture(scope="module")
 def shipped_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("paper_figures")
-    subprocess.run([sys.executable, "-m", "dpcore.reproduce", "cocluster-fig3", "highdim-fig2", "--tiny",
+    subprocess.run([sys.executable, "-m", "dpcore.lab.reproduce", "cocluster-fig3", "highdim-fig2", "--tiny",
                     "--out", str(root / "out"), "--ship", str(root / "ship")],
                    cwd=sd.REPO, check=True, capture_output=True, timeout=300)
     return root / "ship"

@@ -16,12 +16,12 @@ import scipy.sparse as sp
 from ..validation import check_epsilon, check_int
 from ..metrics import kmeans_objective, kmedian_objective
 from ..preprocessing import clip_rows
-from .common import check_points, data_radius, resolve_radius
+from ..kmeans.common import check_points, data_radius, resolve_radius
 from ..data import MAX_DENSE_CELLS
-from .baselines import DPLloydKMeans, KMeansPlusPlus
-from .candidate import CandidateKMeans, CandidateKMedian
-from .sample_aggregate import SampleAggregateKMeans
-from .sulq import SuLQKMeans
+from ..kmeans.baselines import DPLloydKMeans, KMeansPlusPlus
+from ..kmeans.candidate import CandidateKMeans, CandidateKMedian
+from ..kmeans.sample_aggregate import SampleAggregateKMeans
+from ..kmeans.sulq import SuLQKMeans
 
 __all__ = ["METHODS", "MethodResult", "Comparison", "compare_methods"]
 

@@ -60,7 +60,7 @@ import math
 
 import numpy as np
 
-from .validation import check_real
+from ..validation import check_real
 
 __all__ = ["MECHANISMS", "check_mechanism", "float_laplace_release", "reachable"]
 

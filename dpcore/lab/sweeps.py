@@ -49,11 +49,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import metrics as M
-from .validation import check_epsilon, check_int
-from .data import load_dataset
-from .defaults import default_n_clusters, default_subspace_dim
-from .subspace.common import single_threaded
+from .. import metrics as M
+from ..validation import check_epsilon, check_int
+from ..data import load_dataset
+from ..defaults import default_n_clusters, default_subspace_dim
+from ..subspace.common import single_threaded
 
 __all__ = ["Algorithm", "ALGORITHMS", "METRICS", "PRESETS", "DPNMF_PAPER", "preset", "presets_for", "make_estimator", "Sweep",
            "run_sweep", "summarize",
@@ -134,7 +134,7 @@ FAMILY_DEFAULTS = {"subspace": _subspace_defaults, "kmeans": _kmeans_defaults, "
 #: which dataset kinds each family runs on. "documents": the co-clustering paper's peers that
 #: cluster only the rows of a count matrix (documents as L2-normalised points, or NMF): they run
 #: on count matrices like the co-clustering methods but release centres or a basis, not a
-#: contingency table, so the audit looks at them differently (dpcore.audit.STATISTICS).
+#: contingency table, so the audit looks at them differently (dpcore.lab.audit.STATISTICS).
 FAMILY_KINDS = {"subspace": {"points"}, "kmeans": {"points"}, "cocluster": {"counts"}, "documents": {"counts"}}
 
 ALGORITHMS: dict[str, Algorithm] = {
@@ -264,7 +264,7 @@ def _class_subspaces(X, labels, q):
     The reference C* for labelled data without known subspaces (e.g. Yale B, whose classes
     lie near 9-D affine, hence 10-D linear, subspaces): the best q-dimensional linear fit of
     each class. Evaluation only (it reads the labels and the raw points)."""
-    from .subspace.common import fit_subspaces
+    from ..subspace.common import fit_subspaces
     _, lab, counts = np.unique(labels, return_inverse=True, return_counts=True)
     if counts.min() < q:
         raise ValueError(f"every class needs at least q = {q} points to define its subspace")

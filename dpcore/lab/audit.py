@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .validation import check_int, check_real
-from .privacy.accountant import RELATIONS as _RELATIONS
+from ..validation import check_int, check_real
+from ..privacy.accountant import RELATIONS as _RELATIONS
 from .reachability import check_mechanism, reachable
 
 __all__ = ["clopper_pearson", "FrequencyCheck", "frequency_check", "bucket_counts", "epsilon_lower_bound",
@@ -1106,7 +1106,7 @@ MIN_TRIALS = 50
 def _declared_relation(cls):
     """The relation a class declares itself (``neighbour_relation``, or ``claimed_relation`` set by
     the class or a base other than the mixin's default), else None."""
-    from .privacy.accounting import PrivateEstimatorMixin
+    from ..privacy.accounting import PrivateEstimatorMixin
     if getattr(cls, "neighbour_relation", None) is not None:
         return cls.neighbour_relation
     return next((c.__dict__["claimed_relation"] for c in getattr(cls, "__mro__", ())
@@ -1121,7 +1121,7 @@ def claimed_relation(name):
     Parameters
     ----------
     name : str
-        A key of ``dpcore.experiments.ALGORITHMS``.
+        A key of ``dpcore.lab.sweeps.ALGORITHMS``.
 
     Returns
     -------
@@ -1132,7 +1132,7 @@ def claimed_relation(name):
     ValueError
         If ``name`` is not a registered algorithm, or a private one states no known relation.
     """
-    from .experiments import ALGORITHMS
+    from .sweeps import ALGORITHMS
     if name not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {name!r}")
     entry = ALGORITHMS[name]
@@ -1146,7 +1146,7 @@ def claimed_relation(name):
     rel = declared if declared is not None else CLAIMED_RELATION.get(name)
     if rel not in RELATIONS:
         raise ValueError(f"algorithm {name} states no neighbouring relation the audit knows ({rel!r}); "
-                         f"add it to dpcore.audit.CLAIMED_RELATION (one of {', '.join(RELATIONS)})")
+                         f"add it to dpcore.lab.audit.CLAIMED_RELATION (one of {', '.join(RELATIONS)})")
     return rel
 
 
@@ -1158,7 +1158,7 @@ def default_neighbour(name, kind):
     Parameters
     ----------
     name : str
-        A key of ``dpcore.experiments.ALGORITHMS``.
+        A key of ``dpcore.lab.sweeps.ALGORITHMS``.
     kind : str
         Data kind ("points" or "counts").
 
@@ -1192,7 +1192,7 @@ STATISTIC_HELP = {
     "table_cell": "the released contingency-table cell that holds the changed matrix cell "
                   "(located with the released row and column partitions)",
     "cell_unreachable": "1 if the released contingency-table cell holding the changed matrix cell could not have "
-                        "been produced from the neighbour's count (exact reachability, dpcore.reachability), else 0",
+                        "been produced from the neighbour's count (exact reachability, dpcore.lab.reachability), else 0",
     "nearest_centre": "distance from the audited point to the nearest released centre",
     "likelihood_ratio": "a likelihood-ratio score of the release: features of the released subspaces, centres or "
                         "NMF basis (distances to the audited and the replaced point or document, the released "
@@ -1234,7 +1234,7 @@ def release_features(family, est, target):
     p, r = np.asarray(target["point"], dtype=float), target.get("replaced")
     pts = [p] + ([np.asarray(r, dtype=float)] if r is not None else [])
     if family == "subspace":
-        from .metrics import squared_distances_to_subspaces
+        from ..metrics import squared_distances_to_subspaces
         U = np.asarray(est.subspaces_)
         dist = [float(np.sqrt(squared_distances_to_subspaces(x[None], U).min())) for x in pts]
         P = np.einsum("kdq,keq->de", U, U)
@@ -1268,7 +1268,7 @@ def _as_target(target):
 @dataclass
 class EstimatorStatistic:
     """``(X, rng) -> float or feature vector``: fit a registered algorithm
-    (``dpcore.experiments.ALGORITHMS``) on X and reduce its release. Picklable, so it can run
+    (``dpcore.lab.sweeps.ALGORITHMS``) on X and reduce its release. Picklable, so it can run
     in worker processes.
 
     ``target`` is the audited point (an array, or a dict with "point" and "replaced": the
@@ -1278,7 +1278,7 @@ class EstimatorStatistic:
     Attributes
     ----------
     name : str
-        A key of ``dpcore.experiments.ALGORITHMS``.
+        A key of ``dpcore.lab.sweeps.ALGORITHMS``.
     params : dict
         Parameters of the estimator (ε is added from ``epsilon``).
     epsilon : float or None
@@ -1301,7 +1301,7 @@ class EstimatorStatistic:
     target: object
 
     def __post_init__(self):
-        from .experiments import ALGORITHMS
+        from .sweeps import ALGORITHMS
         if self.name not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {self.name!r}")
         entry = ALGORITHMS[self.name]
@@ -1327,7 +1327,7 @@ class EstimatorStatistic:
         Parameters
         ----------
         name : str
-            A key of ``dpcore.experiments.ALGORITHMS``.
+            A key of ``dpcore.lab.sweeps.ALGORITHMS``.
         dataset : dpcore.data.Dataset
         epsilon : float or None
         target : array, dict or tuple
@@ -1346,7 +1346,7 @@ class EstimatorStatistic:
         ValueError
             If ``name`` is not registered, or as the constructor.
         """
-        from .experiments import ALGORITHMS, FAMILY_DEFAULTS
+        from .sweeps import ALGORITHMS, FAMILY_DEFAULTS
         if name not in ALGORITHMS:                      # before the lookup below; __init__ checks the rest
             raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {name!r}")
         import inspect
@@ -1358,19 +1358,19 @@ class EstimatorStatistic:
         return cls(name, {**defaults, **(params or {})}, epsilon, statistic or STATISTICS[family], target)
 
     def __call__(self, X, rng):
-        from .experiments import ALGORITHMS
+        from .sweeps import ALGORITHMS
         entry = ALGORITHMS[self.name]
         params = dict(self.params)
         if self.epsilon is not None:
             params["epsilon"] = self.epsilon
-        from .subspace.common import single_threaded
+        from ..subspace.common import single_threaded
         with warnings.catch_warnings(), single_threaded():     # many small fits: one BLAS thread each (as in sweeps)
             warnings.simplefilter("ignore")
             est = entry.load()(**params, random_state=rng).fit(X)
         if self.statistic == "likelihood_ratio":
             return release_features(entry.family, est, self.target)
         if self.statistic == "outlier_distance":
-            from .metrics import squared_distances_to_subspaces
+            from ..metrics import squared_distances_to_subspaces
             p = np.asarray(self.target["point"])
             return float(np.sqrt(squared_distances_to_subspaces(p[None], est.subspaces_).min()))
         if self.statistic == "nearest_centre":
@@ -1488,7 +1488,7 @@ def audit_delta(name, dataset, params=None):
     Parameters
     ----------
     name : str
-        A key of ``dpcore.experiments.ALGORITHMS``.
+        A key of ``dpcore.lab.sweeps.ALGORITHMS``.
     dataset : dpcore.data.Dataset
         D.
     params : dict, optional
@@ -1500,7 +1500,7 @@ def audit_delta(name, dataset, params=None):
     """
     import inspect
 
-    from .experiments import ALGORITHMS
+    from .sweeps import ALGORITHMS
     entry = ALGORITHMS[name]
     if not (entry.private and entry.takes_delta):
         return 0.0
@@ -1508,7 +1508,7 @@ def audit_delta(name, dataset, params=None):
         return float(params["delta"])
     default = inspect.signature(entry.load().__init__).parameters["delta"].default
     if default is None:                             # the subspace methods: δ = 1/(n ln n) of D
-        from .subspace.sample_aggregate import default_delta
+        from ..subspace.sample_aggregate import default_delta
         return default_delta(dataset.n)
     return float(default)
 
@@ -1533,7 +1533,7 @@ def audit_estimator(name, dataset, neighbour, trials, epsilon=None, params=None,
     Parameters
     ----------
     name : str
-        A key of ``dpcore.experiments.ALGORITHMS``.
+        A key of ``dpcore.lab.sweeps.ALGORITHMS``.
     dataset : dpcore.data.Dataset
         D.
     neighbour : str or None
@@ -1561,7 +1561,7 @@ def audit_estimator(name, dataset, neighbour, trials, epsilon=None, params=None,
     ValueError
         As listed above, or if ``epsilon`` or ``confidence`` is out of range.
     """
-    from .experiments import ALGORITHMS, FAMILY_KINDS
+    from .sweeps import ALGORITHMS, FAMILY_KINDS
     trials = check_int(trials, "trials", MIN_TRIALS)
     if epsilon is not None:
         epsilon = check_real(epsilon, "epsilon", 0.0, None, low_inclusive=False)
@@ -1625,7 +1625,7 @@ def three_axes(n_per_axis=400, d=3):
     ValueError
         If ``n_per_axis`` < 2 or ``d`` < 3.
     """
-    from .data import Dataset
+    from ..data import Dataset
     n_per_axis = check_int(n_per_axis, "n_per_axis", 2)
     d = check_int(d, "d", 3)
     blocks = []
@@ -1666,17 +1666,17 @@ class AuditSet:
 
 
 def _subspaces_small():
-    from .data import make_union_of_subspaces
+    from ..data import make_union_of_subspaces
     return make_union_of_subspaces(n=200, d=5, k=2, q=1, sigma=0.05, random_state=0)
 
 
 def _gaussians_small():
-    from .data import make_gaussian_mixture
+    from ..data import make_gaussian_mixture
     return make_gaussian_mixture(n=200, d=5, k=3, sigma=0.1, random_state=0)
 
 
 def _blocks_small():
-    from .data import make_block_matrix
+    from ..data import make_block_matrix
     return make_block_matrix(n_rows=60, n_cols=40, k=3, l=3, random_state=0)
 
 
@@ -1734,7 +1734,7 @@ class ReachabilityAudit:
     Attributes
     ----------
     mechanism : str
-        The noise model (see :func:`dpcore.reachability.reachable`).
+        The noise model (see :func:`dpcore.lab.reachability.reachable`).
     n_a, n_b : int
         Runs on D and on D′.
     fired_a_on_a, fired_a_on_b, fired_b_on_b, fired_b_on_a : int
@@ -1796,7 +1796,7 @@ def reachability_audit(releases_a, releases_b, v_a, v_b, mechanism, scale=None, 
         on earlier private outputs of the run (DP-τCC: which co-cluster holds the changed
         cell) - a pair ``(values for the runs on D, values for the runs on D′)`` of arrays
         the lengths of ``releases_a`` and ``releases_b``.
-    mechanism, scale, clip_low : as in :func:`dpcore.reachability.reachable` (``scale`` may be a pair too).
+    mechanism, scale, clip_low : as in :func:`dpcore.lab.reachability.reachable` (``scale`` may be a pair too).
     confidence : float in (0, 1)
 
     Returns

@@ -11,7 +11,7 @@ sweep panel the sweep that made it, so that any row can be recomputed), ``checks
 paper's statements and whether they hold) and the figure's extra tables (``diagnostics.csv``).
 
 Every run's seed is a function of (master seed, method label, ε, trial) only
-(:func:`dpcore.experiments.run_seed`), so :func:`recompute_row` reruns one shipped row on its
+(:func:`dpcore.lab.sweeps.run_seed`), so :func:`recompute_row` reruns one shipped row on its
 own and :func:`compare_row` says whether it gives the shipped numbers.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ __all__ = ["GALLERY_DIR", "SHIPPED_TRACE_POINTS", "ShippedPanel", "ShippedFigure
            "recompute_row", "compare_row"]
 
 #: where the app's shipped results live
-GALLERY_DIR = Path(__file__).resolve().parents[1] / "sample_data" / "paper_figures"
+GALLERY_DIR = Path(__file__).resolve().parents[2] / "sample_data" / "paper_figures"
 #: most sweeps per chain kept in a shipped Fig. 3 trace (evenly spaced, the last one kept)
 SHIPPED_TRACE_POINTS = 400
 _FLOAT_FORMAT = "%.8g"
@@ -68,7 +68,7 @@ class ShippedPanel:
         -------
         plotly.graph_objects.Figure
         """
-        from .plots.paper import panel_figure
+        from ..plots.paper import panel_figure
         return panel_figure(self.plot, self.df)
 
 
@@ -118,7 +118,7 @@ def code_version():
     dict
         ``commit`` (str or None when not in a git checkout) and ``dirty`` (bool or None).
     """
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     commit = _git("rev-parse", "HEAD", cwd=root)
     status = _git("status", "--porcelain", "--untracked-files=no", "--", "dpcore", cwd=root)
     return {"commit": commit, "dirty": None if status is None else bool(status)}
@@ -147,7 +147,7 @@ def ship(out, dest, figures, manifest, order=()):
         Written to ``dest/manifest.json``, merged with the figures already listed there (a
         figure shipped again replaces its entry).
     order : sequence of str, optional
-        The order of the figures in the manifest (e.g. :data:`dpcore.reproduce.FIGURES`);
+        The order of the figures in the manifest (e.g. :data:`dpcore.lab.reproduce.FIGURES`);
         others follow in the order shipped. :func:`load_gallery` lists figures in this order.
 
     Returns
@@ -229,14 +229,14 @@ def recompute_row(panel: ShippedPanel, row) -> dict:
     Returns
     -------
     dict
-        The new row (:func:`dpcore.experiments.run_task`).
+        The new row (:func:`dpcore.lab.sweeps.run_task`).
 
     Raises
     ------
     ValueError
         If the panel has no sweep (Fig. 3 traces) or the row's method is not in it.
     """
-    from .experiments import run_task
+    from .sweeps import run_task
     if panel.sweep is None:
         raise ValueError(f"panel {panel.name!r} has no sweep to recompute (traces are rerun as a whole)")
     algs = {a["label"]: a for a in panel.sweep["algorithms"]}
