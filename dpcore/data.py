@@ -12,7 +12,7 @@ norm touches one record at a time and so reveals nothing about the others).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
+from importlib import resources
 import numbers
 
 import numpy as np
@@ -21,13 +21,16 @@ import scipy.sparse as sp
 from .validation import check_array, check_int, check_random_state, check_real
 from .preprocessing import clip_rows, normalize_rows
 
-__all__ = ["Dataset", "SAMPLE_DATA", "CLUTO_NAMES", "make_union_of_subspaces", "make_gaussian_mixture",
+__all__ = ["Dataset", "DATASETS", "CLUTO_NAMES", "make_union_of_subspaces", "make_gaussian_mixture",
            "make_block_matrix", "load_yaleb", "load_cluto", "load_digits", "DIGITS_RADIUS", "PAPER_SPECS", "random_subspaces", "data_rng", "DATA_STREAM",
            "orthonormal_basis", "load_dataset", "DATASET_KINDS", "register_dataset_kind",
            "MAX_DENSE_CELLS", "MAX_GENERATED_CELLS", "check_generated_size", "GENERATOR_LIMITS", "MAX_DATA_SEED",
            "check_spec_limits", "clipping_explanation"]
 
-SAMPLE_DATA = Path(__file__).resolve().parents[1] / "sample_data"
+#: The real data shipped inside the package (``dpcore/datasets/``: ``cluto/<name>.npz`` and
+#: ``yaleb.npz``), as an :mod:`importlib.resources` traversable: it reads the same from a source
+#: tree, an installed wheel or a zip archive.
+DATASETS = resources.files("dpcore.datasets")
 
 #: Largest dense (numpy) matrix, in cells, that dpcore accepts or builds: 30 million cells =
 #: 240 MB of float64. τCC refuses larger dense input (pass ``scipy.sparse``: every co-clustering
@@ -422,10 +425,14 @@ def make_block_matrix(n_rows=200, n_cols=150, k=3, l=3, signal=5.0, noise=0.5, r
 
 
 # ----------------------------------------------------------------------------- real data
-def _yaleb_raw():
-    path = SAMPLE_DATA / "yaleb.npz"
-    with np.load(path) as z:
+def _read_npz(resource):
+    """Every array of the shipped ``.npz`` file ``resource`` (a traversable of :data:`DATASETS`)."""
+    with resource.open("rb") as f, np.load(f) as z:
         return {k: z[k] for k in z.files}
+
+
+def _yaleb_raw():
+    return _read_npz(DATASETS / "yaleb.npz")
 
 
 def load_yaleb(subjects=5, n_per_subject=64, pca_dim=9, d=50, normalize="rows", random_state=None):
@@ -549,9 +556,9 @@ def load_cluto(name):
     """
     if name not in CLUTO_NAMES:
         raise ValueError(f"name must be one of {', '.join(CLUTO_NAMES)}; got {name!r}")
-    with np.load(SAMPLE_DATA / "cluto" / f"{name}.npz") as z:
-        X = sp.csr_matrix((z["data"].astype(np.float64), z["indices"], z["indptr"]), shape=tuple(z["shape"]))
-        labels = z["labels"].astype(int)
+    z = _read_npz(DATASETS / "cluto" / f"{name}.npz")
+    X = sp.csr_matrix((z["data"].astype(np.float64), z["indices"], z["indptr"]), shape=tuple(z["shape"]))
+    labels = z["labels"].astype(int)
     return Dataset(
         name=f"CLUTO {name}", description=f"{name}: {X.shape[0]} documents × {X.shape[1]} terms, "
                                           f"{np.unique(labels).size} classes (term counts)",

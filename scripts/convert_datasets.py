@@ -1,16 +1,17 @@
-"""Convert ../shared/datasets into the compact files the app ships in sample_data/.
+"""Convert ../shared/datasets into the compact files dpcore ships as package data (dpcore/datasets/).
 
 Run once from the repository root:  python scripts/convert_datasets.py [SHARED_DATASETS_DIR]
 
-- CLUTO: each document-term matrix becomes sample_data/cluto/<name>.npz holding the CSR
+- CLUTO: each document-term matrix becomes dpcore/datasets/cluto/<name>.npz holding the CSR
   arrays (data as int32 counts, indices, indptr, shape) and 0-based class labels.
   The quirks of the source files (see shared/datasets/README.md) are handled here:
   the column named ``cluster`` holds the count; tr11/tr41 have an extra leading index
   column; cstr.txt has explicit zero cells (dropped) and 1-based labels; hitech and reviews
   are MATLAB files with ``dtm``.
 - Yale B: the 48x42 uint8 faces, labels, subject ids and light angles are copied into
-  sample_data/yaleb.npz (file names dropped).
-The app never reads the shared folder at run time.
+  dpcore/datasets/yaleb.npz (file names dropped).
+dpcore reads them through importlib.resources (dpcore.data.DATASETS), so they travel in its wheel;
+neither dpcore nor the app ever reads the shared folder at run time.
 """
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ import scipy.io
 import scipy.sparse as sp
 
 ROOT = Path(__file__).resolve().parents[1]
+#: Where the files go: dpcore's package data (pyproject.toml's [tool.setuptools.package-data]).
+OUT = ROOT / "dpcore" / "datasets"
 CLUTO_TEXT = ["classic3", "cstr", "tr11", "tr41", "k1b"]
 CLUTO_MAT = ["hitech", "reviews"]
 
@@ -63,7 +66,7 @@ def save_cluto(M: sp.csr_matrix, labels: np.ndarray, out: Path):
 def main(src: Path):
     verify_checksums(src, "cluto.sha256")
     verify_checksums(src, "yaleb.sha256")
-    out = ROOT / "sample_data" / "cluto"
+    out = OUT / "cluto"
     out.mkdir(parents=True, exist_ok=True)
     for name in CLUTO_TEXT + CLUTO_MAT:
         labels = read_labels(src / "cluto" / f"{name}_target.txt")
@@ -74,7 +77,7 @@ def main(src: Path):
         save_cluto(M, labels, out / f"{name}.npz")
         print(f"{name}: {M.shape[0]} x {M.shape[1]}, nnz {M.nnz}, classes {labels.max() + 1}")
     z = np.load(src / "yaleb" / "extended_yaleb_cropped_48x42.npz")
-    np.savez_compressed(ROOT / "sample_data" / "yaleb.npz", images=z["images"], labels=z["labels"],
+    np.savez_compressed(OUT / "yaleb.npz", images=z["images"], labels=z["labels"],
                         subject_ids=z["subject_ids"], azimuth=z["azimuth"], elevation=z["elevation"])
     print("yaleb:", z["images"].shape)
 

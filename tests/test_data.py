@@ -1,9 +1,12 @@
 """Datasets: the §5 generator, Yale B preprocessing, the shipped CLUTO matrices, clipping."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.data import (CLUTO_NAMES, PAPER_SPECS, load_cluto, load_dataset, load_yaleb, make_block_matrix,
+import dpcore
+from dpcore.data import (CLUTO_NAMES, DATASETS, PAPER_SPECS, load_cluto, load_dataset, load_yaleb, make_block_matrix,
                          make_gaussian_mixture, make_union_of_subspaces)
 from dpcore.metrics import squared_distances_to_subspaces
 from dpcore.preprocessing import clip_rows
@@ -96,6 +99,17 @@ def test_cluto_matrices_match_the_table(name):
     assert ds.X.nnz == nnz
     assert np.unique(ds.labels).size == classes and ds.labels.min() == 0 and ds.labels.size == n
     assert ds.X.data.min() >= 1 and np.all(ds.X.data == np.round(ds.X.data))  # positive integer counts
+
+
+def test_the_real_data_ships_inside_the_package():
+    """The loaders read package data (importlib.resources), never the repository's sample_data/:
+    every file they read is in dpcore/datasets/, and no library module names sample_data."""
+    pkg = Path(dpcore.__file__).parent
+    assert Path(str(DATASETS)) == pkg / "datasets"
+    shipped = sorted(p.relative_to(pkg / "datasets").as_posix() for p in (pkg / "datasets").rglob("*.npz"))
+    assert shipped == sorted([f"cluto/{name}.npz" for name in CLUTO_NAMES] + ["yaleb.npz"])
+    library = [p for p in pkg.rglob("*.py") if p.relative_to(pkg).parts[0] not in ("lab", "plots")]
+    assert [p for p in library if "sample_data" in p.read_text(encoding="utf-8")] == []
 
 
 def test_block_matrix_has_its_blocks():

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from streamlit.testing.v1 import AppTest
 
 from apptest_helpers import open_page
-from dpcore.data import load_dataset, make_union_of_subspaces
+from dpcore.data import DATASETS, load_dataset, make_union_of_subspaces
 from dpcore.upload import MAX_BYTES, MAX_CELLS, load_upload, registered, reload_code, upload_key
 import dpcore.upload as upload_mod
 
@@ -262,7 +262,7 @@ def test_sparse_npz_and_mtx_counts():
     assert ds.X.shape == (60, 40) and ds.X.nnz > 0
     ds = load_upload("frac.mtx", mtx(A * 0.5), kind="counts")
     assert "not all integers" in ds.privacy_note
-    ds = load_upload("classic3.npz", (ROOT / "sample_data" / "cluto" / "classic3.npz").read_bytes(), kind="counts")
+    ds = load_upload("classic3.npz", (DATASETS / "cluto" / "classic3.npz").read_bytes(), kind="counts")
     assert ds.X.shape == (3891, 4303) and ds.n_classes == 3   # the shipped CSR triplet, with its labels
     # a sparse file loaded as points becomes dense
     ds = load_upload("a.npz", sparse_npz(A[:, :8]), kind="points")
