@@ -1,6 +1,9 @@
-"""The reproduce CLI (dpcore.lab.reproduce): files and columns on the tiny setting, resume,
-argument errors, and the trend check it applies to the paper's statements."""
+"""The reproduce CLI (dpcore.lab.reproduce): files and columns on the tiny setting, offline HTML
+and static images, workers and memory (process pool, Dask), resume, argument errors, and the
+trend check it applies to the paper's statements."""
 import json
+import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -17,6 +20,10 @@ def tiny_out(tmp_path_factory):
     out = tmp_path_factory.mktemp("repro")
     assert rp.main(["subspace-fig2", "subspace-fig3", "cocluster-fig3", "--tiny", "--out", str(out)]) == 0
     return out
+
+
+def _panels(folder):
+    return [p["name"] for p in json.loads((folder / "panels.json").read_text())["panels"]]
 
 
 def test_subspace_fig2_writes_one_csv_and_html_per_panel(tiny_out):
@@ -36,10 +43,80 @@ def test_subspace_fig2_writes_one_csv_and_html_per_panel(tiny_out):
         assert df.loc[~df["private"], "epsilon"].isna().all() and (~df["private"]).any()
         assert ("s.a. TSC" in set(df["algorithm"])) == (panel != "yaleb")   # Alg. 1 cannot split n = 320
         html = (d / f"{panel}.html").read_text()
-        assert "plotly" in html and "Gibbs" in html
+        assert "Gibbs" in html
     checks = pd.read_csv(d / "checks.csv")
     assert list(checks.columns) == ["check", "ok", "detail"] and len(checks) > 0
     assert "## Checks of the paper's statements" in (d / "summary.md").read_text()
+
+
+def test_html_loads_plotly_js_from_its_own_folder_not_a_cdn(tiny_out):
+    for fig in ("subspace-fig2", "subspace-fig3", "cocluster-fig3"):
+        d = tiny_out / fig
+        assert (d / "plotly.min.js").stat().st_size > 1_000_000         # the library itself, once per figure
+        for name in _panels(d):
+            html = (d / f"{name}.html").read_text()
+            assert '<script charset="utf-8" src="plotly.min.js"></script>' in html
+            assert "cdn.plot.ly" not in html and not re.search(r'<script[^>]*src="(https?:)?//', html)
+            assert f"]({name}.html)" in (d / "summary.md").read_text()
+
+
+def test_an_image_per_panel_when_kaleido_and_a_browser_are_here(tiny_out):
+    reason = rp.image_backend()
+    if reason is not None:
+        pytest.skip(f"no image backend: {reason}")
+    for fig in ("subspace-fig2", "subspace-fig3", "cocluster-fig3"):
+        for name in _panels(tiny_out / fig):
+            png = (tiny_out / fig / f"{name}.png").read_bytes()
+            assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000, (fig, name)
+
+
+def test_without_an_image_backend_the_rest_is_written_and_the_reason_said(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(rp, "image_backend", lambda: "Kaleido is not installed (test)")
+    assert rp.main(["cocluster-fig3", "--tiny", "--out", str(tmp_path)]) == 0
+    d = tmp_path / "cocluster-fig3"
+    assert (d / "cstr.csv").exists() and (d / "cstr.html").exists() and not (d / "cstr.png").exists()
+    err = capsys.readouterr().err
+    assert "no PNG images written (the CSV and HTML files are): Kaleido is not installed (test)" in err
+    with pytest.raises(rp.ImageBackendError, match="not installed"):
+        rp.write_panel_images([d])
+
+
+def test_the_shipped_copy_has_no_html_plotly_js_or_image(tiny_out, tmp_path):
+    """The app draws every panel from its CSV: shipping the HTML, plotly.js (4.8 MB a figure) or
+    the images would only bloat sample_data/paper_figures."""
+    from dpcore.lab import gallery
+    figures = ["subspace-fig2", "subspace-fig3", "cocluster-fig3"]
+    gallery.ship(tiny_out, tmp_path, figures, {"figures": []})
+    for fig in figures:
+        assert {f.suffix for f in (tmp_path / fig).iterdir()} == {".csv", ".json"}, fig
+
+
+def test_image_arguments_are_checked(tmp_path):
+    with pytest.raises(ValueError, match="image format must be one of png, svg, pdf"):
+        rp.write_panel_images([tmp_path], "gif")
+    with pytest.raises(ValueError, match="images must be one of"):
+        rp.run_figure("cocluster-fig3", "tiny", tmp_path, images="jpeg")
+    with pytest.raises(ValueError, match="shared runner"):
+        rp.run_figure("cocluster-fig3", "tiny", tmp_path, images="png", runner=rp.Runner())
+
+
+def test_one_process_reports_no_workers(tmp_path):
+    R = rp.Runner(jobs=1)
+    assert R.workers()["kind"] == "main process"
+    R.close()
+    assert R.memory["workers"]["n"] == 1 and R.memory["main_mb"] > 0
+    assert math.isnan(R.memory["largest_worker_mb"]) and "main process" in R.memory["workers_how"]
+
+
+def test_a_process_pool_reports_its_workers_and_their_peak_memory():
+    R = rp.Runner(jobs=2)
+    assert R.map(rp._peak_rss_mb, [{}, {}])[0] > 0         # the pool's processes ran something
+    with pytest.raises(RuntimeError, match="shut down"):
+        R.peak_memory()
+    R.close()
+    assert R.memory["workers"] == {"kind": "process pool", "n": 2, "threads": 2, "text": "2 worker processes"}
+    assert R.memory["largest_worker_mb"] > 0 and "RUSAGE_CHILDREN" in R.memory["workers_how"]
+    R.close()                                               # a second close does nothing
 
 
 def test_subspace_fig3_traces_and_diagnostics(tiny_out):
@@ -65,7 +142,7 @@ def test_cocluster_fig3_has_iterations_and_tau(tiny_out):
 
 
 def test_resume_reuses_finished_runs(tmp_path):
-    args = ["cocluster-fig3", "--tiny", "--out", str(tmp_path), "--resume"]
+    args = ["cocluster-fig3", "--tiny", "--out", str(tmp_path), "--resume", "--images", "none"]
     assert rp.main(args) == 0
     first = pd.read_csv(tmp_path / "cocluster-fig3" / "cstr.csv")
     assert any((tmp_path / "cocluster-fig3" / "runs").rglob("*.json"))
@@ -128,15 +205,16 @@ def _frames(folder):
 
 @pytest.mark.slow
 def test_a_dask_scheduler_address_gives_identical_results(tmp_path):
-    """Issue 17: the same command given a Dask scheduler address runs on an existing cluster with
+    """The same command given a Dask scheduler address runs on an existing cluster with
     identical results. A LocalCluster with two worker processes stands for the cluster; both
     sweep panels (run_sweep) and Fig. 3's chains (Runner.map) go through it."""
     distributed = pytest.importorskip("distributed")
     figures = ["cocluster-fig3", "subspace-fig3"]
     local, remote = tmp_path / "local", tmp_path / "dask"
-    assert rp.main([*figures, "--tiny", "--out", str(local)]) == 0
+    assert rp.main([*figures, "--tiny", "--out", str(local), "--images", "none"]) == 0
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        assert rp.main([*figures, "--tiny", "--out", str(remote), "--scheduler", cluster.scheduler_address]) == 0
+        assert rp.main([*figures, "--tiny", "--out", str(remote), "--images", "none",
+                        "--scheduler", cluster.scheduler_address]) == 0
     a, b = _frames(local), _frames(remote)
     assert set(a) == set(b) and {"cocluster-fig3/cstr.csv", "subspace-fig3/random-init.csv"} <= set(a)
     for name in a:
@@ -159,11 +237,12 @@ def test_shipped_results_redraw_and_recompute(tmp_path):
     numbers (seeds are per run), and a changed number is caught."""
     from dpcore.lab import gallery
     out, dest = tmp_path / "out", tmp_path / "ship"
-    assert rp.main(["cocluster-fig3", "--tiny", "--out", str(out), "--ship", str(dest)]) == 0
+    assert rp.main(["cocluster-fig3", "--tiny", "--out", str(out), "--images", "none", "--ship", str(dest)]) == 0
     manifest, figures = gallery.load_gallery(dest)
     assert manifest["command"].startswith("python -m dpcore.reproduce cocluster-fig3 --tiny")
     assert manifest["level"] == "tiny" and [f["figure"] for f in manifest["figures"]] == ["cocluster-fig3"]
     assert "commit" in manifest and manifest["peak_memory"]["main_mb"] > 0
+    assert manifest["workers"] == {"kind": "main process", "n": 1, "threads": 1}
     (fig,) = figures
     assert fig.name == "cocluster-fig3" and len(fig.checks) >= 1
     panel = fig.panels[0]
@@ -178,7 +257,7 @@ def test_shipped_results_redraw_and_recompute(tmp_path):
 @pytest.mark.slow
 def test_the_command_line_runs_fig3_chains_in_worker_processes(tmp_path):
     """`python -m dpcore.reproduce` runs as __main__, and its workers do not re-run __main__
-    (experiments.worker_context): Runner.map must hand them gibbs_traces by its module's name
+    (sweeps.worker_context): Runner.map must hand them gibbs_traces by its module's name
     (a full run once died here with "Can't get attribute 'gibbs_traces' on <module '__main__'>")."""
     import subprocess
     import sys
@@ -186,3 +265,25 @@ def test_the_command_line_runs_fig3_chains_in_worker_processes(tmp_path):
                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     assert (tmp_path / "subspace-fig3" / "random-init.csv").exists()
+
+
+def test_a_dask_cluster_reports_its_own_workers_and_their_memory(tmp_path, capsys):
+    """Under --scheduler the workers are the cluster's (two here, not --jobs' one) and the worker
+    memory is what the Dask worker processes report, not this process's children."""
+    distributed = pytest.importorskip("distributed")
+    out, dest = tmp_path / "out", tmp_path / "ship"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        assert rp.main(["cocluster-fig3", "--tiny", "--out", str(out), "--images", "none", "--ship", str(dest),
+                        "--scheduler", cluster.scheduler_address]) == 0
+        with distributed.Client(cluster) as client:
+            now = max(client.run(rp._peak_rss_mb).values())
+    captured = capsys.readouterr()
+    assert "cocluster-fig3 (tiny, 2 Dask workers, 2 threads)" in captured.err
+    assert "2 Dask workers, 2 threads; peak memory" in captured.out
+    manifest = json.loads((dest / "manifest.json").read_text())
+    assert manifest["workers"] == {"kind": "dask", "n": 2, "threads": 2}
+    assert manifest["figures"][0]["workers"] == 2 and manifest["figures"][0]["worker_kind"] == "dask"
+    worker_mb = manifest["peak_memory"]["largest_worker_mb"]
+    assert 50 < worker_mb <= now       # a worker process that imported dpcore; a peak only grows
+    assert "Dask workers" in manifest["peak_memory"]["workers_how"]
+    assert pd.read_csv(out / "timings_tiny.csv")["workers"].tolist() == [2]

@@ -9,6 +9,8 @@ result rows ``<panel>.csv`` (compact: 8 significant digits, Fig. 3 traces thinne
 ``panels.json`` (titles, captions, plot specs of :mod:`dpcore.plots.paper`, and for every
 sweep panel the sweep that made it, so that any row can be recomputed), ``checks.csv`` (the
 paper's statements and whether they hold) and the figure's extra tables (``diagnostics.csv``).
+The reproduction's HTML files, images and plotly.js are not shipped: the app draws each panel
+from its CSV (:func:`dpcore.plots.paper.panel_figure`). Manual: ``docs/reproduce.md``.
 
 Every run's seed is a function of (master seed, method label, ε, trial) only
 (:func:`dpcore.lab.sweeps.run_seed`), so :func:`recompute_row` reruns one shipped row on its

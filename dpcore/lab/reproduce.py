@@ -1,95 +1,17 @@
-"""Reproduce the papers' figures from the command line.
+"""Reproduce the papers' figures from the command line: ``python -m dpcore.reproduce``.
 
-    python -m dpcore.reproduce FIGURE [FIGURE ...] [--quick | --tiny] [--out DIR] [--jobs N] [--seed S] [--resume]
+    python -m dpcore.reproduce FIGURE [FIGURE ...] [--quick | --tiny] [--out DIR] [--jobs N]
+                               [--seed S] [--resume] [--scheduler ADDRESS] [--images FMT] [--ship DIR]
 
-FIGURE is one of ``subspace-fig2``, ``subspace-fig3``, ``cocluster-fig2``, ``cocluster-fig3``,
-``highdim-fig2`` or ``all``. For every panel of a figure it writes ``DIR/<figure>/<panel>.csv``
-(one row per run: method, ε, trial, seed, seconds, metrics, warnings; Fig. 3 of the subspace
-paper: one row per chain and sweep) and ``DIR/<figure>/<panel>.html`` (an interactive plotly
-figure, plotly.js from the CDN), plus ``DIR/<figure>/summary.md`` (median tables and the
-checks of the paper's statements) and ``DIR/<figure>/checks.csv``. Runs go through
-:func:`dpcore.lab.sweeps.run_sweep` (one process pool of ``--jobs`` workers shared by all
-panels); every run's seed is a function of (``--seed``, method label, ε, trial) only, so
-results do not depend on ``--jobs``. ``--resume`` keeps every finished run in
-``DIR/<figure>/runs/`` and skips it when the command is run again (after a crash or Ctrl-C;
-delete the folder after changing the code). ``--tiny`` is a smoke test (seconds; the numbers
-mean nothing).
+For every panel of a figure it writes ``DIR/<figure>/<panel>.csv`` (one row per run),
+``<panel>.html`` (plotly; plotly.js from ``plotly.min.js`` written once in each figure's
+folder, so a figure folder opens offline on its own: one 4.8 MB copy per figure instead of one
+per panel when embedded) and ``<panel>.png`` (Kaleido ≥ 1 and a Chrome/Chromium, the ``images``
+extra; skipped with a message when absent), plus ``summary.md``, ``checks.csv`` and
+``panels.json``. Every run's seed depends on (``--seed``, method, ε, trial) only, so results do
+not depend on ``--jobs`` or ``--scheduler``.
 
-What each figure runs (paper -> ours)
--------------------------------------
-``subspace-fig2`` - Wang, Wang & Singh, Fig. 2: k-means cost (eq. 3) and d_W(Ĉ, C*) against ε.
-    Panels ``left`` (n = 5000, d = 5, k = 3, q = 3, σ = 0.01), ``middle`` (n = 1000, d = 10,
-    k = 3, q = 3, σ = 0.1), ``yaleb`` (Extended Yale B, 5 random subjects, n = 320, d = 50,
-    k = 5, q = 9). Methods: SuLQ-10, SuLQ-50, sample-aggregate with TSC and SSC (δ = 1/(n ln n)
-    as in the paper), the Gibbs sampler from the private random start ("Gibbs") and from the
-    non-private k-plane solution ("Gibbs, k-plane start" - the paper starts its Gibbs sampler
-    from the non-private SSC and LRR solutions, §5, so its Gibbs curve is not a private method
-    either; we use k-plane because SSC takes ≈ 45 s at n = 5000), non-private k-plane and SSC
-    as dashed references. Gibbs releases its last sample (ε-DP at stationarity); the paper
-    reports the mean of the last 100 samples, which costs ε + 99·(q + 3)ε/2 (298ε at q = 3;
-    see :func:`~dpcore.subspace.gibbs.mean_release_epsilon`). Yale B has no true subspaces:
-    its d_W is to each subject's top-9 linear subspace (metric ``d_W_class``). Sample-aggregate
-    is left out on Yale B: with k(q + 1) = 50 points per subset, n = 320 allows at most 6
-    subsets and Alg. 1's rule "no point in more than √m subsets" is then never met.
-``subspace-fig3`` - Fig. 3: §5 test statistic, cost and d_W of 8 Gibbs chains against the
-    sweep, at ε ∈ {0.1, 1, 10, 100} (the paper does not list its ε), n = 1000, d = 10, k = 3,
-    q = 3, σ = 0.1, from the random start (panel ``random-init``) and the k-plane start
-    (``kplane-init``); ``diagnostics.csv``: split-R̂, ESS and the mixing verdict per ε.
-``cocluster-fig2`` - Battaglia & Pensa, Fig. 2: row NMI against ε of DP-τCC (𝓘 = 4, K₀ = L₀ =
-    classes) and the paper's peers - DP-KMeans (our sparse-input DP-Lloyd, which also takes
-    reviews), DPHD (the high-dimensional paper's candidate-set k-means on L2-normalised rows)
-    and DPNMF (δ = 1e-5, 4 iterations, the paper's non-private NNDSVD start: its runs are not
-    private releases) - with Fast-τCC as the non-private reference, one panel per CLUTO set
-    (the paper's eighth set, sports, is not in sample_data). The paper runs DPNMF only at
-    ε < 1 (its Rényi-DP bound needs it); our analytic Gaussian mechanism holds at every ε, so
-    DPNMF runs on the same grid. Checks: the two statements about the peers
-    (:func:`_peer_checks`) besides DP-τCC's own.
-``cocluster-fig3`` - Fig. 3: τ̂_{R|C} of the released T against 𝓘 and ε, on classic3, cstr,
-    hitech, reviews (x = 𝓘, one line per ε; NMI is in the CSV too).
-``highdim-fig2`` - Balcan et al., Fig. 2 (c) and (d) on the synthetic mixture of 64 Gaussians
-    in R^100 (σ = 0.1, public radius Λ = 14): panel ``vs-k`` - k-means objective against k at
-    ε = 1; panel ``vs-eps`` - objective against ε at k = 10; panel ``digits-vs-eps`` - the same
-    on real data, scikit-learn's digits (1797 × 64, public radius 8; the paper's (d) is on
-    MNIST, which is not available offline). Methods: candidate set (Alg. 1-4, our default: no
-    SuLQ refinement) and, on the (d) panels, "candidate set + 8 SuLQ" (the paper's 8 refining
-    SuLQ iterations, §7, whose effect a check measures), SuLQ k-means, sample-and-aggregate
-    k-means, DP-Lloyd (diffprivlib), k-means++ (non-private reference), δ = 1e-6. Column
-    ``ratio_kmeanspp`` = objective / median k-means++ objective at the same k.
-
-Settings (``--tiny`` shrinks the datasets too)
------------------------------------------------
-====================  ==========================================  ==========================================
-figure                ``--quick``                                 full (default)
-====================  ==========================================  ==========================================
-subspace-fig2         ε ∈ {0.1, 1, 10, 100, 1000}, 3 trials,      ε = 10^{-1, -0.5, ..., 3} (9), 5 trials,
-                      Gibbs 200 sweeps (Yale B: 100, and no       Gibbs 10,000 sweeps (paper), SSC
-                      k-plane start), SSC reference not on        reference on every panel
-                      ``left``
-subspace-fig3         500 sweeps × 8 chains                       10,000 sweeps × 8 chains (paper)
-cocluster-fig2        ε ∈ {0.1, 0.5, 1, 3}, 3 runs, 7 sets        ε ∈ {0.1, 0.25, 0.5, 0.75, 1, 2, 3}, 10 runs
-                                                                  (paper: "average NMI on ten runs")
-cocluster-fig3        𝓘 ∈ {2, 4, 6, 8, 10}, ε ∈ {0.1, 1, 10},     𝓘 = 2..10, ε = 10^{-1, -0.5, ..., 1}, 5 runs
-                      2 runs
-highdim-fig2          n = 20,000, k ∈ {2, 8, 32}, ε ∈ {0.1, 1,    n = 100,000 (paper), k ∈ {2, 4, 8, 16, 32, 64},
-                      10}, 2 runs                                 ε ∈ {0.1, 0.3, 1, 3, 10}, 5 runs (paper)
-====================  ==========================================  ==========================================
-
-Time with ``--jobs 2`` on the project machine (2 cores), MEASURED for both levels. ``--quick``:
-118 s for ``all`` before issue 17 (the figures have grown a little since). Full: one run of
-``all --jobs 2 --ship`` in a fresh clone of commit c6e5f33 on an otherwise idle machine (numba
-compiling its kernels in both workers first); peak resident memory 274 MB (main process) and
-1,458 MB (largest worker). Its results are shipped in ``sample_data/paper_figures``.
-
-==============  ======================  ============================================================
-figure          ``--quick``             full (measured)
-==============  ======================  ============================================================
-subspace-fig2   70 s                    646 s (750 runs; Yale B's 90 Gibbs runs ≈ 11 s each)
-subspace-fig3   9 s                     20 s (8 runs of 8 chains × 10,000 sweeps)
-cocluster-fig2  8 s                     56 s (2,030 runs, the peers included)
-cocluster-fig3  9 s                     28 s (900 runs)
-highdim-fig2    20 s                    224 s (410 runs, n = 100,000 and the digits)
-all             118 s (2.0 min)         976 s (16.3 min); estimated at ≈ 6 h before issue 17
-==============  ======================  ============================================================
+The manual (each figure's runs, settings, workers and memory, times) is ``docs/reproduce.md``.
 """
 from __future__ import annotations
 
@@ -114,7 +36,8 @@ from .sweeps import ALGORITHMS, DPNMF_PAPER, Sweep, preset, run_seed, run_sweep,
 from ..subspace.common import single_threaded
 from ..plots.paper import _jsonable
 
-__all__ = ["FIGURES", "LEVELS", "SETTINGS", "main", "run_figure"]
+__all__ = ["FIGURES", "IMAGE_FORMATS", "LEVELS", "SETTINGS", "ImageBackendError", "Runner", "image_backend", "main",
+           "run_figure", "write_panel_images"]
 
 FIGURES = ("subspace-fig2", "subspace-fig3", "cocluster-fig2", "cocluster-fig3", "highdim-fig2")
 LEVELS = ("tiny", "quick", "full")
@@ -133,7 +56,7 @@ def _half_decades(lo, hi):
     return [float(round(10.0 ** (e / 2), 6)) for e in range(2 * lo, 2 * hi + 1)]
 
 
-#: every number each figure uses, per level (the module docstring's table)
+#: every number each figure uses, per level (the table of docs/reproduce.md)
 SETTINGS = {
     "subspace-fig2": {
         "full": dict(epsilons=_half_decades(-1, 3), trials=5,
@@ -196,17 +119,19 @@ class Runner:
     scheduler : str, optional
         Address of a running Dask distributed scheduler (e.g. ``"tcp://10.0.0.5:8786"``): runs go
         to its workers (:func:`dpcore.lab.sweeps.dask_executor`) instead of local processes, and
-        ``jobs`` only sets nothing. Results are identical: every run's seed depends on (seed,
-        method, ε, trial) only.
+        ``jobs`` is ignored. Results are identical: every run's seed depends on (seed, method,
+        ε, trial) only.
 
     Attributes
     ----------
     executor : concurrent.futures.Executor or None
-        The shared pool (None when ``jobs`` = 1 and no scheduler).
+        The shared pool (None when ``jobs`` = 1 and no scheduler, and after :meth:`close`).
     n_runs : int
         Number of runs made so far.
     sweeps : dict (figure, panel) -> dict
         The validated sweep of every sweep panel run so far (written to panels.json).
+    memory : dict or None
+        Peak memory and workers, measured by :meth:`close` (see :meth:`peak_memory`).
 
     Raises
     ------
@@ -220,25 +145,95 @@ class Runner:
         self.store = Path(store) if store is not None else None
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self.scheduler = scheduler
+        self.client = None
         if scheduler is not None:
             from .sweeps import dask_executor
             self.executor = dask_executor(scheduler)
+            self.client = self.executor._client
         else:
             # spawn workers that do not re-run the caller's __main__ (the app's script under Streamlit)
             self.executor = ProcessPoolExecutor(jobs, mp_context=worker_context()) if jobs > 1 else None
         self.n_runs = 0
         self.sweeps = {}
+        self.memory = None
+
+    def workers(self) -> dict:
+        """Who runs the runs, now.
+
+        Returns
+        -------
+        dict
+            ``kind`` (``"main process"``, ``"process pool"`` or ``"dask"``), ``n`` (processes
+            running runs: 1 for the main process, ``jobs`` for the pool, the Dask cluster's
+            workers at this moment), ``threads`` (Dask: the workers' threads, else ``n``) and
+            ``text`` (for the log, e.g. ``"2 Dask workers, 2 threads"``).
+        """
+        if self.client is not None:
+            nthreads = self.client.nthreads()
+            n, threads = len(nthreads), int(sum(nthreads.values()))
+            return {"kind": "dask", "n": n, "threads": threads,
+                    "text": f"{n} Dask worker{'s' * (n != 1)}, {threads} thread{'s' * (threads != 1)}"}
+        if self.jobs > 1:
+            return {"kind": "process pool", "n": self.jobs, "threads": self.jobs,
+                    "text": f"{self.jobs} worker processes"}
+        return {"kind": "main process", "n": 1, "threads": 1, "text": "no workers: every run in the main process"}
+
+    def peak_memory(self) -> dict:
+        """Peak resident memory of the main process and of the largest worker, in MB.
+
+        The workers' figure depends on who they are: the pool's processes are measured with
+        ``getrusage(RUSAGE_CHILDREN)``, valid once the pool has shut down (:meth:`close` calls
+        this then); each Dask worker reports its own ``getrusage(RUSAGE_SELF)`` through
+        ``Client.run`` (its peak since it started, earlier work included); without workers there
+        is nothing to report. NaN where not measured (no ``resource`` module, a worker that
+        cannot answer).
+
+        Returns
+        -------
+        dict
+            ``main_mb``, ``largest_worker_mb`` (NaN when not measured) and ``workers_how`` (how
+            the workers' figure was measured, or why it was not).
+        """
+        main = _peak_rss_mb()
+        info = self.workers()
+        if info["kind"] == "main process":
+            return {"main_mb": main, "largest_worker_mb": math.nan,
+                    "workers_how": "no worker processes: every run in the main process"}
+        if info["kind"] == "process pool":
+            if self.executor is not None:
+                raise RuntimeError("the pool's peak memory is known once it has shut down (Runner.close)")
+            worker = _peak_rss_mb(children=True)
+            return {"main_mb": main, "largest_worker_mb": worker,
+                    "workers_how": f"largest of the {self.jobs} pool processes (getrusage RUSAGE_CHILDREN)"}
+        try:
+            peaks = [v for v in self.client.run(_peak_rss_mb).values() if not math.isnan(v)]
+        except Exception as exc:        # noqa: BLE001 - a measurement must not lose a finished run
+            return {"main_mb": main, "largest_worker_mb": math.nan,
+                    "workers_how": f"not measured: the Dask workers did not answer ({type(exc).__name__}: {exc})"}
+        if not peaks:
+            return {"main_mb": main, "largest_worker_mb": math.nan,
+                    "workers_how": "not measured: no Dask worker could report its peak memory"}
+        return {"main_mb": main, "largest_worker_mb": max(peaks),
+                "workers_how": f"largest of {len(peaks)} Dask workers' own peak since they started (getrusage)"}
 
     def close(self):
         """Shut the process pool down (pending runs are cancelled) or let go of the Dask
-        scheduler's executor (the cluster keeps running); nothing to do without one."""
-        if self.executor is None:
+        scheduler's executor (the cluster keeps running), and measure :attr:`memory` and the
+        workers then (the pool's after it has shut down, the Dask workers' before letting go).
+        Calling it again does nothing."""
+        if self.memory is not None:
             return
-        if self.scheduler is not None:
+        info = self.workers()
+        if self.client is not None:
             self.executor.shutdown(wait=True)
-            self.executor._client.close()
-        else:
+            self.memory = {**self.peak_memory(), "workers": info}
+            self.client.close()
+            self.client = self.executor = None
+            return
+        if self.executor is not None:
             self.executor.shutdown(cancel_futures=True)
+            self.executor = None
+        self.memory = {**self.peak_memory(), "workers": info}
 
     def sweep(self, figure, panel, sweep: Sweep) -> pd.DataFrame:
         """Run one sweep through the shared executor; progress to the log every ~10 s.
@@ -374,7 +369,8 @@ def _subspace_fig2(level, R):
         ds_kind = P["dataset"]["kind"]
         dw = "d_W" if ds_kind == "subspaces" else "d_W_class"
         algs = [preset("SuLQ-10"), preset("SuLQ-50")]
-        if ds_kind == "subspaces":  # see the module docstring: Alg. 1 cannot split n = 320 here
+        if ds_kind == "subspaces":  # Yale B: n = 320 allows ≤ 6 subsets of k(q + 1) = 50 points: Alg. 1's
+            # rule "no point in more than √m subsets" is never met
             algs += [preset("s.a. TSC"), preset("s.a. SSC")]
         algs.append({"name": "gibbs", "label": "Gibbs", "params": {"n_iter": P["gibbs_iter"], "init": "random"}})
         if P.get("gibbs_kplane", True):
@@ -775,8 +771,9 @@ def _panel_dataset(df):
 
 
 def write_figure(out: Path, figure, level, panels, checks, extra, seconds, n_runs, sweeps=None):
-    """Write the CSV and HTML of every panel, the extra tables, checks.csv, panels.json (titles,
-    captions, plot specs and dataset of every panel: what :mod:`dpcore.lab.gallery` reads) and summary.md.
+    """Write the CSV and HTML of every panel (and plotly.min.js for the HTML), the extra tables,
+    checks.csv, panels.json (titles, captions, plot specs and dataset of every panel: what
+    :mod:`dpcore.lab.gallery` reads) and summary.md.
 
     Parameters
     ----------
@@ -808,7 +805,8 @@ def write_figure(out: Path, figure, level, panels, checks, extra, seconds, n_run
     d.mkdir(parents=True, exist_ok=True)
     for p in panels:
         p.df.to_csv(d / f"{p.name}.csv", index=False)
-        p.fig.write_html(d / f"{p.name}.html", include_plotlyjs="cdn")
+        # plotly.js once per figure folder (plotly.min.js beside the HTML): offline, see docs/reproduce.md
+        p.fig.write_html(d / f"{p.name}.html", include_plotlyjs="directory")
     for fname, table in (extra or {}).items():
         table.to_csv(d / fname, index=False)
     pd.DataFrame(checks, columns=["check", "ok", "detail"]).to_csv(d / "checks.csv", index=False)
@@ -819,14 +817,108 @@ def write_figure(out: Path, figure, level, panels, checks, extra, seconds, n_run
     (d / "panels.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1) + "\n")
     lines = [f"# {figure} ({level})", "", f"{n_runs} runs in {seconds:.1f} s (wall clock).", ""]
     for p in panels:
-        lines += [f"## {p.name}", "", p.title, "", p.caption, "", _md_table(p.table), ""]
+        lines += [f"## {p.name}", "", p.title, f"([interactive figure]({p.name}.html))", "", p.caption, "",
+                  _md_table(p.table), ""]
     lines += ["## Checks of the paper's statements", ""]
     lines += [f"- [{'x' if c['ok'] else ' '}] {c['check']} — {c['detail']}" for c in checks]
     (d / "summary.md").write_text("\n".join(lines) + "\n")
     return d
 
 
-def run_figure(figure, level="full", out="reproduce_output", jobs=1, seed=0, resume=False, runner=None, log=None):
+#: static image formats of ``--images`` (drawn by Kaleido)
+IMAGE_FORMATS = ("png", "svg", "pdf")
+#: width of a static image in layout pixels (the height is the panel's own); PNG is drawn at 2× scale
+IMAGE_WIDTH = 1000
+
+
+class ImageBackendError(RuntimeError):
+    """Static images cannot be drawn here (no Kaleido ≥ 1, no browser, or the export failed)."""
+
+
+def image_backend():
+    """Why static images cannot be drawn here, or None when they can.
+
+    Plotly draws images through Kaleido ≥ 1 (the ``images`` extra), which drives a Chrome or
+    Chromium found on the ``PATH`` or named by the ``BROWSER_PATH`` environment variable.
+
+    Returns
+    -------
+    str or None
+        The reason, or None when Kaleido ≥ 1 and a browser are found.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        v = version("kaleido")
+    except PackageNotFoundError:
+        return "Kaleido is not installed (pip install 'dpcore[images]', i.e. kaleido >= 1)"
+    if int(v.split(".")[0]) < 1:
+        return f"Kaleido {v} is too old: plotly's image export needs kaleido >= 1 (pip install -U kaleido)"
+    import plotly.io
+    if not hasattr(plotly.io, "write_images"):
+        return f"plotly {version('plotly')} is too old for Kaleido >= 1: pip install -U 'plotly>=6.1'"
+    try:
+        from choreographer.browsers.chromium import Chromium
+        found = Chromium.find_browser(skip_local=False)
+    except Exception:       # noqa: BLE001 - a different choreographer: let the export itself tell
+        return None
+    if not found:
+        return ("Kaleido found no Chrome or Chromium: install one, set BROWSER_PATH to its executable, "
+                "or run kaleido_get_chrome")
+    return None
+
+
+def write_panel_images(folders, fmt="png"):
+    """Draw every panel of reproduction folders as a static image ``<panel>.<fmt>`` beside its HTML.
+
+    Each figure is drawn from its CSV and plot spec (``panels.json``) with
+    :func:`dpcore.plots.paper.panel_figure`, as the Paper figures page draws it; all images are
+    made by one browser session.
+
+    Parameters
+    ----------
+    folders : sequence of str or Path
+        Figure folders written by :func:`write_figure` (``OUT/<figure>``).
+    fmt : {"png", "svg", "pdf"}, default="png"
+        Image format.
+
+    Returns
+    -------
+    list of Path
+        The images written.
+
+    Raises
+    ------
+    ValueError
+        If ``fmt`` is not one of :data:`IMAGE_FORMATS`.
+    ImageBackendError
+        If Kaleido ≥ 1 or a browser is missing (:func:`image_backend`) or the export fails; the
+        message says why.
+    """
+    from ..plots.paper import panel_figure
+    if fmt not in IMAGE_FORMATS:
+        raise ValueError(f"image format must be one of {', '.join(IMAGE_FORMATS)}; got {fmt!r}")
+    reason = image_backend()
+    if reason is not None:
+        raise ImageBackendError(reason)
+    figs, paths = [], []
+    for d in map(Path, folders):
+        for p in json.loads((d / "panels.json").read_text())["panels"]:
+            figs.append(panel_figure(p["plot"], pd.read_csv(d / f"{p['name']}.csv")))
+            paths.append(d / f"{p['name']}.{fmt}")
+    if not figs:
+        return []
+    import plotly.io as pio
+    try:
+        pio.write_images(figs, paths, format=fmt, width=IMAGE_WIDTH, height=[f.layout.height or 500 for f in figs],
+                         scale=2 if fmt == "png" else 1)
+    except Exception as exc:        # noqa: BLE001 - a browser that fails to start, or crashes
+        why = " ".join(str(exc).split())
+        raise ImageBackendError(f"the image export failed ({type(exc).__name__}: {why})") from exc
+    return paths
+
+
+def run_figure(figure, level="full", out="reproduce_output", jobs=1, seed=0, resume=False, runner=None, log=None,
+               images=None):
     """Run one figure and write its files; returns (directory, checks, seconds).
 
     Parameters
@@ -848,6 +940,11 @@ def run_figure(figure, level="full", out="reproduce_output", jobs=1, seed=0, res
         is not closed here).
     log : callable, optional
         ``log(message)`` for a new runner.
+    images : {"png", "svg", "pdf"}, optional
+        Also draw a static image of every panel (:func:`write_panel_images`), after the runner
+        is closed (so a worker's measured memory is never the browser's); when that cannot be
+        done the log says why and the other files stand. Not with a shared ``runner``: its
+        owner draws them once it has closed it.
 
     Returns
     -------
@@ -861,12 +958,17 @@ def run_figure(figure, level="full", out="reproduce_output", jobs=1, seed=0, res
     Raises
     ------
     ValueError
-        If ``figure`` or ``level`` is unknown, or ``jobs`` is out of range.
+        If ``figure``, ``level`` or ``images`` is unknown, ``jobs`` is out of range, or
+        ``images`` is given with a shared ``runner``.
     """
     if figure not in RUNNERS:
         raise ValueError(f"figure must be one of {', '.join(FIGURES)}; got {figure!r}")
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}; got {level!r}")
+    if images is not None and images not in IMAGE_FORMATS:
+        raise ValueError(f"images must be one of {', '.join(IMAGE_FORMATS)} or None; got {images!r}")
+    if images is not None and runner is not None:
+        raise ValueError("images are drawn by the owner of a shared runner once it is closed (write_panel_images)")
     out = Path(out)
     own = runner is None
     R = runner or Runner(jobs, seed, out if resume else None, log)
@@ -879,7 +981,18 @@ def run_figure(figure, level="full", out="reproduce_output", jobs=1, seed=0, res
     finally:
         if own:
             R.close()
+    if images is not None:
+        _draw_images(R.log, [path], images)
     return path, checks, seconds
+
+
+def _draw_images(log, folders, fmt):
+    """:func:`write_panel_images`, or a message saying why there are no images (the rest stands)."""
+    try:
+        return write_panel_images(folders, fmt)
+    except ImageBackendError as exc:
+        log(f"no {fmt.upper()} images written (the CSV and HTML files are): {exc}")
+        return []
 
 
 # ============================================================================ CLI
@@ -901,10 +1014,11 @@ def build_parser():
     -------
     argparse.ArgumentParser
         Parser of FIGURE ... [--quick | --tiny] [--out DIR] [--jobs N] [--seed S] [--resume]
-        [--scheduler ADDRESS] [--ship DIR].
+        [--scheduler ADDRESS] [--images FMT] [--ship DIR].
     """
     ap = argparse.ArgumentParser(prog="python -m dpcore.reproduce",
-                                 description="Reproduce the figures of the three papers (CSV + HTML per panel).")
+                                 description="Reproduce the figures of the three papers (CSV, HTML and an image "
+                                             "per panel). Manual: docs/reproduce.md.")
     ap.add_argument("figures", nargs="+", choices=list(FIGURES) + ["all"], metavar="FIGURE",
                     help=f"one or more of: {', '.join(FIGURES)}, all")
     lvl = ap.add_mutually_exclusive_group()
@@ -918,6 +1032,9 @@ def build_parser():
     ap.add_argument("--scheduler", metavar="ADDRESS",
                     help="run on an existing Dask cluster: its scheduler's address, e.g. tcp://10.0.0.5:8786 "
                          "(same results as local runs; --jobs is then ignored)")
+    ap.add_argument("--images", choices=[*IMAGE_FORMATS, "none"], default="png",
+                    help="static image of every panel (default png; needs kaleido >= 1 and Chrome/Chromium, "
+                         "the 'images' extra; without them the rest is written and a message says why)")
     ap.add_argument("--ship", metavar="DIR",
                     help="also write compact results to DIR for the app's Paper figures page "
                          "(the app reads sample_data/paper_figures)")
@@ -927,9 +1044,10 @@ def build_parser():
 def main(argv=None):
     """Command-line entry point: run the figures and print their checks.
 
-    Writes every figure's files and ``OUT/timings_<level>.csv``; with ``--ship DIR`` also the
-    compact copies and manifest of :func:`dpcore.lab.gallery.ship` (command, commit, wall times,
-    peak memory).
+    Writes every figure's files and ``OUT/timings_<level>.csv``, then the panels' images (once
+    the workers are shut down and measured); with ``--ship DIR`` also the compact copies and
+    manifest of :func:`dpcore.lab.gallery.ship` (command, commit, wall times, workers, peak
+    memory).
 
     Parameters
     ----------
@@ -939,7 +1057,7 @@ def main(argv=None):
     Returns
     -------
     int
-        Exit status 0.
+        Exit status: 0, or 2 when the scheduler cannot be reached.
     """
     args = build_parser().parse_args(argv)
     level = "tiny" if args.tiny else "quick" if args.quick else "full"
@@ -951,16 +1069,19 @@ def main(argv=None):
         print(f"error: --scheduler {args.scheduler}: {exc}", file=sys.stderr)
         return 2
     total0 = time.perf_counter()
-    timing = []
+    timing, paths = [], []
     try:
         for fig in figures:
-            R.log(f"{fig} ({level}, {args.jobs} worker{'s' if args.jobs > 1 else ''})")
-            path, checks, secs = run_figure(fig, level, out, args.jobs, args.seed, args.resume, runner=R)
+            workers = R.workers()
+            R.log(f"{fig} ({level}, {workers['text']})")
+            path, checks, secs = run_figure(fig, level, out, runner=R)
+            paths.append(path)
             ok = sum(c["ok"] for c in checks)
             print(f"{fig}: {secs:.1f} s, {ok}/{len(checks)} checks hold -> {path}")
             for c in checks:
                 print(f"  [{'ok' if c['ok'] else '--'}] {c['check']}: {c['detail']}")
-            timing.append({"figure": fig, "level": level, "jobs": args.jobs, "seconds": round(secs, 1),
+            timing.append({"figure": fig, "level": level, "jobs": args.jobs, "workers": workers["n"],
+                           "worker_kind": workers["kind"], "seconds": round(secs, 1),
                            "n_runs": json.loads((path / "panels.json").read_text())["n_runs"],
                            "checks_ok": ok, "checks": len(checks)})
     finally:
@@ -968,38 +1089,40 @@ def main(argv=None):
     total = time.perf_counter() - total0
     out.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(timing).to_csv(out / f"timings_{level}.csv", index=False)
-    memory = peak_memory_mb()
-    print(f"total: {total:.1f} s; peak memory (RSS): main process {memory['main_mb']:.0f} MB, "
-          f"largest worker {memory['largest_worker_mb']:.0f} MB")
+    memory, workers = {k: v for k, v in R.memory.items() if k != "workers"}, R.memory["workers"]
+    worker_mb = memory["largest_worker_mb"]
+    print(f"total: {total:.1f} s; {workers['text']}; peak memory (RSS): main process {memory['main_mb']:.0f} MB"
+          + ("" if workers["kind"] == "main process" else
+             f", largest worker {'not measured' if math.isnan(worker_mb) else f'{worker_mb:.0f} MB'}"
+             f" ({memory['workers_how']})"))
+    if args.images != "none":
+        drawn = _draw_images(R.log, paths, args.images)
+        if drawn:
+            print(f"{len(drawn)} {args.images.upper()} image{'s' * (len(drawn) != 1)} beside the HTML files")
     if args.ship:
         from .gallery import code_version, ship
         shipped_argv = [a for a in (argv if argv is not None else sys.argv[1:])]
         made = {"command": "python -m dpcore.reproduce " + " ".join(shipped_argv), **code_version(),
                 "created": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
         manifest = {**made, "level": level, "jobs": args.jobs, "scheduler": args.scheduler, "cpus": os.cpu_count(),
+                    "workers": {k: workers[k] for k in ("kind", "n", "threads")},
                     "total_seconds": round(total, 1), "peak_memory": memory,
                     "figures": [{**row, **made} for row in timing]}     # each figure keeps its own provenance
         print(f"shipped to {ship(out, args.ship, figures, manifest, order=FIGURES)}")
     return 0
 
 
-def peak_memory_mb():
-    """Peak resident memory of this process and of its largest finished child (the workers, once
-    the pool is shut down), in MB (Linux/macOS ``getrusage``; NaN where unavailable).
-
-    Returns
-    -------
-    dict
-        ``main_mb`` and ``largest_worker_mb``; with ``jobs`` workers the run's peak was at most
-        main + jobs × largest worker.
-    """
+def _peak_rss_mb(children=False):
+    """Peak resident memory of this process (or of its largest finished child) in MB, from
+    ``getrusage``; NaN where there is no ``resource`` module (Windows). Top-level: Dask workers
+    run it (:meth:`Runner.peak_memory`)."""
     try:
         import resource
     except ImportError:  # pragma: no cover - Windows
-        return {"main_mb": math.nan, "largest_worker_mb": math.nan}
+        return math.nan
     unit = 1 / 1024 if sys.platform != "darwin" else 1 / 1024 ** 2      # KB on Linux, bytes on macOS
-    return {"main_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * unit, 1),
-            "largest_worker_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * unit, 1)}
+    who = resource.RUSAGE_CHILDREN if children else resource.RUSAGE_SELF
+    return round(resource.getrusage(who).ru_maxrss * unit, 1)
 
 
 if __name__ == "__main__":
