@@ -8,8 +8,13 @@
 - :mod:`dpcore.privacy.accountant` - :class:`PrivacyEvent` (typed releases), the neighbouring
   relations and their conversions, :class:`PrivacyAccountant` (basic and tight totals through
   dp-accounting, a budget that refuses a fit before it releases);
+- :mod:`dpcore.privacy.exact` - every additive release on a public power-of-two grid with
+  exact integer noise (proofs: ``docs/privacy_as_executed.md``);
+- :mod:`dpcore.privacy.exact_samplers` - the exact discrete Gaussian, discrete Laplace and
+  geometric samplers (Canonne, Kamath & Steinke 2020, integer arithmetic only);
 - :mod:`dpcore.privacy.sample_aggregate` - the generic sample-aggregate framework (Alg. 1 of
-  the subspace clustering paper); import it as a submodule (it loads scipy.stats).
+  the subspace clustering paper; proofs: ``docs/sample_aggregate.md``); import it as a
+  submodule (it loads scipy.stats).
 
 The public names of the first three are re-exported here: ``from dpcore.privacy import X``.
 """

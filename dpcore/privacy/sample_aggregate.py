@@ -1,130 +1,18 @@
 """The sample-aggregate framework (Nissim, Raskhodnikova & Smith 2007), Alg. 1 of the
 subspace clustering paper, for any function f whose output is a vector of R^D.
 
-Alg. 1, step by step (``m`` subsets, privacy (ε, δ), output dimension D):
+The steps: :func:`alg1_constants` (s = ⌊√m⌋ and the calibrated α, β), :func:`draw_subsets`
+(m subsets, no record in more than s of them), the caller's f on every subset,
+:func:`center_of_attention` (g(B)), :func:`smooth_sensitivity` (a β-smooth bound S(B)) and
+:func:`private_aggregate` (g(B) + S(B)/α·u, on a public grid); :func:`sample_aggregate` runs
+them on a dataset and records the release in a :class:`~dpcore.privacy.PrivacyLedger`. The
+distance between subset outputs is pluggable (:func:`euclidean_distances`,
+:func:`matching_distances` for k unordered blocks such as subspaces or centres).
 
-2. s = ⌊√m⌋ and the constants α, β of the Gaussian step, calibrated so that the release
-   is (ε, δ)-DP by an exact computation (below); at small and moderate ε these are the
-   paper's α = ε/(5√(2 ln(2/δ))), β = ε/(4(D + ln(2/δ)))            :func:`alg1_constants`
-3. draw m subsets of size ⌊n/m⌋, each uniformly without replacement and independently of the
-   others; redraw all of them until no record is in more than √m subsets  :func:`draw_subsets`
-4. B = {s_i = f(X_{S_i})}, m vectors of R^D                                 (the caller's f)
-5. g(B) = s_{i*}, i* = argmin_i r_i(t₀), t₀ = ⌈(m+s)/2⌉ + 1                 :func:`center_of_attention`
-6. S(B) = max_{k ≥ 0} e^{−βk} · 2ρ_{(k+1)s+1}(t₀ + (k+1)s), a β-smooth upper
-   bound on the local sensitivity of g (proof below)                         :func:`smooth_sensitivity`
-7. release g(B) + S(B)/α · u, u ~ N(0, I_D)                                 :func:`private_aggregate`
-
-:func:`sample_aggregate` runs steps 2–7 on a dataset and records the release in a
-:class:`~dpcore.privacy.PrivacyLedger`. The module knows nothing about subspaces: the
-distance d_M between outputs is pluggable (``distances``: a function from the m×D array
-B to the m×m matrix of d_M values), with :func:`euclidean_distances` (plain ℓ2) and
-:func:`matching_distances` (the Wasserstein / matching distance between vectors made of k
-unordered blocks: k subspaces, k cluster centres, ...) provided.
-
-Neighbours
-----------
-A record is in at most s = ⌊√m⌋ subsets (step 3), so neighbouring datasets give output
-sets B, B′ that differ in at most s of the m positions (f's own randomness comes from
-seeds drawn independently of the data, so it is coupled). Everything below is about such
-"s-neighbouring" B, B′.
-
-Step 6: a provably β-smooth S(B)
---------------------------------
-Notation: r_i(t) is the d_M distance from output i to its t-th nearest *other* output
-(t = 1 the closest); r_i(t) = Λ, the public diameter of the output space, when t ≥ m
-(Λ bounds every d_M, so every r_i(t) ≤ Λ). ρ_j(t) is the j-th smallest of
-{r_1(t), …, r_m(t)}, and ρ_j(t) = Λ when j > m. ρ_j(t) does not decrease in j or t.
-
-*Fact 1.* If B′ differs from B in at most s outputs, every unchanged i has
-r_i^{B′}(t) ≤ r_i^B(t + s): of the t + s nearest others of i in B at most s changed, so at
-least t of them are still in B′ at the same distances (if t + s ≥ m the right side is Λ).
-Hence ρ′_j(t) ≤ ρ_{j+s}(t + s): of the j + s indices with the smallest r^B(t + s) at least j
-are unchanged, and each of those has r^{B′}(t) ≤ ρ_{j+s}(t + s).
-
-*Local sensitivity of g.* Let r* = ρ_1(t₀) = r_{i*}(t₀). The ball of radius r* around g(B)
-holds g(B) and t₀ other outputs, so at least t₀ + 1 − s unchanged ones; likewise the ball
-of radius r′* = ρ′_1(t₀) around g(B′). There are at least m − s unchanged outputs and
-2(t₀ + 1 − s) ≥ m − s + 4 > m − s (t₀ ≥ (m+s)/2 + 1), so the balls share an unchanged
-output and d_M(g(B), g(B′)) ≤ r* + r′* ≤ ρ_1(t₀) + ρ_{s+1}(t₀ + s) ≤ 2ρ_{s+1}(t₀ + s)
-(Fact 1 with j = 1; monotonicity). If t₀ ≥ m both radii are Λ and the bound holds trivially.
-
-*Smoothness.* Let U^{(k)}(B) = 2ρ_{(k+1)s+1}(t₀ + (k+1)s). Then U^{(0)}(B) ≥ the local
-sensitivity of g at B, and by Fact 1 (j = (k+1)s + 1) U^{(k)}(B′) ≤ U^{(k+1)}(B) for every
-s-neighbour B′. So (Nissim et al. 2007, the lemma behind their Prop. 3.1)
-S(B) = max_k e^{−βk} U^{(k)}(B) satisfies S(B) ≥ LS_g(B) and
-S(B′) = max_k e^{−βk} U^{(k)}(B′) ≤ max_k e^{−βk} U^{(k+1)}(B) ≤ e^β S(B).
-Once t₀ + (k+1)s ≥ m every radius is Λ and the terms 2Λe^{−βk} only decrease, so the max
-stops at the first such k (S(B) ≥ 2Λe^{−βK} > 0 for that K).
-
-(This replaces an earlier reading of the paper's "ρ(t) = the top ⌊s/β⌋ values", the mean of
-the ⌊s/β⌋ smallest radii, which is not β-smooth: moving s outputs changes such a mean
-additively, and searches found S(B′)/S(B) = 1.28·e^β.)
-
-Step 7: the Gaussian step, exact privacy profile and calibration of (α, β)
--------------------------------------------------------------------------
-Rescale so that B's noise standard deviation S(B)/α is 1. On s-neighbours the two
-releases are P = N(0, I_D) and Q = N(μ·e₁, τ²·I_D) with τ = S(B′)/S(B) = e^b, |b| ≤ β, and
-‖μ‖ ≤ α·min(1, τ) (g moves by at most min(S(B), S(B′)) since each bounds the local
-sensitivity at its own point). This set of (μ, b) is closed under swapping P and Q (rescale
-by τ), so the release is (ε, δ)-DP iff
-
-    δ(α, β; ε, D) = sup_{|b| ≤ β, |μ| ≤ α min(1, e^b)} H_ε(P ‖ Q) ≤ δ,
-    H_ε(P ‖ Q) = ∫ (p − e^ε q)_+ = E_P[(1 − e^{ε − L})_+],   L = log p/q.
-
-:func:`gaussian_hockey_stick` computes H_ε exactly (numerical quadrature, no bound): for
-b ≠ 0, L = c·‖x − x₀‖² + const with c = (τ⁻² − 1)/2, x₀ = μ/(1 − τ²)·e₁, so under P
-W = ‖x − x₀‖² is noncentral χ²_D(‖x₀‖²), {L > ε} is {W > w*} (τ < 1) or {W < w*} (τ > 1),
-and H_ε = ∫ (1 − e^{−|c|·|w − w*|}) f_W(w) dw over that side: a 1-D integral whose
-integrand is non-negative (no cancellation of P(A) − e^ε Q(A), no overflow of e^ε).
-For b = 0 it is the analytic Gaussian formula of Balle & Wang (2018). The sup is taken with
-μ at its maximum (H_ε does not decrease in μ: checked numerically in
-tests/test_sample_aggregate_privacy.py) over a grid of 11 values of b in [−β, β] that
-includes both endpoints and 0 (:func:`gaussian_step_delta`).
-
-The paper's constants come from Nissim et al.'s analysis for small ε and are NOT (ε, δ)-DP
-at large ε (D = 1, δ = 1e-5: exact δ = 1.8e-5 at ε = 50 and 0.029 at ε = 100; D = 165,
-δ = 1.45e-4, ε = 1000: 0.80). :func:`calibrate_gaussian_step` therefore uses the rule:
-
-1. the paper's (α, β) when their exact δ ≤ δ (every small and moderate ε: results there are
-   unchanged);
-2. otherwise, if the b = 0 part alone (the analytic Gaussian δ of shift α) is at most δ/2,
-   keep the paper's α and take the largest β ≤ β_paper with exact δ ≤ δ (bisection on log β);
-3. otherwise (very large ε, where Gaussian noise needs α ≈ √(2ε)) first shrink α to the
-   value whose b = 0 part is exactly δ/2, then take the largest β as in 2.
-
-β is never taken above BETA_MAX = 50 (the quadrature is checked up to |b| = 50, and
-e^{−50} ≈ 2e-22 makes larger β irrelevant for S(B)); the paper's β only exceeds it at
-ε > 200·(D + ln(2/δ)), where rule 3 applies anyway. The bisection stops at a relative width
-of 1e-4 in β and returns its safe end, so exact δ ≤ δ always holds for the constants used.
-The calibration depends only on the public (ε, δ, D) and is cached (``functools.lru_cache``).
-
-Other conventions where Alg. 1 leaves a detail open (documented decisions)
---------------------------------------------------------------------------
-- **s is an integer**, s = ⌊√m⌋: the subsampling rule "no record in more than √m sets" is a
-  statement about integer counts, so it is the same as "in at most ⌊√m⌋ sets", and s is the
-  number of outputs that one record can change. (For a perfect square m, s = √m exactly.)
-- **t₀ = ⌈(m + s)/2⌉ + 1** (an index must be an integer; rounding up keeps the "more than
-  half of B" property used in the local-sensitivity bound above).
-- **Ties** in argmin r_i(t₀) go to the lowest index.
-- **Block order.** When d_M is a matching distance between k unordered blocks (the order
-  in which a solver lists its k subspaces or centres is arbitrary), the blocks of g(B) are
-  put in a uniformly random order (drawn without looking at the data) before the noise is
-  added. The released vector's distribution then depends only on the *set* of blocks of
-  g(B): for neighbouring B, B′ every listing of g(B) can be paired with the listing of
-  g(B′) matched to it, whose ℓ2 distance is exactly d_M(g(B), g(B′)), so the Gaussian
-  argument above (about ℓ2 in R^D) applies to each pair, and by joint convexity of H_ε
-  to the mixtures over listings.
-
-Privacy vs. Thm 3.1
--------------------
-The (ε, δ) guarantee of a run comes from the exact privacy profile above, for every ε > 0
-and any f. Thm 3.1's conditions ε > 2D/√m and m = ω(log² n) are about *utility* (noise
-O(r/ε) when most subset outputs agree); they are reported by :func:`theorem31_conditions`
-(for finite n, "m = ω(log² n)" is checked as m ≥ (ln n)²) and written into the ledger
-note separately from the privacy claim. Nothing is refused when they fail (a teaching tool
-shows what happens at ε = 1).
-Besides the released vector nothing here is private: S(B), the chosen index, the radii and
-the subset outputs are data-dependent diagnostics for teaching, not releases.
+The proofs (S(B) is β-smooth; the exact privacy profile of the Gaussian step and the
+calibration of (α, β) in :func:`calibrate_gaussian_step`; the conventions where Alg. 1 leaves
+a detail open; privacy versus Thm 3.1's utility conditions) are in ``docs/sample_aggregate.md``.
+Besides the released vector nothing here is private.
 """
 from __future__ import annotations
 
@@ -205,8 +93,8 @@ def _log_ncx2_pdf(w, D, lam):
 def gaussian_hockey_stick(mu, b, epsilon, D):
     """Exact H_ε(P ‖ Q) = ∫(p − e^ε q)_+ for P = N(0, I_D), Q = N(μ·e₁, e^{2b}·I_D).
 
-    b = 0: the analytic Gaussian formula (Balle & Wang 2018). b ≠ 0: the 1-D integral of the
-    module docstring, E_P[(1 − e^{ε − L})_+] over the noncentral χ² law of ‖x − x₀‖²
+    b = 0: the analytic Gaussian formula (Balle & Wang 2018). b ≠ 0: the 1-D integral of
+    docs/sample_aggregate.md, E_P[(1 − e^{ε − L})_+] over the noncentral χ² law of ‖x − x₀‖²
     (adaptive quadrature, relative tolerance 1e-10), clipped to [0, 1].
 
     Parameters
@@ -407,7 +295,7 @@ def _calibrate(epsilon, delta, D):
 
 
 def calibrate_gaussian_step(epsilon, delta, D):
-    """(α, β) of the Gaussian step for (ε, δ, D) by the rule of the module docstring (cached).
+    """(α, β) of the Gaussian step for (ε, δ, D) by the rule in docs/sample_aggregate.md (cached).
 
     Parameters
     ----------
@@ -853,7 +741,7 @@ def center_of_attention(R, t0, diameter):
 
 def smooth_sensitivity(R, t0, s, beta, diameter):
     """Step 6: S(B) = max_{k ≥ 0} e^{−βk} · 2ρ_{(k+1)s+1}(t₀ + (k+1)s), the β-smooth upper
-    bound on the local sensitivity of the centre of attention proved in the module docstring.
+    bound on the local sensitivity of the centre of attention proved in docs/sample_aggregate.md.
 
     Returns ``(S, terms)`` where ``terms`` is a list of (k, t, ρ_j(t), ρ_j(t)e^{−βk}) with
     t = t₀ + (k+1)s and j = (k+1)s + 1, for every k examined: k runs until t ≥ m, where every

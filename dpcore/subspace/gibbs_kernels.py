@@ -1,107 +1,17 @@
 """Compiled Gibbs engine (numba) for :class:`dpcore.subspace.gibbs.GibbsSubspaceClustering`.
 
-The numpy engine (``engine="numpy"``) spends most of a sweep on per-call overhead (small
-problems) or on one full symmetric eigendecomposition per column (d = 50). This engine runs
-whole blocks of sweeps of every chain in one compiled call and draws every column of the
-U-step without an eigendecomposition:
+Runs whole blocks of sweeps of every chain in one compiled call (:func:`run_block`, chains
+split over threads that release the GIL) and draws every column of the U-step exactly from
+its vector Bingham conditional without an eigendecomposition: ACG rejection with a cheap
+Lanczos/Cholesky envelope first and the Householder tridiagonal path as the fallback. The
+z-step and the scatter-matrix updates follow the numpy engine; the law of the chain is the
+numpy engine's, but not its draws for one seed. The random streams are xoshiro256**
+generators, one per chain, seeded from the Generator passed as ``random_state``
+(:func:`seed_state`). Without numba ``AVAILABLE`` is False and the numpy engine runs; kernels
+are cached by numba after the first compile (:func:`warmup`).
 
-- **Column conditional.** Column r of cluster ℓ is a vector Bingham p(y) ∝ exp(yᵀMy) on the
-  unit sphere of N = [u_r, U⊥] (D = d − q + 1 coordinates), M = (ε/2)·NᵀA_ℓN. With
-  Q = [U, U⊥] (a d×d orthogonal matrix per cluster) and G = QᵀA_ℓQ computed once per
-  cluster and sweep, M is a submatrix of G; after each column update N ← N·R with R an
-  orthogonal D×D matrix (a Householder reflection times a sign: the same null-space update
-  as the numpy engine), so G is updated by the same reflection in O(D²) instead of being
-  recomputed (O(d²D)).
-- **Exact draw by ACG in tridiagonal coordinates** (a column's first draw, and whenever the
-  cheaper envelope below fails). M = P T Pᵀ by Householder tridiagonalisation (P kept as
-  reflectors); λ_max(T) by Laguerre's iteration on det(xI − T) from Gershgorin's bound
-  (monotone from above, cubic; an upper bound c ≥ λ_max within 1e-3 by Sturm count); Λ = cI − T.
-  Kent, Ganeiber & Mardia's ACG rejection
-  sampler (as in :func:`dpcore.subspace.bingham._acg_draw`) needs only Ω = I + 2Λ/b, which
-  is tridiagonal here: its Cholesky factor is bidiagonal, so a proposal w ~ N(0, Ω⁻¹) and
-  its t = wᵀΛw/‖w‖² cost O(D). b is one Newton step from b = 1 of Σᵢ 1/(b + 2Λᵢ) = 1 (the
-  numpy engine's rule; the two sums it needs are traces of (I + 2Λ)⁻¹ and its square,
-  computed from the tridiagonal matrix). The accepted y is mapped back by P and by N.
-  The acceptance test log U ≤ ½D·log(b + 2t) − t + ½(D − b) − ½D·log D is valid for
-  every b > 0 and every shift c that keeps Ω positive definite (the function of t is
-  concave with its maximum at t = (D − b)/2, and Ω ≻ 0 means b + 2t > 0 for every y), so the
-  draw is exact whatever the rounding in c or b: they only change the acceptance rate.
-- **Two envelopes.** The tridiagonalisation (4D³/3 flops, ≈ 20 µs at D = 42 in the Yale B
-  setting, ≈ 0.4 µs at D = 8 in Fig. 3's, plus λ_max and b) dominated the U-step. Since any (c, b) keeping Ω ≻ 0 gives an exact draw,
-  each column first tries a cheaper envelope: b = the b of this (chain, cluster, column)'s
-  last tridiagonal draw (stored in ``env``), c = the largest Ritz value of min(14, D/2 + 1)
-  Lanczos steps on M from e₁ — the column's current value, which was drawn from a nearby conditional, so c is
-  within a small fraction of b of λ_max (c ≤ λ_max; c > λ_max − b/2 is what Ω ≻ 0 needs, and
-  c − λ_max ≪ b/2 keeps the acceptance rate). Ω = I + (2/b)(cI − M) is factored by Cholesky
-  (D³/3 flops; it also checks Ω ≻ 0); a proposal is w ~ N(0, Ω⁻¹) by one triangular solve
-  Lᵀw = g, g ~ N(0, I), and t = (b/2)(‖g‖²/‖w‖² − 1) since wᵀΩw = ‖g‖² (O(D²) per proposal, y
-  in M's own coordinates). If the Cholesky fails or 12 proposals are all rejected, the draw
-  falls back to the tridiagonal path (which stores the fresh b). Measured: in the Yale B
-  setting 97 % of the column draws take the fast envelope, ≈ 2.9 proposals each (a column
-  draw costs ≈ 12 µs instead of ≈ 27); in the Fig. 3 setting 99 %, ≈ 3.2 proposals each
-  (≈ 1.0 µs instead of ≈ 1.4).
-  *Why every draw stays exact.* The envelope (c, b) is a function of M, of the column's
-  current value and of earlier draws — never of the current draw's proposals — and given the
-  envelope, an accepted proposal has exactly the target law p(y) ∝ exp(yᵀMy), whatever the
-  envelope. The fallback is a stopping rule on independent trials: the draw is the first
-  accepted proposal of the fast envelope if one of the first 12 is accepted, else an exact
-  draw of the tridiagonal path; conditional on either event the result has the target law,
-  so the mixture has it too. Neither the target nor the result depends on the old value of
-  the column (the conditional of Alg. 3 does not), so the chain's law is unchanged.
-  tests/test_gibbs_engine.py checks both paths and both kinds of fallback against numerical
-  integration.
-  The law of every column is therefore the numpy engine's, and so is the law of the whole
-  chain.
-- **z-step** as in :func:`dpcore.subspace.gibbs._categorical_lead`: inverse CDF when every
-  probability is ≥ 2⁻²⁰, else the sequential log-space scheme with chunked Bernoulli(e^(−L))
-  draws, so no assignment ever has probability 0. The weights e^(logit − max) are computed by
-  a polynomial exp in loops that vectorise (:func:`_exp_rows`: ≤ 2 ulp, as libm; llvmlite's
-  wheels have no SVML, so libm's exp is one call per value).
-- **Scatter matrices** A_ℓ = Σ_{zᵢ=ℓ} xᵢxᵢᵀ: recomputed from scratch at every sweep whose
-  index is divisible by 64 and whenever more than n/4 (d ≤ 16) or n/8 (d > 16) points changed
-  cluster (sums of packed outer products for d ≤ 16, one BLAS product per cluster above),
-  otherwise updated by ±xᵢxᵢᵀ for the points that moved (packed rows for d ≤ 16). At ε = 10
-  in the Fig. 3 setting ≈ 28 % of the points move at every sweep; measured there (n = 1000,
-  d = 10, k = 3), the update of 28 % of the points costs 8.9-9.6 µs and the full sum
-  6.7-7.7 µs (it streams the packed rows in order), hence n/4. The schedule depends only on the sweep index and the draws, so
-  results do not depend on how the estimator splits the sweeps into kernel calls.
-- **Chains in parallel.** :func:`run_block` splits the chains among :func:`n_threads` Python
-  threads, each running a compiled kernel that releases the GIL (each chain with its own
-  work arrays and random stream, so results do not depend on the number of threads):
-  min(chains, cores), or one thread when the caller
-  has entered :func:`dpcore.subspace.common.single_threaded` around the solver (the
-  reproduction's worker processes, ``experiments.run_task``), so that parallel worker
-  processes do not oversubscribe the cores.
-
-Cost (benchmarks/bench_gibbs.py, this 2-core machine shared with other jobs, CPU time per
-chain-sweep): ≈ 0.042 ms in the Fig. 3 setting (numpy engine 0.27; this engine before the
-Lanczos/Cholesky envelope, the vectorised exp and projections and the packed scatter
-updates: 0.052), of which ≈ 15 µs U-step (9 column draws of ≈ 1 µs), ≈ 4 µs z-step,
-≈ 3 µs projections, ≈ 4 µs scatter updates; ≈ 1.0 ms in the Yale B setting (numpy engine
-6.3; with the tridiagonal path for every column 1.6–1.7 ms). With 8 chains on 2 threads
-the wall time per chain-sweep is about half the CPU time when the second core is free
-(measured 0.033 ms in the Fig. 3 setting), and equal to it when other jobs keep both
-cores busy.
-
-Randomness. The kernels draw from their own xoshiro256** generators (uniforms with 53 bits
-like numpy's, normals by Marsaglia's polar method, exponentials by −log(1 − U)), one per
-chain, whose 256-bit states are **derived from the numpy Generator passed as random_state**
-(:func:`seed_state`: four 64-bit integers per chain drawn with ``Generator.integers``, mixed
-by splitmix64). So a fixed seed
-gives identical results between runs of this engine, and ``random_state=None`` (a
-Generator seeded from fresh OS entropy) still gives secret noise. The numba and numpy
-engines do NOT give identical draws for the same seed (different generators and a
-different order of draws); they target the same law, which tests/test_gibbs_engine.py
-checks against exact densities.
-
-If numba is not importable, ``AVAILABLE`` is False and the estimator falls back to the
-numpy engine. Kernels are compiled with ``cache=True`` (compiled once per install, ≈ 20 s on
-this machine under a load average near 3 (the version before the two-envelope sampler: 12 s
-under the same load), then loaded from numba's cache in ≈ 1.5 s (before: 0.4 s; more,
-smaller cached functions)); :func:`warmup` compiles/loads
-them on a tiny problem. The app calls it from its background warm-up thread, and while that
-thread is compiling, ``engine="auto"`` runs the numpy engine instead of waiting (so the first
-Gibbs run after a fresh install is never slower than before; ``engine_`` says which ran).
+The design and why every draw stays exact: ``docs/gibbs_engine.md``; measured cost against the
+numpy engine and the paper's Alg. 3-4: ``docs/benchmarks.md``.
 """
 from __future__ import annotations
 
@@ -729,7 +639,7 @@ def _column_draw(M, D, s, V, tau, alpha, e, diagL, offL, y, gbuf, wk, Lc, Qv, la
     4D³/3 for the tridiagonalisation), at most ``max_proposals`` (the sweep:
     _FAST_MAX_PROPOSALS) proposals of O(D²). If Ω is not positive definite (c < λ_max − b/2)
     or every proposal was rejected: the tridiagonal path (exact c and b; b is stored in
-    env[0]). Exactness: see the module docstring ("Two envelopes"). stats += [tridiagonal
+    env[0]). Exactness: docs/gibbs_engine.md ("Two envelopes"). stats += [tridiagonal
     draws, Lanczos draws, their proposals, fallbacks, of which Cholesky failures]."""
     if fast and env[0] > 0.0:
         b = env[0]
@@ -1251,8 +1161,8 @@ def run_block(X, sqn_mean, Q, A, zprev, env, stats, t_start, half, q, n_sweeps, 
     Threads: the chains are split into ``n_threads`` contiguous ranges, each run by
     :func:`_run_chains` (compiled with ``nogil=True``) in a thread of a process-wide pool.
     Decision: Python threads around a serial kernel rather than numba's ``parallel=True``,
-    which was measured to more than double the first-use compile time (12 -> 31 s) and the
-    cache load time (0.4 -> 1.5 s) for the same speed-up.
+    which made the first-use compile and the cache load much slower for the same speed-up
+    (docs/benchmarks.md).
 
     Returns (z (C, n) of the last sweep, cost (C, n_sweeps) of eq. (3) after each sweep,
     U (n_sweeps, C, k, d, q) after each sweep, z history (n_sweeps, C, n) or (0, C, n)).
@@ -1361,12 +1271,12 @@ def compiling():
 
 
 def warmup(compile_in_child=False):
-    """Compile (first use after install: ≈ 20 s here) or load from numba's cache (≈ 1.5 s)
-    every kernel, on a tiny problem; returns the seconds it took (0.0 without numba or when
+    """Compile (first use after an install: tens of seconds) or load from numba's cache (about
+    a second) every kernel, on a tiny problem; returns the seconds it took (0.0 without numba or when
     already done).
 
     With ``compile_in_child`` a child Python process runs this first, so that a first compile
-    (which holds the GIL for ≈ 20 s) fills numba's cache without slowing this process's other
+    (which holds the GIL while it runs) fills numba's cache without slowing this process's other
     threads - the app's pages; this process then only loads the cache. ``compiling()`` is True
     meanwhile (``engine="auto"`` runs numpy). A child that fails changes nothing: the
     in-process step compiles then."""
