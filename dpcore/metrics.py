@@ -1,5 +1,6 @@
 """Metrics of the three papers: subspace distances, d_W, the k-means subspace cost,
-clustering agreement (accuracy under the best matching, NMI, ARI) and centre objectives.
+clustering agreement (accuracy under the best matching, NMI, ARI), nearest centres and the
+centre objectives.
 
 Subspaces are passed as stacks of orthonormal bases, an array of shape (k, d, q).
 """
@@ -13,14 +14,14 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn import metrics as _skm
 
-from .validation import check_array, check_subspaces
-from .kmeans.common import check_points, nearest_centres
+from .validation import check_array, check_points, check_subspaces
+from .preprocessing import row_sq_norms
 
 __all__ = [
     "principal_angles", "subspace_distance", "pairwise_subspace_distances", "wasserstein_distance",
     "MATCHING_BRUTE_FORCE_MAX_K", "matching_permutations", "min_matching_cost",
     "squared_distances_to_subspaces", "subspace_cost", "clustering_accuracy", "nmi", "ari",
-    "kmeans_objective", "kmedian_objective",
+    "nearest_centres", "kmeans_objective", "kmedian_objective",
 ]
 
 
@@ -327,6 +328,48 @@ def ari(labels_true, labels_pred):
         1 for identical partitions, about 0 for independent ones.
     """
     return float(_skm.adjusted_rand_score(labels_true, labels_pred))
+
+
+def nearest_centres(X, C, chunk=None, sq_norms=None):
+    """For each row: index of the nearest centre and the squared distance to it.
+
+    The one nearest-centre rule of dpcore (the k-means estimators' ``labels_`` and
+    ``predict``, and the objectives below). Chunked over rows so that the n×k distance block
+    stays below ~32 MB; sparse rows are never densified.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n, d)
+        Finite float points as rows (not checked).
+    C : array_like of shape (k, d)
+        The centres (any float dtype; the distances are computed in float64).
+    chunk : int, optional
+        Rows per block (default: about 4 million distances per block).
+    sq_norms : ndarray of shape (n,), optional
+        Precomputed squared row norms of X.
+
+    Returns
+    -------
+    labels : ndarray of int64, shape (n,)
+        Ties go to the lowest index.
+    sq_dists : ndarray of float64, shape (n,)
+        Squared distance of every row to its nearest centre.
+    """
+    C = np.atleast_2d(np.asarray(C, dtype=np.float64))
+    n = X.shape[0]
+    k = C.shape[0]
+    chunk = chunk or max(1, int(4_000_000 // max(k, 1)))
+    xx = row_sq_norms(X) if sq_norms is None else sq_norms
+    cc = np.einsum("ij,ij->i", C, C)
+    labels = np.empty(n, dtype=np.int64)
+    d2 = np.empty(n)
+    for s in range(0, n, chunk):
+        Xs = X[s:s + chunk]
+        D = xx[s:s + chunk, None] - 2.0 * np.asarray(Xs @ C.T) + cc[None]
+        lab = np.argmin(D, axis=1)
+        labels[s:s + chunk] = lab
+        d2[s:s + chunk] = np.maximum(D[np.arange(D.shape[0]), lab], 0.0)
+    return labels, d2
 
 
 def _nearest_sq_dists(X, centres):

@@ -11,15 +11,23 @@ import numpy as np
 import scipy.sparse as sp
 
 
+#: Bits drawn from a legacy ``numpy.random.RandomState`` to seed the Generator that replaces it.
+RANDOM_STATE_SEED_BITS = 128
+
+
 def check_random_state(random_state) -> np.random.Generator:
     """Return a :class:`numpy.random.Generator`.
 
     ``None`` -> a fresh unseeded generator; an int or :class:`numpy.random.SeedSequence`
-    -> a seeded generator; a Generator is returned as is (shared state, like sklearn).
+    -> a seeded generator; a Generator is returned as is (shared state, like sklearn); a
+    legacy :class:`numpy.random.RandomState` -> a new Generator seeded with
+    :data:`RANDOM_STATE_SEED_BITS` = 128 bits drawn from it (``randint``). Drawing them
+    advances the RandomState, so a RandomState shared by several fits gives each fit other
+    draws, as in scikit-learn, and the same RandomState state always gives the same run.
 
     Parameters
     ----------
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState
 
     Returns
     -------
@@ -28,14 +36,18 @@ def check_random_state(random_state) -> np.random.Generator:
     Raises
     ------
     ValueError
-        For any other type (e.g. a legacy ``RandomState``).
+        For any other type.
     """
     if isinstance(random_state, np.random.Generator):
         return random_state
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        words = random_state.randint(0, 2 ** 32, size=RANDOM_STATE_SEED_BITS // 32, dtype=np.uint32)
+        return np.random.default_rng(np.random.SeedSequence([int(w) for w in words]))
     raise ValueError(
-        f"random_state must be None, an int, a SeedSequence or a numpy.random.Generator; got {type(random_state).__name__}"
+        "random_state must be None, an int, a SeedSequence, a numpy.random.Generator or a numpy.random.RandomState; "
+        f"got {type(random_state).__name__}"
     )
 
 
@@ -194,13 +206,108 @@ def check_array(X, name: str = "X", ensure_2d: bool = True, allow_sparse: bool =
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{name} must be numeric: {exc}") from None
         if ensure_2d and X.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D array (n points x d features); got {X.ndim} dimension(s)")
+            hint = (". Reshape your data: X.reshape(-1, 1) for one feature, X.reshape(1, -1) for one point"
+                    if X.ndim == 1 else "")
+            raise ValueError(f"{name} must be a 2-D array (n points x d features); got {X.ndim} dimension(s){hint}")
         if not np.all(np.isfinite(X)):
             raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
         data_shape = X.shape
     if data_shape[0] < min_rows:
         raise ValueError(f"{name} must have at least {min_rows} row(s); got {data_shape[0]}")
     return X
+
+
+def check_points(X, name: str = "X"):
+    """Finite float points as rows, dense ndarray or CSR (e.g. the CLUTO document sets).
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix of shape (n, d)
+    name : str, default "X"
+        Name used in error messages.
+
+    Returns
+    -------
+    ndarray of float64 or CSR matrix
+    """
+    return check_array(X, name, allow_sparse=True)
+
+
+def input_float_dtype(X):
+    """The float dtype a fitted estimator keeps for X, as scikit-learn's KMeans does:
+    float32 for float32 input (an array, a sparse matrix or a DataFrame whose columns are
+    all float32), float64 for everything else.
+
+    Parameters
+    ----------
+    X : array_like, scipy.sparse matrix or pandas.DataFrame
+
+    Returns
+    -------
+    numpy.dtype
+        ``float32`` or ``float64``.
+    """
+    dtypes = getattr(X, "dtypes", None)          # a DataFrame: one dtype per column
+    if dtypes is not None and not hasattr(X, "dtype"):
+        try:
+            kinds = {np.dtype(t) for t in dtypes}
+        except TypeError:                         # extension dtypes: not float32
+            return np.dtype(np.float64)
+        return np.dtype(np.float32) if kinds == {np.dtype(np.float32)} else np.dtype(np.float64)
+    return np.dtype(np.float32) if getattr(X, "dtype", None) == np.float32 else np.dtype(np.float64)
+
+
+def record_features(estimator, X) -> None:
+    """Set ``n_features_in_`` and, for a DataFrame with string column names,
+    ``feature_names_in_`` from the ``fit`` input X, exactly as scikit-learn does
+    (``sklearn.utils.validation.validate_data`` with ``reset=True``, X left unconverted: dpcore's
+    own checks give the error messages). A later fit without names removes ``feature_names_in_``.
+
+    Parameters
+    ----------
+    estimator : sklearn.base.BaseEstimator
+    X : array_like, scipy.sparse matrix or pandas.DataFrame
+        The input of ``fit``, before any conversion.
+    """
+    from sklearn.utils.validation import validate_data
+    validate_data(estimator, X, reset=True, skip_check_array=True)
+
+
+def check_fitted_input(estimator, X, attribute, *, allow_sparse: bool = False, name: str = "X"):
+    """The input of ``predict`` or ``score``: the estimator must be fitted (``attribute`` set,
+    else :class:`sklearn.exceptions.NotFittedError`), X must have the number of columns and the
+    feature names seen in ``fit`` (scikit-learn's checks and messages: a ValueError for another
+    number of columns or other names, a UserWarning when names appear or disappear), then
+    dpcore's :func:`check_array` (its messages; first, for input that is not 2-D).
+
+    Parameters
+    ----------
+    estimator : sklearn.base.BaseEstimator
+    X : array_like, scipy.sparse matrix or pandas.DataFrame
+    attribute : str
+        A fitted attribute (e.g. ``"cluster_centers_"``).
+    allow_sparse : bool, default False
+        Accept a scipy.sparse matrix (returned as CSR float64).
+    name : str, default "X"
+        Name used in error messages.
+
+    Returns
+    -------
+    ndarray of float64 or CSR matrix
+    """
+    from sklearn.utils.validation import check_is_fitted, validate_data
+    check_is_fitted(estimator, attribute)
+    if not sp.issparse(X) and _ndim(X) != 2:
+        check_array(X, name, allow_sparse=allow_sparse)      # dpcore's message (e.g. "Reshape your data")
+    validate_data(estimator, X, reset=False, skip_check_array=True)      # names before values, as scikit-learn
+    return check_array(X, name, allow_sparse=allow_sparse)
+
+
+def _ndim(X):
+    try:
+        return np.ndim(X)
+    except ValueError:          # a ragged list: left to check_array
+        return 2
 
 
 def check_subspaces(U, name: str = "subspaces", d: int | None = None) -> np.ndarray:

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 from dpcore.data import random_subspaces
-from dpcore.metrics import (ari, clustering_accuracy, kmeans_objective, kmedian_objective, nmi, principal_angles,
-                            subspace_cost, subspace_distance, wasserstein_distance)
+from dpcore.metrics import (ari, clustering_accuracy, kmeans_objective, kmedian_objective, nearest_centres, nmi,
+                            principal_angles, subspace_cost, subspace_distance, wasserstein_distance)
 
 
 def test_distance_to_itself_is_zero_and_orthogonal_lines_are_sqrt2():
@@ -63,6 +63,32 @@ def test_kmeans_and_kmedian_objectives():
     C = np.array([[1.0, 0], [10, 0]])
     assert kmeans_objective(X, C) == pytest.approx(2.0)
     assert kmedian_objective(X, C) == pytest.approx(2.0)
+
+
+def test_nearest_centres_dense_and_sparse_ties_to_the_lowest_index():
+    import scipy.sparse as sp
+    X = np.array([[0.0, 0], [2, 0], [10, 0], [1, 0]])
+    C = np.array([[1.0, 0], [10, 0], [1.0, 0]])                  # centre 2 duplicates centre 0
+    labels, d2 = nearest_centres(X, C)
+    np.testing.assert_array_equal(labels, [0, 0, 1, 0])
+    np.testing.assert_allclose(d2, [1, 1, 0, 0])
+    for chunk in (1, 3):
+        sl, sd = nearest_centres(sp.csr_matrix(X), C, chunk=chunk)
+        np.testing.assert_array_equal(sl, labels)
+        np.testing.assert_allclose(sd, d2)
+
+
+def test_metrics_import_nothing_above_them():
+    """The library's layering: metrics sits below the algorithm packages (issue 24 removed the
+    one upward import, of kmeans.common); kmeans.common re-exports the moved helpers."""
+    import subprocess
+    import sys
+    code = "import sys, dpcore.metrics; print(sorted(m for m in sys.modules if m.startswith('dpcore.')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert not any(p in out for p in ("dpcore.kmeans", "dpcore.subspace", "dpcore.cocluster", "dpcore.lab")), out
+    from dpcore.kmeans import common
+    from dpcore import metrics, validation
+    assert common.nearest_centres is metrics.nearest_centres and common.check_points is validation.check_points
 
 
 def test_metric_bad_input():

@@ -67,7 +67,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from ..validation import check_array, check_delta, check_epsilon, check_int, check_random_state
+from ..validation import (check_array, check_delta, check_epsilon, check_fitted_input, check_int, check_random_state,
+                          input_float_dtype, record_features)
 from ..preprocessing import normalize_rows
 from ..privacy import GaussianBudget, PrivacyLedger, PrivateEstimatorMixin
 
@@ -237,7 +238,7 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
         Projected gradient steps ≥ 1 of each H-step (fixed, no data-dependent stopping).
     w_steps : int, default=50
         Projected gradient steps ≥ 1 of each W-step (on the released statistics).
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator of every random draw (start, SVD seed, noise).
 
     Attributes
@@ -247,9 +248,11 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
         independent with ``init="random"``.
     components_ : ndarray of shape (K, m)
         The basis Wᵀ (one row per topic), computed from the released noisy statistics;
-        (ε, δ)-DP with ``init="random"``, NOT private with ``init="nndsvd"``.
+        (ε, δ)-DP with ``init="random"``, NOT private with ``init="nndsvd"``. float32 for
+        float32 input (as scikit-learn's NMF), else float64; computed in float64.
     coefficients_ : ndarray of shape (n, K)
-        NOT private - H of every raw document against the final basis.
+        NOT private - H of every raw document against the final basis (dtype as
+        ``components_``).
     labels_ : ndarray of int64 of shape (n,)
         NOT private - argmax_k of each row of ``coefficients_`` (the row partition used for
         NMI, like DP-τCC's ``row_assignment_``).
@@ -257,6 +260,8 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
         σ of the Gaussian noise on every entry of every released A and B (public).
     n_features_in_ : int
         m, the number of columns of X.
+    feature_names_in_ : ndarray of str of shape (m,)
+        Column names, when X is a DataFrame with string column names.
     is_private_ : bool
         False with the non-private ``"nndsvd"`` start.
     ledger_ : PrivacyLedger
@@ -269,8 +274,11 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
     Notes
     -----
     ``fit(X, callback=f)`` calls ``f(t, n_iter)`` after each outer iteration. Bases:
-    ``BaseEstimator`` only (as :class:`~dpcore.cocluster.dptaucc.DPTauCC`: a count matrix in,
-    no ``predict``).
+    ``BaseEstimator`` only (as :class:`~dpcore.cocluster.dptaucc.DPTauCC`: a count matrix in).
+    ``fit_predict`` returns ``labels_``; ``score`` is minus the factorisation's objective on a
+    matrix of the fitted shape. No ``predict``: ``labels_`` are read off the coefficients the run
+    iterated for each training document; a new document's coefficients would need an H-step
+    of its own, which the published method does not define.
     """
 
     #: The neighbouring relation the guarantee is stated for, as a key of
@@ -304,7 +312,7 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like or scipy.sparse matrix of shape (n, m)
+        X : array_like, scipy.sparse matrix or pandas.DataFrame of shape (n, m)
             Non-negative counts (or weights); rows are L2-normalised inside.
         y : None
             Ignored (present for scikit-learn's API).
@@ -322,6 +330,8 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
             If a parameter is out of range (the message names it), X is not finite, has a
             negative entry, no row or no column, or ``n_clusters`` exceeds min(n, m).
         """
+        dtype = input_float_dtype(X)
+        record_features(self, X)
         k, eps, dlt, n_iter, h_steps, w_steps = self._check_params()
         X = check_array(X, "X", allow_sparse=True)
         n, m = X.shape
@@ -369,8 +379,8 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
 
         # evaluation (NOT private): every raw document against the final basis
         H = h_step(V, W, H, h_steps)
-        self.components_ = W.T.copy()
-        self.coefficients_ = H
+        self.components_ = W.T.astype(dtype)
+        self.coefficients_ = H.astype(dtype, copy=False)
         self.labels_ = np.argmax(H, axis=1).astype(np.int64)
         self.n_features_in_ = m
         self.is_private_ = private
@@ -387,6 +397,61 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
             self.nonprivate_outputs_["initial_components_"] = ("NNDSVD start: a truncated SVD of the raw "
                                                                "documents, computed without noise")
         return self
+
+    def fit_predict(self, X, y=None, **fit_params):
+        """Fit, then return ``labels_`` (the row partition; NOT private).
+
+        Parameters
+        ----------
+        X : array_like, scipy.sparse matrix or pandas.DataFrame of shape (n, m)
+            Non-negative counts (see :meth:`fit`).
+        y : None
+            Ignored (present for scikit-learn's API).
+        **fit_params
+            Passed to :meth:`fit` (e.g. ``callback``).
+
+        Returns
+        -------
+        ndarray of int64 of shape (n,)
+            ``labels_``.
+        """
+        return self.fit(X, y, **fit_params).labels_
+
+    def score(self, X, y=None):
+        """−½‖V − H Wᵀ‖²_F: minus the objective the H-steps minimise, with V the L2-normalised rows of
+        X, H = ``coefficients_`` and Wᵀ = ``components_``. Higher is better; NOT private (reads X
+        without noise).
+
+        Parameters
+        ----------
+        X : array_like, scipy.sparse matrix or pandas.DataFrame of shape (n, m)
+            A non-negative matrix with the fit's n rows and m columns (and feature names): the
+            coefficients belong to the fit's documents.
+        y : None
+            Ignored (present for scikit-learn's API).
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValueError
+            If X does not have the fitted shape.
+        """
+        X = check_fitted_input(self, X, "components_", allow_sparse=True)
+        shape = self.coefficients_.shape[0], self.components_.shape[1]
+        if X.shape != shape:
+            raise ValueError(f"X must have the fitted shape {shape} (coefficients_ belong to the fit's rows); "
+                             f"got {X.shape}")
+        V = normalize_rows(X, 1.0)
+        H = np.asarray(self.coefficients_, dtype=np.float64)
+        Wt = np.asarray(self.components_, dtype=np.float64)
+        # ‖V − HWᵀ‖² = ‖V‖² − 2⟨V, HWᵀ⟩ + ‖HWᵀ‖², without densifying a sparse V
+        VW = np.asarray(V @ Wt.T)
+        vv = float(V.multiply(V).sum()) if sp.issparse(V) else float(np.einsum("ij,ij->", V, V))
+        sq = vv - 2.0 * float(np.einsum("ik,ik->", VW, H)) + float(np.einsum("ij,jk,ik->", H, Wt @ Wt.T, H))
+        return -0.5 * max(sq, 0.0)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -38,9 +38,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from ..validation import check_epsilon, check_int, check_random_state, check_real
+from ..validation import check_epsilon, check_int, check_random_state, check_real, record_features
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin, discrete_laplace_mechanism, exponential_mechanism
-from .taucc import (aggregate_columns, aggregate_rows, association_weights, check_count_matrix,
+from .taucc import (TauCoclusterMixin, aggregate_columns, aggregate_rows, association_weights, check_count_matrix,
                     compact_labels, contingency_table, random_matrix_init, range_sensitivity, tau_scores)
 
 __all__ = ["dp_update_part", "release_table", "dp_compute_t", "dptaucc_budget", "DPTauCC",
@@ -278,7 +278,7 @@ def dptaucc_budget(epsilon, n_iter, assignment_share=0.9):
     return eps_half, eps2, eps_half - eps2
 
 
-class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
+class DPTauCC(TauCoclusterMixin, PrivateEstimatorMixin, BaseEstimator):
     """DP-τCC (Alg. 1): ε-DP co-clustering of a non-negative count matrix of whole counts
     (non-integer input is refused unless ``round_counts=True``).
 
@@ -305,7 +305,7 @@ class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
         False: a non-integer entry is refused (``ValueError``). True: every entry is rounded to
         the nearest whole count (⌊x + ½⌋) before the run, and the ledger says so; the
         guarantee is then for the rounded matrix.
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator for the initialisation, the exponential mechanism and the noise.
 
     Attributes
@@ -338,6 +338,8 @@ class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
         per-stage split). Formerly ``epsilon_split_``.
     n_features_in_ : int
         Number of columns of X.
+    feature_names_in_ : ndarray of str of shape (m,)
+        Column names, when X is a DataFrame with string column names.
     ledger_ : PrivacyLedger
         See :class:`PrivateEstimatorMixin`.
     private_outputs_ : list of str
@@ -347,6 +349,11 @@ class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
 
     Notes
     -----
+    ``fit_predict`` returns ``row_labels_`` (the private partition, −1 for rows of a deleted
+    cluster; the paper's NMI uses ``row_assignment_``, not private) and ``score`` is τ̂_{R|C} +
+    τ̂_{C|R} of the released partitions on a matrix of the fitted shape, read without noise
+    (:class:`~dpcore.cocluster.taucc.TauCoclusterMixin`); no ``predict``.
+
     Progress: ``fit(X, callback=f)`` calls ``f(t, n_iter)`` after each full iteration (a
     ``fit`` argument, as in every dpcore estimator, not a constructor parameter).
 
@@ -418,7 +425,7 @@ class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like or scipy.sparse matrix of shape (n, m)
+        X : array_like, scipy.sparse matrix or pandas.DataFrame of shape (n, m)
             The count matrix: non-negative whole counts.
         y : None
             Ignored (present for scikit-learn's API).
@@ -437,6 +444,7 @@ class DPTauCC(PrivateEstimatorMixin, BaseEstimator):
             (the message names the first non-integer entry and says to round the data first),
             unless ``round_counts=True``.
         """
+        record_features(self, X)
         eps, I, K0, L0, share, flip = self._check_params()
         A = check_count_matrix(X)
         if not isinstance(self.round_counts, (bool, np.bool_)):

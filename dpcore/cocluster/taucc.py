@@ -25,12 +25,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from ..validation import check_array, check_int, check_random_state, check_real
+from ..validation import check_array, check_fitted_input, check_int, check_random_state, check_real, record_features
 from ..data import MAX_DENSE_CELLS
 
 __all__ = ["check_count_matrix", "indicator_matrix", "compact_labels",
            "aggregate_columns", "aggregate_rows", "contingency_table", "association_weights",
-           "range_sensitivity", "assignment_utilities", "tau_scores", "random_matrix_init", "FastTauCC",
+           "range_sensitivity", "assignment_utilities", "tau_scores", "random_matrix_init", "TauCoclusterMixin", "FastTauCC",
            "figure1_matrices", "best_cocluster_bruteforce"]
 
 
@@ -381,7 +381,67 @@ def random_matrix_init(n, m, K0, L0, flip_fraction=0.01, random_state=None):
 
 
 # ----------------------------------------------------------------------------- τCC
-class FastTauCC(BaseEstimator):
+class TauCoclusterMixin:
+    """What the τ co-clustering estimators share once fitted: ``fit_predict`` (the row
+    partition ``row_labels_``) and ``score`` (their objective, τ̂_{R|C} + τ̂_{C|R}, of the fitted
+    partitions on a matrix of the fitted shape).
+
+    No ``predict``: the column partition is part of the model, so a new row has no place in
+    it without the whole matrix, and ``score`` is defined on a matrix with the fit's rows and
+    columns only (e.g. another period's counts of the same documents and words).
+    """
+
+    def fit_predict(self, X, y=None, **fit_params):
+        """Fit, then return ``row_labels_``.
+
+        Parameters
+        ----------
+        X : array_like, scipy.sparse matrix or pandas.DataFrame of shape (n, m)
+            The count matrix (see ``fit``).
+        y : None
+            Ignored (present for scikit-learn's API).
+        **fit_params
+            Passed to ``fit`` (e.g. ``callback``).
+
+        Returns
+        -------
+        ndarray of int64 of shape (n,)
+            ``row_labels_``.
+        """
+        return self.fit(X, y, **fit_params).row_labels_
+
+    def score(self, X, y=None):
+        """τ̂_{R|C} + τ̂_{C|R} (eq. 3.2 and its transpose) of the contingency table of X under the
+        fitted row and column partitions (rows or columns labelled −1 count in no cell): the sum
+        the method maximises. Higher is better; NOT private (reads X without noise).
+
+        Parameters
+        ----------
+        X : array_like, scipy.sparse matrix or pandas.DataFrame of shape (n, m)
+            A non-negative matrix with the fit's n rows and m columns (and feature names).
+        y : None
+            Ignored (present for scikit-learn's API).
+
+        Returns
+        -------
+        float
+            In [0, 2].
+
+        Raises
+        ------
+        ValueError
+            If X does not have the fitted shape, or is not a non-negative matrix with a positive entry.
+        """
+        A = check_count_matrix(check_fitted_input(self, X, "row_labels_", allow_sparse=True), "X")
+        shape = (self.row_labels_.shape[0], self.column_labels_.shape[0])
+        if A.shape != shape:
+            raise ValueError(f"X must have the fitted shape {shape} (the partitions label the fit's rows and "
+                             f"columns); got {A.shape}")
+        T = contingency_table(A, self.row_labels_, self.column_labels_, self.n_row_clusters_, self.n_col_clusters_)
+        return float(sum(tau_scores(T)))
+
+
+class FastTauCC(TauCoclusterMixin, BaseEstimator):
     """Fast-τCC (non-private): alternating prototype-based maximisation of τ̂_{R|C} and τ̂_{C|R}.
 
     Parameters
@@ -412,7 +472,7 @@ class FastTauCC(BaseEstimator):
         ``max_iter_per_mode=1`` alternates single passes, the schedule of DP-τCC.
     flip_fraction : float, default=0.01
         Fraction in [0, 0.5] of switched cells of the ``"blind"`` initial matrix (paper: 1 %).
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator for the initial partitions of every run.
 
     Attributes
@@ -440,9 +500,14 @@ class FastTauCC(BaseEstimator):
         One dict (round, mode, passes, moves, K, L, tau_rc, tau_cr) per phase.
     n_features_in_ : int
         Number of columns of X.
+    feature_names_in_ : ndarray of str of shape (m,)
+        Column names, when X is a DataFrame with string column names.
 
     Notes
     -----
+    ``fit_predict`` returns ``row_labels_`` and ``score`` is τ̂_{R|C} + τ̂_{C|R} of the fitted
+    partitions on a matrix of the fitted shape (:class:`TauCoclusterMixin`); no ``predict``.
+
     Vocabulary: ``max_iter`` and ``max_iter_per_mode`` are caps with early stopping (as
     ``max_iter`` in every dpcore estimator); :class:`.dptaucc.DPTauCC`'s ``n_iter`` is an
     exact count. Bases: ``BaseEstimator`` only - the input is a count matrix whose rows
@@ -477,7 +542,7 @@ class FastTauCC(BaseEstimator):
 
         Parameters
         ----------
-        X : array_like or scipy.sparse matrix of shape (n, m)
+        X : array_like, scipy.sparse matrix or pandas.DataFrame of shape (n, m)
             The count matrix: non-negative counts.
         y : None
             Ignored (present for scikit-learn's API).
@@ -487,6 +552,7 @@ class FastTauCC(BaseEstimator):
         self
             The fitted estimator.
         """
+        record_features(self, X)
         K0 = check_int(self.n_row_clusters, "n_row_clusters (K0)", 2)
         L0 = check_int(self.n_col_clusters, "n_col_clusters (L0)", 2)
         if self.init not in ("random", "blind"):
@@ -542,23 +608,6 @@ class FastTauCC(BaseEstimator):
                 converged = True
                 break
         return dict(r=r, c=c, T=T, taus=tau_scores(T), n_iter=it, converged=converged, history=history)
-
-    def fit_predict(self, X, y=None):
-        """Fit, then return ``row_labels_``.
-
-        Parameters
-        ----------
-        X : array_like or scipy.sparse matrix of shape (n, m)
-            The count matrix (see :meth:`fit`).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        ndarray of int of shape (n,)
-            ``row_labels_``.
-        """
-        return self.fit(X).row_labels_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -53,11 +53,11 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans as _SkKMeans
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ..validation import check_array, check_epsilon, check_int, check_random_state, check_real
+from ..validation import check_array, check_epsilon, check_int, check_random_state, input_float_dtype, record_features
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
 from ..data import MAX_DENSE_CELLS
-from ..preprocessing import ROW_MAPS, map_rows_to_ball_counted, normalize_rows
-from .common import RADIUS_LEAK_REASON, resolve_radius, warn_if_data_scaled
+from ..preprocessing import ROW_MAPS, map_rows_to_ball, map_rows_to_ball_counted, normalize_rows
+from .common import CentresPredictMixin, RADIUS_LEAK_REASON, resolve_radius, warn_if_data_scaled
 from .dplloyd import _iterations_source, dplloyd_public_iterations
 
 __all__ = ["DPLloydKMeans", "KMeansPlusPlus", "diffprivlib_random_state"]
@@ -133,7 +133,7 @@ def _fixed_split_class():
     return _FixedSplitKMeans
 
 
-class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
+class DPLloydKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """ε-DP k-means by DPLloyd (Su et al. 2016), i.e. ``diffprivlib.models.KMeans`` - the
     DP-KMeans peer of the co-clustering paper's §5 - run with PUBLIC bounds.
 
@@ -173,7 +173,7 @@ class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     max_dense_cells : int
         Diffprivlib needs a dense n×d array: inputs with more cells are refused with a
         ``ValueError`` (default :data:`dpcore.data.MAX_DENSE_CELLS`).
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState
         Diffprivlib draws its own randomness (initial centres and noise) from a
         ``numpy.random.RandomState``; we pass it one seeded with 256 bits drawn from our
         Generator (:func:`diffprivlib_random_state`; a fresh unseeded one when None), so runs
@@ -182,14 +182,16 @@ class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
 
     Attributes
     ----------
-    cluster_centers_ : (k, d) private centres (in the mapped space).
-    labels_ : NOT private - each mapped row assigned to its nearest released centre.
+    cluster_centers_ : (k, d) private centres (in the mapped space); float32 for float32 input.
+    labels_ : NOT private - each mapped row assigned to its nearest released centre (what
+        ``predict`` gives on the training rows: it maps the rows of its input as ``fit`` did).
     n_iter_ : T (public: ``n_iter``, or from ε, d, k and ``n_hint``; never from the data's n).
     bounds_ : the public (lower, upper) per-coordinate bounds used.
     radius_ : Λ used; n_clipped_ : rows longer than Λ (NOT private) - shrunk onto the sphere with
         ``row_map="clip"``; with ``"normalize"`` every non-zero row is scaled to norm Λ anyway.
     ledger_, private_outputs_, nonprivate_outputs_ : as every private estimator.
     n_features_in_ : d.
+    feature_names_in_ : column names, when X is a DataFrame with string column names.
     """
 
     #: The neighbouring relation the guarantee is stated for, as a key of
@@ -213,7 +215,7 @@ class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like or scipy.sparse matrix of shape (n, d)
+        X : array_like, scipy.sparse matrix or pandas.DataFrame of shape (n, d)
             The points as rows.
         y : None
             Ignored (present for scikit-learn's API).
@@ -223,6 +225,8 @@ class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        dtype = input_float_dtype(X)
+        record_features(self, X)
         k = check_int(self.n_clusters, "n_clusters", 1)
         eps = check_epsilon(self.epsilon)
         max_cells = check_int(self.max_dense_cells, "max_dense_cells", 1)
@@ -255,8 +259,7 @@ class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", category=FutureWarning)
             km.fit(Xm)
-        self.cluster_centers_ = np.asarray(km.cluster_centers_, dtype=np.float64)
-        self.labels_ = np.asarray(km.labels_, dtype=np.int64)
+        self._set_centres(np.asarray(km.cluster_centers_, dtype=np.float64), dtype, Xm)
         self.n_iter_ = int(km.n_iter_)
         self.bounds_ = (float(lower[0]), float(upper[0]))
         self.n_features_in_ = d
@@ -278,13 +281,12 @@ class DPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
             self.nonprivate_outputs_["radius_"] = RADIUS_LEAK_REASON
         return self
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
+    def _map_rows(self, X):
+        """The rows mapped into B(0, Λ) by ``row_map``, as ``fit`` maps them."""
+        return map_rows_to_ball(X, self.radius_, self.row_map)
 
 
-class KMeansPlusPlus(ClusterMixin, BaseEstimator):
+class KMeansPlusPlus(CentresPredictMixin, ClusterMixin, BaseEstimator):
     """Non-private k-means with k-means++ seeding (scikit-learn), the reference for the DP
     k-means peers. Sparse input works as is.
 
@@ -297,21 +299,23 @@ class KMeansPlusPlus(ClusterMixin, BaseEstimator):
     normalize_rows : bool, default=False
         L2-normalise rows first (as :class:`DPLloydKMeans` does by default; for documents
         this is "spherical-like" k-means on the unit sphere).
-    random_state : None, int or numpy.random.Generator, default=None
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator; an int seed for scikit-learn is drawn from it.
 
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (k, d)
-        The centres.
+        The centres; float32 for float32 input, else float64.
     labels_ : ndarray of int of shape (n,)
-        Cluster index of every row.
+        Nearest centre of every (normalised, with ``normalize_rows``) row.
     inertia_ : float
         Sum of squared distances to the nearest centre.
     n_iter_ : int
         Lloyd iterations of the kept seeding.
     n_features_in_ : int
         Number d of columns seen in ``fit``.
+    feature_names_in_ : ndarray of str of shape (d,)
+        Column names, when X is a DataFrame with string column names.
     """
 
     def __init__(self, *, n_clusters=8, n_init=10, normalize_rows=False, random_state=None):
@@ -325,7 +329,7 @@ class KMeansPlusPlus(ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like or scipy.sparse matrix of shape (n, d)
+        X : array_like, scipy.sparse matrix or pandas.DataFrame of shape (n, d)
             The points as rows.
         y : None
             Ignored (present for scikit-learn's API).
@@ -335,6 +339,8 @@ class KMeansPlusPlus(ClusterMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        dtype = input_float_dtype(X)
+        record_features(self, X)
         k = check_int(self.n_clusters, "n_clusters", 1)
         n_init = check_int(self.n_init, "n_init", 1)
         X = check_array(X, "X", allow_sparse=True)
@@ -345,14 +351,12 @@ class KMeansPlusPlus(ClusterMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         km = _SkKMeans(n_clusters=k, init="k-means++", n_init=n_init,
                        random_state=int(rng.integers(0, 2 ** 31 - 1))).fit(X)
-        self.cluster_centers_ = np.asarray(km.cluster_centers_, dtype=np.float64)
-        self.labels_ = np.asarray(km.labels_, dtype=np.int64)
+        self._set_centres(np.asarray(km.cluster_centers_, dtype=np.float64), dtype, X)
         self.inertia_ = float(km.inertia_)
         self.n_features_in_ = X.shape[1]
         self.n_iter_ = int(km.n_iter_)
         return self
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
+    def _map_rows(self, X):
+        """The rows as ``fit`` clusters them: L2-normalised with ``normalize_rows``, else as given."""
+        return normalize_rows(X) if self.normalize_rows else X

@@ -49,7 +49,8 @@ from __future__ import annotations
 import math
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ..validation import check_delta, check_epsilon, check_int, check_random_state, check_real
+from ..validation import (check_delta, check_epsilon, check_int, check_random_state, check_real, input_float_dtype,
+                          record_features)
 from ..privacy import GaussianBudget, PrivacyEvent, PrivacyLedger, PrivateEstimatorMixin
 from ..preprocessing import clip_rows, row_sq_norms, truncate_rows_to_sparsity
 from .common import (CentresPredictMixin, RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius,
@@ -204,13 +205,14 @@ class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, 
     budget_split : dict or None, default=None
         Stage ("candidate", "localswap", "recovery") -> share of ε in (0, 1], the shares
         summing to 1; None for :data:`DEFAULT_SPLIT`.
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
-        Seed or generator for the projection, every private stage and the noise.
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
+        Seed or generator for the projection, every private stage and the noise (a RandomState
+        seeds a Generator, :func:`~dpcore.validation.check_random_state`).
 
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (k, d)
-        Private.
+        Private; float32 for float32 input, else float64 (computed in float64).
     projected_centers_ : ndarray of shape (k, p)
         Private.
     candidates_ : ndarray of shape (m, p)
@@ -222,6 +224,8 @@ class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, 
         same name as DP-τCC's split).
     n_features_in_ : int
         d.
+    feature_names_in_ : ndarray of str of shape (d,)
+        Column names, when X is a DataFrame with string column names.
     labels_ : ndarray of int of shape (n,)
         Nearest released centre of every point — NOT private.
     n_clipped_ : int
@@ -295,13 +299,28 @@ class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, 
         eps_stage = resolve_budget_split(self.budget_split, eps)
         return X, n, d, k, eps, delta, p, n_rep, depth, swaps, refine, eps_stage, gaussian
 
+    # ------------------------------------------------------------------ row maps
+    def _input_map(self, X):
+        """Per-record map applied to the validated input before the pipeline (identity here;
+        :class:`~dpcore.kmeans.dphd.DPHD` normalises the documents)."""
+        return X
+
+    def _map_rows(self, X):
+        """What ``fit`` does to every row before assigning it (for ``predict`` and ``score``):
+        :meth:`_input_map`, clipping to B(0, Λ) and, with ``recovery="sparse"``, truncation to the
+        s largest entries."""
+        X, _ = clip_rows(self._input_map(X), self.radius_)
+        if self.recovery == "sparse":
+            X, _ = truncate_rows_to_sparsity(X, int(self.sparsity))
+        return X
+
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None):
         """Run the pipeline on the rows of X.
 
         Parameters
         ----------
-        X : array_like or scipy.sparse matrix of shape (n, d)
+        X : array_like, scipy.sparse matrix or pandas.DataFrame of shape (n, d)
             The points as rows (clipped to B(0, Λ)).
         y : None
             Ignored (present for scikit-learn's API).
@@ -311,8 +330,11 @@ class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, 
         self
             The fitted estimator.
         """
+        dtype = input_float_dtype(X)
+        record_features(self, X)
         X, n, d, k, eps, delta, p, n_rep, depth, swaps, refine, eps_stage, gaussian = self._validate(X)
         warn_if_data_scaled(X, type(self).__name__)
+        X = self._input_map(X)
         lam, derived = resolve_radius(self.radius, X)
         rng = check_random_state(self.random_state)
         ledger = PrivacyLedger(budget_epsilon=eps, budget_delta=delta)
@@ -405,8 +427,7 @@ class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, 
         self.projected_centers_ = Zp
         self.swap_result_ = ls
         self.swap_losses_ = ls.losses
-        self.cluster_centers_ = centres
-        self.labels_, _ = nearest_centres(X, centres, sq_norms=sq)
+        self._set_centres(centres, dtype, X, sq)
         self.budget_split_ = {s: (eps_stage[s], d_rec if s == "recovery" else 0.0) for s in STAGES}
         self.stage_explanations_ = stage_explanations(self.objective, self.recovery)
         self.n_features_in_ = d
@@ -459,7 +480,7 @@ class CandidateKMedian(CandidateKMeans):
         As in :class:`CandidateKMeans` (unused, since ``recovery`` is ``"dense"``).
     budget_split : dict or None, default=None
         As in :class:`CandidateKMeans`.
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         As in :class:`CandidateKMeans`.
 
     Attributes

@@ -1,6 +1,9 @@
-"""Shared helpers of the private k-means code: the public radius Λ, input checks, nearest
-centres and per-cluster sums for dense or ``scipy.sparse`` CSR points (rows). The row maps
-(clipping, normalising, truncation) are in :mod:`dpcore.preprocessing`.
+"""Shared helpers of the private k-means code: the public radius Λ, per-cluster sums for dense
+or ``scipy.sparse`` CSR points (rows) and what every fitted k-means estimator offers
+(:class:`CentresPredictMixin`: ``predict`` and ``score``). The input check
+(:func:`~dpcore.validation.check_points`) and the nearest-centre rule
+(:func:`~dpcore.metrics.nearest_centres`) live below this package and are re-exported here; the
+row maps (clipping, normalising, truncation) are in :mod:`dpcore.preprocessing`.
 
 Leaks are warned about with :class:`dpcore.exceptions.PrivacyLeakWarning`: a radius read off
 the data (:class:`DataDerivedRadiusWarning`, a subclass) and input that looks scaled by the
@@ -21,11 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_is_fitted, validate_data
-
 from ..exceptions import PrivacyLeakWarning, warn_privacy_leak
-from ..validation import check_array, check_real
-from ..preprocessing import row_sq_norms
+from ..metrics import kmeans_objective, kmedian_objective, nearest_centres
+from ..validation import check_fitted_input, check_points, check_real
+from ..preprocessing import clip_rows, row_sq_norms
 
 __all__ = ["CentresPredictMixin", "DataDerivedRadiusWarning", "PrivacyLeakWarning", "resolve_radius", "check_points",
            "nearest_centres", "cluster_sums", "data_radius", "RADIUS_LEAK_REASON", "SCALING_TOL", "data_scaling",
@@ -157,22 +159,6 @@ def warn_if_data_scaled(X, estimator="this estimator", stacklevel=4):
     return kind
 
 
-def check_points(X, name="X"):
-    """Finite float points as rows, dense ndarray or CSR (for the CLUTO document sets).
-
-    Parameters
-    ----------
-    X : array_like or scipy.sparse matrix of shape (n, d)
-    name : str, default "X"
-        Name used in error messages.
-
-    Returns
-    -------
-    ndarray of float64 or CSR matrix
-    """
-    return check_array(X, name, allow_sparse=True)
-
-
 def data_radius(X):
     """max ‖xᵢ‖ — NOT public: using it as Λ leaks the largest norm.
 
@@ -222,44 +208,6 @@ def resolve_radius(radius, X):
     return check_real(radius, "radius", 0.0, None, low_inclusive=False), False
 
 
-def nearest_centres(X, C, chunk=None, sq_norms=None):
-    """For each row: index of the nearest centre and the squared distance to it.
-
-    Chunked over rows so that the n×k distance block stays below ~32 MB.
-
-    Parameters
-    ----------
-    X : ndarray or scipy.sparse matrix of shape (n, d)
-    C : array_like of shape (k, d)
-        The centres.
-    chunk : int, optional
-        Rows per block (default: about 4 million distances per block).
-    sq_norms : ndarray of shape (n,), optional
-        Precomputed squared row norms of X.
-
-    Returns
-    -------
-    labels : ndarray of int64, shape (n,)
-    sq_dists : ndarray of float64, shape (n,)
-        Squared distance of every row to its nearest centre.
-    """
-    C = np.atleast_2d(np.asarray(C, dtype=np.float64))
-    n = X.shape[0]
-    k = C.shape[0]
-    chunk = chunk or max(1, int(4_000_000 // max(k, 1)))
-    xx = row_sq_norms(X) if sq_norms is None else sq_norms
-    cc = np.einsum("ij,ij->i", C, C)
-    labels = np.empty(n, dtype=np.int64)
-    d2 = np.empty(n)
-    for s in range(0, n, chunk):
-        Xs = X[s:s + chunk]
-        D = xx[s:s + chunk, None] - 2.0 * np.asarray(Xs @ C.T) + cc[None]
-        lab = np.argmin(D, axis=1)
-        labels[s:s + chunk] = lab
-        d2[s:s + chunk] = np.maximum(D[np.arange(D.shape[0]), lab], 0.0)
-    return labels, d2
-
-
 def cluster_sums(X, labels, k):
     """Per-cluster sums and counts of the rows of X.
 
@@ -286,25 +234,72 @@ def cluster_sums(X, labels, k):
 
 
 class CentresPredictMixin:
-    """What the dpcore k-means estimators share once fitted: ``predict`` by the nearest
-    released centre, and scikit-learn's tag that they accept sparse input (CSR rows)."""
+    """What the dpcore k-means estimators share once fitted: ``predict`` (nearest released
+    centre), ``score`` (minus the objective) and scikit-learn's tag that they accept sparse
+    input (CSR rows).
+
+    Both first map the rows of X as ``fit`` did before assigning them (:meth:`_map_rows`: the
+    per-record map onto the public ball, e.g. clipping to B(0, Λ) or L2-normalising
+    documents), so ``predict`` on the training rows gives ``labels_`` and ``score`` is the
+    objective the method minimised. Neither is private: they read X without noise (a
+    hyper-parameter chosen by its ``score``, e.g. in ``GridSearchCV``, is not private either).
+
+    dtype: the fit computes in float64 (the noise is added exactly on an integer grid,
+    :mod:`dpcore.privacy.exact`) and ``cluster_centers_`` is returned in the input's float
+    dtype (:func:`~dpcore.validation.input_float_dtype`: float32 stays float32, as in
+    scikit-learn's KMeans; rounding a release is post-processing). Subclasses set
+    ``cluster_centers_`` through :meth:`_set_centres`.
+    """
+
+    def _map_rows(self, X):
+        """The per-record map ``fit`` applied before assigning the rows: clipping to
+        B(0, ``radius_``). Subclasses with another map override it."""
+        return clip_rows(X, self.radius_)[0]
+
+    def _set_centres(self, centres, dtype, X_mapped, sq_norms=None):
+        """Store ``cluster_centers_`` in ``dtype`` and ``labels_`` (nearest of those centres)."""
+        self.cluster_centers_ = np.asarray(centres).astype(dtype, copy=False)
+        self.labels_ = nearest_centres(X_mapped, self.cluster_centers_, sq_norms=sq_norms)[0]
+
+    def _mapped_input(self, X):
+        X = check_fitted_input(self, X, "cluster_centers_", allow_sparse=True)
+        return self._map_rows(X)
 
     def predict(self, X):
-        """Nearest released centre of every row of X (NOT private: it reads the raw points).
+        """Nearest released centre of every row of X, mapped as in ``fit`` (NOT private: it reads
+        the raw points).
 
         Parameters
         ----------
-        X : array_like or scipy.sparse matrix of shape (n, d)
-            The points as rows, with the d of ``fit``.
+        X : array_like, scipy.sparse matrix or pandas.DataFrame of shape (n, d)
+            The points as rows, with the d (and feature names) of ``fit``.
 
         Returns
         -------
-        ndarray of int of shape (n,)
+        ndarray of int64 of shape (n,)
             Indices into ``cluster_centers_``.
         """
-        check_is_fitted(self, "cluster_centers_")
-        X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=None)
-        return nearest_centres(check_points(X), self.cluster_centers_)[0]
+        return nearest_centres(self._mapped_input(X), self.cluster_centers_)[0]
+
+    def score(self, X, y=None):
+        """Minus the objective of the rows of X (mapped as in ``fit``) against the released
+        centres: −Σᵢ minⱼ ‖xᵢ − cⱼ‖² (k-means, like scikit-learn's ``KMeans.score``), or
+        −Σᵢ minⱼ ‖xᵢ − cⱼ‖ for ``objective="kmedian"``. Higher is better. NOT private.
+
+        Parameters
+        ----------
+        X : array_like, scipy.sparse matrix or pandas.DataFrame of shape (n, d)
+            The points as rows, with the d (and feature names) of ``fit``.
+        y : None
+            Ignored (present for scikit-learn's API).
+
+        Returns
+        -------
+        float
+        """
+        Xm = self._mapped_input(X)
+        objective = kmedian_objective if getattr(self, "objective", "kmeans") == "kmedian" else kmeans_objective
+        return -objective(Xm, self.cluster_centers_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

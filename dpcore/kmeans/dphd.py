@@ -30,11 +30,8 @@ Neighbouring datasets: one document (row) replaced, n public - the candidate met
 """
 from __future__ import annotations
 
-from sklearn.utils.validation import check_is_fitted, validate_data
-
 from ..preprocessing import normalize_rows
 from .candidate import CandidateKMeans
-from .common import check_points, nearest_centres, warn_if_data_scaled
 
 __all__ = ["DPHD"]
 
@@ -60,13 +57,14 @@ class DPHD(CandidateKMeans):
         δ of the Gaussian recovery, in (0, 1).
     objective, projection_dim, n_repeats, max_depth, gamma, n_swaps, swap_init, refine_iter, recovery, sparsity, eta, budget_split
         As in :class:`~dpcore.kmeans.candidate.CandidateKMeans`.
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator of every random draw.
 
     Attributes
     ----------
     As in :class:`~dpcore.kmeans.candidate.CandidateKMeans`; ``cluster_centers_`` live in the
-    space of the normalised documents, ``labels_`` (NOT private) is the row partition.
+    space of the normalised documents, ``labels_`` (NOT private) is the row partition;
+    ``predict`` and ``score`` normalise the rows of their input first.
     """
 
     #: one document (row) replaced, n public (a key of :data:`dpcore.lab.audit.RELATIONS`)
@@ -85,7 +83,7 @@ class DPHD(CandidateKMeans):
 
         Parameters
         ----------
-        X : array_like or scipy.sparse matrix of shape (n, m)
+        X : array_like, scipy.sparse matrix or pandas.DataFrame of shape (n, m)
             Documents as rows (counts or weights; kept sparse).
         y : None
             Ignored (present for scikit-learn's API).
@@ -100,24 +98,12 @@ class DPHD(CandidateKMeans):
         ValueError
             As :meth:`CandidateKMeans.fit <dpcore.kmeans.candidate.CandidateKMeans.fit>`.
         """
-        X = check_points(X)
-        warn_if_data_scaled(X, type(self).__name__)      # the raw input: normalised rows hide a scaler
-        super().fit(normalize_rows(X))
+        super().fit(X)      # checks the raw input for a scaler's pattern, then normalises (_input_map)
         self.ledger_.entries[0].note = ("rows (documents) L2-normalised per record before the pipeline (free); "
                                         + self.ledger_.entries[0].note)
         return self
 
-    def predict(self, X):
-        """Nearest released centre of every normalised row of X (NOT private).
-
-        Parameters
-        ----------
-        X : array_like or scipy.sparse matrix of shape (n, m)
-
-        Returns
-        -------
-        ndarray of int of shape (n,)
-        """
-        check_is_fitted(self, "cluster_centers_")
-        X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=None)
-        return nearest_centres(normalize_rows(check_points(X)), self.cluster_centers_)[0]
+    def _input_map(self, X):
+        """Every document scaled to unit L2 norm (zero rows stay zero): ``fit``, ``predict`` and
+        ``score`` see the normalised rows."""
+        return normalize_rows(X)

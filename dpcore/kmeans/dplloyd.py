@@ -77,10 +77,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ..validation import check_array, check_epsilon, check_int, check_random_state
+from ..validation import check_array, check_epsilon, check_int, check_random_state, input_float_dtype, record_features
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin, bounded_domain_laplace, discrete_laplace_mechanism
-from ..preprocessing import ROW_MAPS, map_rows_to_ball_counted, row_sq_norms
-from .common import RADIUS_LEAK_REASON, nearest_centres, resolve_radius, warn_if_data_scaled
+from ..preprocessing import ROW_MAPS, map_rows_to_ball, map_rows_to_ball_counted, row_sq_norms
+from .common import CentresPredictMixin, RADIUS_LEAK_REASON, nearest_centres, resolve_radius, warn_if_data_scaled
 
 __all__ = ["SparseDPLloydKMeans", "EMPTY_CLUSTERS", "dplloyd_iterations", "dplloyd_public_iterations",
            "dplloyd_split", "dplloyd_init_centres", "RHO", "DEFAULT_ITERATIONS"]
@@ -217,7 +217,7 @@ def dplloyd_init_centres(k, lower, upper, rng):
     raise RuntimeError("could not place the initial centres")  # pragma: no cover
 
 
-class SparseDPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
+class SparseDPLloydKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """ε-DP k-means by DP-Lloyd (diffprivlib's mechanism and budget split) on dense or
     ``scipy.sparse`` rows, without densifying: the DP-KMeans peer where
     :class:`~dpcore.kmeans.baselines.DPLloydKMeans` (diffprivlib) refuses the matrix.
@@ -252,15 +252,16 @@ class SparseDPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         numbers (classic3, k = 3, ε = 1, seeds 0-11: mean squared distance 1247 with "skip",
         1230 with diffprivlib, 1339 with "release" - un-noised start centres of empty
         clusters sit closer to the documents than noisy ones).
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator of the start and of every noise draw.
 
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (k, d)
-        Private centres (in the mapped space).
+        Private centres (in the mapped space); float32 for float32 input, else float64.
     labels_ : ndarray of int64 of shape (n,)
-        NOT private - each mapped row assigned to its nearest released centre.
+        NOT private - each mapped row assigned to its nearest released centre (what ``predict``
+        gives on the training rows: it maps the rows of its input as ``fit`` did).
     inertia_ : float
         NOT private - sum of squared distances of the mapped rows to their nearest centre.
     n_iter_ : int
@@ -280,6 +281,8 @@ class SparseDPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         NOT private - rows longer than Λ.
     n_features_in_ : int
         d.
+    feature_names_in_ : ndarray of str of shape (d,)
+        Column names, when X is a DataFrame with string column names.
     ledger_, private_outputs_, nonprivate_outputs_ :
         See :class:`~dpcore.privacy.PrivateEstimatorMixin`.
     """
@@ -305,7 +308,7 @@ class SparseDPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like or scipy.sparse matrix of shape (n, d)
+        X : array_like, scipy.sparse matrix or pandas.DataFrame of shape (n, d)
             The points as rows (kept sparse).
         y : None
             Ignored (present for scikit-learn's API).
@@ -321,6 +324,8 @@ class SparseDPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
             If a parameter is out of range (named in the message), X has fewer rows than
             ``n_clusters``, or a negative entry with ``nonnegative=True``.
         """
+        dtype = input_float_dtype(X)
+        record_features(self, X)
         k = check_int(self.n_clusters, "n_clusters", 1)
         eps = check_epsilon(self.epsilon)
         if self.row_map not in ROW_MAPS:
@@ -363,11 +368,8 @@ class SparseDPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
                                                     rng) / noisy[j]
             n_skipped += k - released.size
             labels, _ = nearest_centres(Xm, centres, sq_norms=sq)
-        _, sqd = nearest_centres(Xm, centres, sq_norms=sq)
-
-        self.cluster_centers_ = centres
-        self.labels_ = labels.astype(np.int64)
-        self.inertia_ = float(sqd.sum())
+        self._set_centres(centres, dtype, Xm, sq)
+        self.inertia_ = float(nearest_centres(Xm, self.cluster_centers_, sq_norms=sq)[1].sum())
         self.n_iter_ = T
         self.budget_split_ = dict(count=eps_count, coordinate=eps_coord)
         self.bounds_ = (float(lo), float(hi))
@@ -403,7 +405,6 @@ class SparseDPLloydKMeans(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
             self.nonprivate_outputs_["radius_"] = RADIUS_LEAK_REASON
         return self
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
+    def _map_rows(self, X):
+        """The rows mapped into B(0, Λ) by ``row_map``, as ``fit`` maps them."""
+        return map_rows_to_ball(X, self.radius_, self.row_map)

@@ -30,12 +30,11 @@ from sklearn.cluster import KMeans as _SkKMeans
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..defaults import default_kmeans_n_subsets
-from ..validation import check_delta, check_epsilon, check_int, check_random_state
+from ..validation import check_delta, check_epsilon, check_int, check_random_state, input_float_dtype, record_features
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
 from ..privacy.sample_aggregate import sample_aggregate
 from ..preprocessing import clip_rows
-from .common import (CentresPredictMixin, RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius,
-                     warn_if_data_scaled)
+from .common import CentresPredictMixin, RADIUS_LEAK_REASON, check_points, resolve_radius, warn_if_data_scaled
 
 __all__ = ["SampleAggregateKMeans"]
 
@@ -57,13 +56,14 @@ class SampleAggregateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterM
     n_subsets : int or None, default=None
         Number m of subsets, in [2, ⌊n/k⌋] (default :func:`dpcore.defaults.default_kmeans_n_subsets`); subsets
         have ⌊n/m⌋ ≥ k points.
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator for the subsets, the k-means runs on them and the noise.
 
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (k, d)
-        The released centres (private; not private with ``radius="data"``).
+        The released centres (private; not private with ``radius="data"``); float32 for
+        float32 input, else float64.
     aggregate_ : AggregateResult
         The :class:`dpcore.privacy.sample_aggregate.AggregateResult`, whose fields other
         than ``released`` are NOT private.
@@ -79,6 +79,8 @@ class SampleAggregateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterM
         The ledger of the run.
     n_features_in_ : int
         d.
+    feature_names_in_ : ndarray of str of shape (d,)
+        Column names, when X is a DataFrame with string column names.
     """
 
     def __init__(self, *, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, n_subsets=None, random_state=None):
@@ -94,7 +96,7 @@ class SampleAggregateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterM
 
         Parameters
         ----------
-        X : array_like or scipy.sparse matrix of shape (n, d)
+        X : array_like, scipy.sparse matrix or pandas.DataFrame of shape (n, d)
             The points as rows.
         y : None
             Ignored (present for scikit-learn's API).
@@ -104,6 +106,8 @@ class SampleAggregateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterM
         self
             The fitted estimator.
         """
+        dtype = input_float_dtype(X)
+        record_features(self, X)
         X = check_points(X)
         n, d = X.shape
         k = check_int(self.n_clusters, "n_clusters", 1, n)
@@ -133,8 +137,7 @@ class SampleAggregateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterM
         self.n_subsets_ = m
         self.n_features_in_ = d
         self.aggregate_ = res
-        self.cluster_centers_ = clip_rows(res.released.reshape(k, d), lam)[0]
-        self.labels_, _ = nearest_centres(X, self.cluster_centers_)
+        self._set_centres(clip_rows(res.released.reshape(k, d), lam)[0], dtype, X)
         self.ledger_ = ledger
         self.private_outputs_ = [] if derived else ["cluster_centers_"]
         self.nonprivate_outputs_ = {

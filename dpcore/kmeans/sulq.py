@@ -19,11 +19,10 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ..validation import check_delta, check_epsilon, check_int, check_random_state
+from ..validation import check_delta, check_epsilon, check_int, check_random_state, input_float_dtype, record_features
 from ..privacy import GaussianBudget, PrivacyLedger, PrivateEstimatorMixin
 from ..preprocessing import clip_rows, row_sq_norms
-from .common import (CentresPredictMixin, RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius,
-                     warn_if_data_scaled)
+from .common import CentresPredictMixin, RADIUS_LEAK_REASON, check_points, resolve_radius, warn_if_data_scaled
 from .recovery import MEANS_SENSITIVITY_FACTOR, private_lloyd
 
 __all__ = ["SuLQKMeans"]
@@ -51,13 +50,14 @@ class SuLQKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseE
         Public bounding box ``(lower, upper)`` (scalars or arrays of length d, finite, lower ≤
         upper) in which the initial centres are drawn uniformly; None for [−Λ, Λ]^d, the box
         of the public ball. A box computed from the data would leak, as the radius.
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator for the initial centres and the noise.
 
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (k, d)
-        The released centres (private; not private with ``radius="data"``).
+        The released centres (private; not private with ``radius="data"``); float32 for
+        float32 input, else float64.
     history_ : list of ndarray of shape (k, d)
         Centres after every iteration (private: each is a release; not private with
         ``radius="data"``).
@@ -73,6 +73,8 @@ class SuLQKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseE
         The ledger of the run.
     n_features_in_ : int
         d.
+    feature_names_in_ : ndarray of str of shape (d,)
+        Column names, when X is a DataFrame with string column names.
     """
 
     def __init__(self, *, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, n_iter=20, bounds=None, random_state=None):
@@ -89,7 +91,7 @@ class SuLQKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseE
 
         Parameters
         ----------
-        X : array_like or scipy.sparse matrix of shape (n, d)
+        X : array_like, scipy.sparse matrix or pandas.DataFrame of shape (n, d)
             The points as rows.
         y : None
             Ignored (present for scikit-learn's API).
@@ -99,6 +101,8 @@ class SuLQKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseE
         self
             The fitted estimator.
         """
+        dtype = input_float_dtype(X)
+        record_features(self, X)
         X = check_points(X)
         n, d = X.shape
         k = check_int(self.n_clusters, "n_clusters", 1, n)
@@ -131,8 +135,7 @@ class SuLQKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseE
         self.init_centers_ = init
         self.n_features_in_ = d
         self.history_ = history
-        self.cluster_centers_ = centres
-        self.labels_, _ = nearest_centres(X, centres, sq_norms=sq)
+        self._set_centres(centres, dtype, X, sq)
         self.ledger_ = ledger
         self.private_outputs_ = [] if derived else ["cluster_centers_", "history_"]
         self.nonprivate_outputs_ = {

@@ -403,12 +403,14 @@ class PrivacyLedger:
 class PrivateEstimatorMixin:
     """What every private estimator of dpcore exposes after ``fit``.
 
-    Put it first in the bases, before scikit-learn's mixins and ``BaseEstimator``:
+    Put it before scikit-learn's mixins and ``BaseEstimator`` (after dpcore's own method mixins
+    such as :class:`~dpcore.kmeans.common.CentresPredictMixin`, which add ``predict`` and ``score``):
     ``class X(PrivateEstimatorMixin, ClusterMixin, BaseEstimator)``. It adds no parameter
     and sets nothing in ``__init__``, so ``get_params``, ``set_params`` and ``clone`` are
     those of ``BaseEstimator``.
 
     Subclasses set in ``fit``:
+
     - ``ledger_``: the :class:`PrivacyLedger` of the run;
     - ``private_outputs_``: names of fitted attributes that are differentially private;
     - ``nonprivate_outputs_``: dict name -> why it is *not* private (e.g. labels computed by
@@ -425,6 +427,13 @@ class PrivateEstimatorMixin:
     calls ``acc.check`` with the planned (ε, δ) (:meth:`_planned_privacy`) and that relation,
     raising before anything is read or released, and after a successful fit records the fit
     (``acc.record(self)``). A fit that calls another estimator's fit inside is recorded once.
+
+    Model selection: every fit is a release, so ``GridSearchCV(est, grid, cv=c).fit(X)`` inside
+    ``with acc:`` records c fits per grid point plus the refit, and refuses the first fit over
+    the budget. ``score`` and ``predict`` read the data without noise and are not recorded: a
+    hyper-parameter chosen by them is not private. Fits run in other processes (``n_jobs`` > 1)
+    or threads do not see a ``with acc:`` block of this thread (the process-wide default
+    accountant covers other threads, not other processes): they are not recorded.
     """
 
     #: the neighbouring relation the estimator's ε is stated for

@@ -5,7 +5,9 @@
   ``A_ℓ A_ℓᵀ`` in the paper's column notation, App. E step 2);
 - :func:`assign_to_subspaces` — nearest-subspace assignment (App. E step 1);
 - :func:`spectral_clustering` — the ONE spectral step used by TSC, SSC and LRR
-  (normalised Laplacian embedding + k-means, Ng, Jordan & Weiss 2002).
+  (normalised Laplacian embedding + k-means, Ng, Jordan & Weiss 2002);
+- :class:`SubspaceScoreMixin` and :class:`SubspacePredictMixin` — ``score`` (every subspace
+  estimator) and ``predict`` (those whose model assigns new points).
 
 Subspaces are always stacks of orthonormal bases, an array of shape (k, d, q).
 Points are rows (X is n×d).
@@ -22,12 +24,12 @@ import scipy.sparse.linalg
 from sklearn.cluster import KMeans
 from threadpoolctl import ThreadpoolController
 
-from ..validation import check_array, check_int, check_random_state, check_subspaces
+from ..validation import check_array, check_fitted_input, check_int, check_random_state, check_subspaces
 from ..metrics import squared_distances_to_subspaces
 
 __all__ = ["fit_subspaces", "assign_to_subspaces", "spectral_clustering", "check_solver_input",
            "complete_basis", "affinity_from_coefficients", "single_threaded",
-           "single_threaded_depth"]
+           "single_threaded_depth", "SubspaceScoreMixin", "SubspacePredictMixin"]
 
 # Above this ambient dimension the per-cluster d×d scatter eigendecomposition is replaced
 # by a thin SVD of the cluster's rows (cheaper when d ≫ n_ℓ, e.g. raw 2016-pixel faces).
@@ -381,3 +383,53 @@ def spectral_clustering(affinity, n_clusters, random_state=None, n_init=10):
         E = E / np.where(norms > 0, norms, 1.0)
         km = KMeans(n_clusters=k, n_init=n_init, random_state=seed)
         return km.fit_predict(E).astype(np.int64)
+
+
+class SubspaceScoreMixin:
+    """``score`` of a fitted subspace estimator: minus the k-means subspace cost of X against
+    the fitted ``subspaces_``, as a sum (n times :func:`dpcore.metrics.subspace_cost`).
+
+    The bases stay float64 whatever the input dtype: rounding them to float32 would break
+    the orthonormality (UᵀU = I to 1e-6) that :func:`dpcore.validation.check_subspaces`
+    requires of them downstream at large d.
+    """
+
+    def score(self, X, y=None):
+        """−Σᵢ min_ℓ d²(xᵢ, S_ℓ) over the rows of X as given (no clipping) and the fitted
+        ``subspaces_``. Higher is better; NOT private (reads X without noise).
+
+        Parameters
+        ----------
+        X : array_like or pandas.DataFrame of shape (n, d)
+            The points as rows, with the d (and feature names) of ``fit``.
+        y : None
+            Ignored (present for scikit-learn's API).
+
+        Returns
+        -------
+        float
+        """
+        X = check_fitted_input(self, X, "subspaces_")
+        return -float(squared_distances_to_subspaces(X, self.subspaces_).min(axis=1).sum())
+
+
+class SubspacePredictMixin(SubspaceScoreMixin):
+    """``predict`` (nearest fitted subspace) and ``score`` (:class:`SubspaceScoreMixin`)."""
+
+    def predict(self, X):
+        """Index of the nearest fitted subspace of every row of X: argmin_ℓ d²(xᵢ, S_ℓ) (ties →
+        lowest ℓ; scale-free, so clipping the rows would not change it). NOT private: it reads
+        the raw points.
+
+        Parameters
+        ----------
+        X : array_like or pandas.DataFrame of shape (n, d)
+            The points as rows, with the d (and feature names) of ``fit``.
+
+        Returns
+        -------
+        ndarray of int64 of shape (n,)
+            Indices into ``subspaces_``.
+        """
+        X = check_fitted_input(self, X, "subspaces_")
+        return np.argmin(squared_distances_to_subspaces(X, self.subspaces_), axis=1).astype(np.int64)

@@ -73,11 +73,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..metrics import min_matching_cost, pairwise_subspace_distances
-from ..validation import check_array, check_epsilon, check_int, check_random_state, check_subspaces
+from ..validation import check_array, check_epsilon, check_int, check_random_state, check_subspaces, record_features
 from ..preprocessing import clip_rows
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin, exponential_mechanism
 from .bingham import _complement, matrix_bingham_gibbs_sweep, random_stiefel
-from .common import single_threaded
+from .common import SubspacePredictMixin, single_threaded
 
 __all__ = ["GibbsSubspaceClustering", "sample_assignments", "assignment_probabilities",
            "gibbs_sweep", "ENGINES", "per_sweep_epsilon", "mean_release_epsilon", "INITS", "RELEASES", "SELECTIONS",
@@ -538,8 +538,13 @@ def _run_numba(Xc, Uflat, Ucomp, C, k, sqn_mean, half, n_iter, rng, callback, re
 
 
 # ----------------------------------------------------------------------------- the estimator
-class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
+class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """ε-DP subspace clustering by the exponential mechanism of eq. (10), sampled by Gibbs.
+
+    ``predict`` assigns points to the nearest of the released sample's ``subspaces_`` (the
+    private output, with either ``release``; NOT private as labels: it reads the raw points),
+    so on the training rows it need not equal ``labels_``, the sampled assignment z.
+    ``score`` is minus the subspace cost against ``subspaces_``.
 
     Parameters
     ----------
@@ -593,7 +598,7 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         warm-up, is compiling the kernels for the first time). For a fixed ``random_state`` each engine
         gives identical results from run to run, but the two engines give different draws
         (the numba kernels use their own xoshiro256** stream, seeded from the Generator).
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator for the initial subspaces, the sampler and the chain selection.
 
     Attributes
@@ -642,6 +647,8 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         The engine that ran, ``"numba"`` or ``"numpy"`` (see ``engine``).
     n_features_in_ : int
         d.
+    feature_names_in_ : ndarray of str of shape (d,)
+        Column names, when X is a DataFrame with string column names.
     ledger_ : PrivacyLedger
         See :class:`PrivateEstimatorMixin`.
     private_outputs_ : list of str
@@ -778,7 +785,7 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
 
         Parameters
         ----------
-        X : array_like of shape (n, d)
+        X : array_like or pandas.DataFrame of shape (n, d)
             The points as rows (clipped to the unit ball).
         y : array_like of shape (n,), optional
             True labels; only feed the ``"accuracy"`` trace.
@@ -797,6 +804,7 @@ class GibbsSubspaceClustering(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
             return self._fit(X, y, true_subspaces, callback)
 
     def _fit(self, X, y, true_subspaces, callback):
+        record_features(self, X)
         X, n, d, k, q, eps, n_iter, C, m, burn, T, y = self._validate(X, y, true_subspaces, callback)
         engine = _resolve_engine(self.engine, self.column_sampler)
         self.engine_ = engine

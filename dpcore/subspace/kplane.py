@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ..validation import check_array, check_int, check_random_state, check_real, check_subspaces
+from ..validation import check_array, check_int, check_random_state, check_real, check_subspaces, record_features
 from ..data import random_subspaces
 from ..metrics import squared_distances_to_subspaces
-from .common import check_solver_input, complete_basis, fit_subspaces, single_threaded
+from .common import SubspacePredictMixin, check_solver_input, complete_basis, fit_subspaces, single_threaded
 
 __all__ = ["KPlane", "kplane_step", "reseed_small_clusters", "init_subspaces"]
 
@@ -149,8 +149,11 @@ def init_subspaces(X, n_clusters, subspace_dim, method, rng):
     raise ValueError(f"init must be 'random', 'points' or an array of shape (k, d, q); got {method!r}")
 
 
-class KPlane(ClusterMixin, BaseEstimator):
+class KPlane(SubspacePredictMixin, ClusterMixin, BaseEstimator):
     """k-plane subspace clustering (non-private reference; App. E steps 1–3).
+
+    ``predict`` assigns new points to the nearest fitted subspace (on the training rows it
+    gives ``labels_``); ``score`` is minus the subspace cost (:class:`~.common.SubspaceScoreMixin`).
 
     Parameters
     ----------
@@ -169,7 +172,7 @@ class KPlane(ClusterMixin, BaseEstimator):
     tol : float, default=1e-8
         ≥ 0; a run stops when the assignment no longer changes or the cost
         decreases by at most ``tol`` (absolute, on the eq. (3) scale).
-    random_state : None, int or numpy.random.Generator, default=None
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator for the starts and the small-cluster fallback.
 
     Notes
@@ -191,6 +194,8 @@ class KPlane(ClusterMixin, BaseEstimator):
         Eq. (3) cost after every iteration of the kept run (non-increasing).
     n_features_in_ : int
         d.
+    feature_names_in_ : ndarray of str of shape (d,)
+        Column names, when X is a DataFrame with string column names.
     """
 
     def __init__(self, *, n_clusters=3, subspace_dim=3, n_init=10, max_iter=100, init="random", tol=1e-8,
@@ -266,6 +271,7 @@ class KPlane(ClusterMixin, BaseEstimator):
             return self._fit(X)
 
     def _fit(self, X):
+        record_features(self, X)
         X, k, q, n_init, max_iter, tol, init = self._validate(X)
         rng = check_random_state(self.random_state)
         best = None

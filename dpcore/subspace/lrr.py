@@ -34,9 +34,10 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ..validation import check_int, check_random_state, check_real
+from ..validation import check_int, check_random_state, check_real, record_features
 from ..metrics import subspace_cost
-from .common import affinity_from_coefficients, check_solver_input, fit_subspaces, spectral_clustering, single_threaded
+from .common import (SubspaceScoreMixin, affinity_from_coefficients, check_solver_input, fit_subspaces,
+                     spectral_clustering, single_threaded)
 
 __all__ = ["LRR", "lrr_inexact_alm"]
 
@@ -125,8 +126,11 @@ def lrr_inexact_alm(X, lam, max_iter=1000, tol=1e-8, mu=1e-6, rho=1.1, mu_max=1e
     return Q @ Zt, E, it, err
 
 
-class LRR(ClusterMixin, BaseEstimator):
+class LRR(SubspaceScoreMixin, ClusterMixin, BaseEstimator):
     """Low-rank representation subspace clustering (non-private reference).
+
+    No ``predict``: a transductive spectral method, its labels come from an affinity between the
+    training points, which has no rule for a new point. ``score`` is minus the subspace cost.
 
     Parameters
     ----------
@@ -146,7 +150,7 @@ class LRR(ClusterMixin, BaseEstimator):
     normalize_affinity : bool, default=False
         False = the paper's |Z| + |Z|ᵀ; True divides each column of |Z| by its maximum
         first, as SSC does.
-    random_state : None, int or numpy.random.Generator, default=None
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator for the k-means of the spectral step (and the fallback of
         :func:`fit_subspaces`).
 
@@ -170,6 +174,8 @@ class LRR(ClusterMixin, BaseEstimator):
         Final constraint violation.
     n_features_in_ : int
         d.
+    feature_names_in_ : ndarray of str of shape (d,)
+        Column names, when X is a DataFrame with string column names.
 
     ``max_iter`` is a cap on iterations with early stopping (the vocabulary of every dpcore
     estimator; ``n_iter`` names an exact count).
@@ -211,6 +217,7 @@ class LRR(ClusterMixin, BaseEstimator):
             return self._fit(X)
 
     def _fit(self, X):
+        record_features(self, X)
         X, k, q = check_solver_input(X, self.n_clusters, self.subspace_dim)
         lam = check_real(self.lam, "lam", 0.0, None, low_inclusive=False)
         max_iter = check_int(self.max_iter, "max_iter", 1)

@@ -53,12 +53,12 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ..validation import check_delta, check_epsilon, check_int, check_random_state
+from ..validation import check_delta, check_epsilon, check_int, check_random_state, record_features
 from ..metrics import subspace_cost
 from ..defaults import default_n_subsets
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
 from ..privacy.sample_aggregate import matching_distances, sample_aggregate, theorem31_conditions
-from .common import assign_to_subspaces, check_solver_input
+from .common import SubspacePredictMixin, assign_to_subspaces, check_solver_input
 from .solvers import SOLVERS, make_solver
 
 __all__ = ["SampleAggregateSubspace", "encode_subspaces", "decode_subspaces", "encoding_dim",
@@ -184,11 +184,13 @@ def default_delta(n):
     return 1.0 / (n * math.log(n))
 
 
-class SampleAggregateSubspace(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
+class SampleAggregateSubspace(SubspacePredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """(ε, δ)-differentially private subspace clustering by sample-and-aggregate (Alg. 1).
 
     ``fit_predict`` (inherited from ``ClusterMixin``: ``fit``, then ``labels_``) returns
     labels that are NOT private: the raw points assigned to the released subspaces.
+    ``predict`` assigns any points to the nearest released subspace (``labels_`` on the
+    training rows) and ``score`` is minus their subspace cost; neither is private.
 
     Parameters
     ----------
@@ -208,7 +210,7 @@ class SampleAggregateSubspace(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         Privacy parameter ε > 0.
     delta : float or None, default=None
         Privacy parameter δ in (0, 1), or None for 1/(n ln n) (§5).
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, default=None
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator for the subsets, the solver runs and the noise.
     max_redraws : int, default=1000
         How many subset draws (≥ 1) step 3 may try before giving up (ValueError).
@@ -239,6 +241,8 @@ class SampleAggregateSubspace(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         δ, read off the ledger as in every private estimator (formerly ``delta_``).
     n_features_in_ : int
         d.
+    feature_names_in_ : ndarray of str of shape (d,)
+        Column names, when X is a DataFrame with string column names.
     constants_ : Alg1Constants
         The :class:`~dpcore.privacy.sample_aggregate.Alg1Constants` (``alpha_paper``,
         ``beta_paper``, ``paper_constants_kept``, ``exact_delta`` = the exact worst δ of the
@@ -324,7 +328,7 @@ class SampleAggregateSubspace(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
 
         Parameters
         ----------
-        X : array_like of shape (n, d)
+        X : array_like or pandas.DataFrame of shape (n, d)
             The points as rows.
         y : None
             Ignored (present for scikit-learn's API).
@@ -334,6 +338,7 @@ class SampleAggregateSubspace(PrivateEstimatorMixin, ClusterMixin, BaseEstimator
         self
             The fitted estimator.
         """
+        record_features(self, X)
         X, k, q, params, epsilon, delta, m, max_redraws = self._validate(X)
         n, d = X.shape
         rng = check_random_state(self.random_state)

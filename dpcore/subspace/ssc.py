@@ -32,9 +32,10 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ..validation import check_int, check_random_state, check_real
+from ..validation import check_int, check_random_state, check_real, record_features
 from ..metrics import subspace_cost
-from .common import affinity_from_coefficients, check_solver_input, fit_subspaces, spectral_clustering, single_threaded
+from .common import (SubspaceScoreMixin, affinity_from_coefficients, check_solver_input, fit_subspaces,
+                     spectral_clustering, single_threaded)
 
 __all__ = ["SSC", "ssc_admm", "mutual_coherence_lambda"]
 
@@ -178,8 +179,11 @@ def ssc_admm(X, lam, rho, max_iter=200, tol=2e-4, block_size=None, check_every=1
     return C_all, n_iter, err_all
 
 
-class SSC(ClusterMixin, BaseEstimator):
+class SSC(SubspaceScoreMixin, ClusterMixin, BaseEstimator):
     """Sparse subspace clustering by ADMM (non-private reference).
+
+    No ``predict``: a transductive spectral method, its labels come from an affinity between the
+    training points, which has no rule for a new point. ``score`` is minus the subspace cost.
 
     Parameters
     ----------
@@ -200,7 +204,7 @@ class SSC(ClusterMixin, BaseEstimator):
         > 0, stopping threshold on max|Z − C|.
     normalize_affinity : bool, default=True
         Divide each column of |C| by its maximum before |C| + |C|ᵀ.
-    random_state : None, int or numpy.random.Generator, default=None
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator for the k-means of the spectral step (and the fallback of
         :func:`fit_subspaces`).
 
@@ -226,6 +230,8 @@ class SSC(ClusterMixin, BaseEstimator):
         Final max|Z − C|.
     n_features_in_ : int
         d.
+    feature_names_in_ : ndarray of str of shape (d,)
+        Column names, when X is a DataFrame with string column names.
 
     ``max_iter`` is a cap on iterations with early stopping (the vocabulary of every dpcore
     estimator; ``n_iter`` names an exact count).
@@ -269,6 +275,7 @@ class SSC(ClusterMixin, BaseEstimator):
             return self._fit(X)
 
     def _fit(self, X):
+        record_features(self, X)
         X, k, q = check_solver_input(X, self.n_clusters, self.subspace_dim)
         if X.shape[0] < 2:
             raise ValueError("X must have at least 2 rows for SSC (a point is expressed by the others)")

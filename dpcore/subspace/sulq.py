@@ -61,14 +61,14 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ..validation import check_delta, check_epsilon, check_int, check_random_state
+from ..validation import check_delta, check_epsilon, check_int, check_random_state, record_features
 from ..data import random_subspaces
 from ..metrics import squared_distances_to_subspaces
 from ..preprocessing import clip_rows
 from ..privacy import (PrivacyLedger, PrivateEstimatorMixin, advanced_composition, advanced_composition_inverse,
                        gaussian_sigma)
 from ..privacy.exact import gaussian_release
-from .common import check_solver_input
+from .common import SubspacePredictMixin, check_solver_input
 from .sample_aggregate import default_delta
 
 __all__ = ["SuLQKPlane", "sulq_query", "noisy_scatter", "sulq_per_query_budget", "SULQ_SENSITIVITY"]
@@ -220,11 +220,13 @@ def sulq_query(X, labels, ell, subspace_dim, sigma, rng):
     return U[:, :subspace_dim]
 
 
-class SuLQKPlane(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
+class SuLQKPlane(SubspacePredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """(ε, δ)-differentially private k-plane via the SuLQ framework (App. E, Alg. 5).
 
     ``fit_predict`` (inherited from ``ClusterMixin``: ``fit``, then ``labels_``) returns
     labels that are NOT private: the raw points assigned to the released subspaces.
+    ``predict`` assigns any points to the nearest released subspace (``labels_`` on the
+    training rows) and ``score`` is minus their subspace cost; neither is private.
 
     Parameters
     ----------
@@ -244,7 +246,7 @@ class SuLQKPlane(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     gaussian : {"auto", "classic", "analytic"}, default="auto"
         Noise calibration: ``"auto"`` uses the classic σ of Alg. 5 when the per-query ε < 1
         and the analytic Gaussian otherwise.
-    random_state : None, int or numpy.random.Generator, default=None
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator for the initial subspaces and the noise.
 
     Attributes
@@ -282,6 +284,8 @@ class SuLQKPlane(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         One entry for the kT composed queries, (ε′, δ′).
     n_features_in_ : int
         Number d of columns seen in ``fit``.
+    feature_names_in_ : ndarray of str of shape (d,)
+        Column names, when X is a DataFrame with string column names.
 
     Notes
     -----
@@ -326,7 +330,7 @@ class SuLQKPlane(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like of shape (n, d)
+        X : array_like or pandas.DataFrame of shape (n, d)
             The points as rows (rows longer than 1 are scaled onto the unit ball).
         y : None
             Ignored (present for scikit-learn's API).
@@ -336,6 +340,7 @@ class SuLQKPlane(PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
         self
             The fitted estimator.
         """
+        record_features(self, X)
         X, k, q, T, epsilon, delta = self._validate(X)
         n, d = X.shape
         rng = check_random_state(self.random_state)

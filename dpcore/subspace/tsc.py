@@ -36,9 +36,10 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ..validation import check_int, check_random_state
+from ..validation import check_int, check_random_state, record_features
 from ..metrics import subspace_cost
-from .common import check_solver_input, complete_basis, fit_subspaces, spectral_clustering, single_threaded
+from .common import (SubspaceScoreMixin, check_solver_input, complete_basis, fit_subspaces, spectral_clustering,
+                     single_threaded)
 
 __all__ = ["TSC", "thresholding_graph"]
 
@@ -78,8 +79,11 @@ def thresholding_graph(X, n_neighbors):
     return (W + W.T).tocsr()
 
 
-class TSC(ClusterMixin, BaseEstimator):
+class TSC(SubspaceScoreMixin, ClusterMixin, BaseEstimator):
     """Thresholding-based subspace clustering (non-private reference).
+
+    No ``predict``: a transductive spectral method, its labels come from an affinity between the
+    training points, which has no rule for a new point. ``score`` is minus the subspace cost.
 
     Parameters
     ----------
@@ -92,7 +96,7 @@ class TSC(ClusterMixin, BaseEstimator):
     variant : {"full", "simplified"}, default="full"
         ``"full"`` (weighted graph + spectral clustering) or ``"simplified"``
         (connected components, Alg. 2 of the paper).
-    random_state : None, int or numpy.random.Generator, default=None
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator for the k-means in the spectral step and the random points of the
         simplified variant.
 
@@ -115,6 +119,8 @@ class TSC(ClusterMixin, BaseEstimator):
         The s used.
     n_features_in_ : int
         d.
+    feature_names_in_ : ndarray of str of shape (d,)
+        Column names, when X is a DataFrame with string column names.
     """
 
     def __init__(self, *, n_clusters=3, subspace_dim=3, n_neighbors=None, variant="full", random_state=None):
@@ -149,6 +155,7 @@ class TSC(ClusterMixin, BaseEstimator):
             return self._fit(X)
 
     def _fit(self, X):
+        record_features(self, X)
         X, k, q = check_solver_input(X, self.n_clusters, self.subspace_dim)
         n, d = X.shape
         if n < 2:
