@@ -4,7 +4,7 @@
 
 The page's defaults (pages/7_privacy_utility.py, ui/common.DEFAULT_DATASET): the Fig. 2
 middle setting (n = 1000, d = 10, k = 3, q = 3, σ = 0.1, data seed 0), methods SuLQ-10,
-SuLQ-50, s.a. TSC and Gibbs (registry defaults: 1000 sweeps, 1 chain) and the non-private
+SuLQ-50, s.a. TSC and Gibbs (catalogue defaults: 1000 sweeps, 1 chain) and the non-private
 k-plane (the dashed reference line, once per trial), ε = 10^{-1..3} on 7 log-spaced points,
 5 trials, metrics d_W and cost, q = 3 passed to every subspace method as the page does, seed 0:
 4 × 7 × 5 + 5 = 145 runs.
@@ -33,7 +33,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import dpcore.lab.sweeps as ex  # noqa: E402
-from dpcore.lab.sweeps import Sweep, preset, run_sweep  # noqa: E402
+from dpcore.lab.methods import preset  # noqa: E402
+from dpcore.lab.sweeps import Sweep, run_sweep  # noqa: E402
 
 PAGE_DATASET = {"kind": "subspaces", "n": 1000, "d": 10, "k": 3, "q": 3, "sigma": 0.1, "random_state": 0}
 PAGE_METHODS = ["SuLQ-10", "SuLQ-50", "s.a. TSC", "Gibbs", "k-plane"]

@@ -6,7 +6,8 @@ import numpy as np
 import streamlit as st
 
 from dpcore.defaults import default_subspace_dim
-from dpcore.lab.sweeps import presets_for, run_sweep
+from dpcore.lab.methods import presets_for
+from dpcore.lab.sweeps import run_sweep
 from ui.common import ResultSlot, check_budget, current_dataset, current_spec, in_process_loadable, is_upload_spec
 from ui.seeds import master_seed, seed_controls
 from ui.share import check_link, follow_dataset, preset_picker, publish_url

@@ -7,7 +7,9 @@ import pandas as pd
 import pytest
 
 import dpcore.lab.sweeps as ex
-from dpcore.lab.sweeps import Sweep, run_seed, run_sweep, summarize
+from dpcore.lab import methods as cat
+from dpcore.lab.methods import run_seed
+from dpcore.lab.sweeps import Sweep, run_sweep, summarize
 
 # k-plane with one random start on 4 noisy planes: different seeds reach different local
 # optima, so every row really depends on its own seed
@@ -104,9 +106,9 @@ _DATA = {"subspace": {"kind": "subspaces", "n": 200, "d": 5, "k": 2, "q": 1, "si
          "documents": {"kind": "blocks", "n_rows": 60, "n_cols": 40, "k": 2, "random_state": 0}}
 
 
-@pytest.mark.parametrize("name", list(ex.ALGORITHMS))
-def test_every_registered_algorithm_runs_in_a_sweep(name):
-    entry = ex.ALGORITHMS[name]
+@pytest.mark.parametrize("name", list(cat.METHODS))
+def test_every_catalogue_method_runs_in_a_sweep(name):
+    entry = cat.METHODS[name]
     metrics = {"subspace": ["d_W", "nmi"], "kmeans": ["objective_ratio", "nmi"], "cocluster": ["nmi"],
                "documents": ["nmi"]}[entry.family]
     df = run_sweep(Sweep(dataset=_DATA[entry.family], epsilons=[1e3],
@@ -121,7 +123,7 @@ def test_objective_ratio_improves_with_epsilon_for_the_candidate_set():
     # (k-means++-quality, < 1.5 as in issue 6); at ε = 0.05 the private stages are noise-
     # dominated on n = 2000 points and the ratio is several times larger
     df = run_sweep(Sweep(dataset={"kind": "gaussians", "n": 2000, "d": 10, "k": 4, "random_state": 0},
-                         algorithms=[ex.preset("candidate set")], epsilons=[0.05, 1e3], trials=3,
+                         algorithms=[cat.preset("candidate set")], epsilons=[0.05, 1e3], trials=3,
                          metrics=["objective_ratio"]))
     med = df.groupby("epsilon")["objective_ratio"].median()
     assert med[1e3] < 1.5 < med[0.05]
@@ -181,7 +183,7 @@ def test_warning_summary_gives_each_warning_once_with_its_epsilons():
 # ----------------------------------------------------------------------------- issue 18: the co-clustering paper's peers
 def test_paper_peers_run_on_count_matrices_with_row_nmi_and_honest_flags():
     blocks = {"kind": "blocks", "n_rows": 300, "n_cols": 120, "k": 3, "random_state": 0}
-    algs = [ex.preset(p) for p in ("DPHD", "DP-KMeans", ex.DPNMF_PAPER, "DPNMF (private start)")]
+    algs = [cat.preset(p) for p in ("DPHD", "DP-KMeans", cat.DPNMF_PAPER, "DPNMF (private start)")]
     df = run_sweep(Sweep(dataset=blocks, algorithms=algs, epsilons=[1e4], trials=1, metrics=["nmi"]))
     by = df.set_index("algorithm")
     # ε = 10⁴: noise scales ∝ 1/ε vanish and the 3 planted row blocks are found (row NMI). Not by
@@ -191,22 +193,22 @@ def test_paper_peers_run_on_count_matrices_with_row_nmi_and_honest_flags():
     assert (by["nmi"].drop("DP-KMeans") > 0.9).all(), by["nmi"].to_dict()
     assert np.isfinite(by.loc["DP-KMeans", "nmi"])
     # the paper's NNDSVD start reads the data: those rows are not private releases (the meter skips them)
-    assert by.loc[ex.DPNMF_PAPER, "released_private"] == False                              # noqa: E712
+    assert by.loc[cat.DPNMF_PAPER, "released_private"] == False                              # noqa: E712
     assert by.loc[["DPHD", "DP-KMeans", "DPNMF (private start)"], "released_private"].all()
     assert "NOT PRIVATE" not in " ".join(df["warnings"])                               # nothing leaks by warning
-    assert by.loc[ex.DPNMF_PAPER, "delta"] == 1e-5 and by.loc["DPHD", "delta"] == 1e-5      # the paper's δ
+    assert by.loc[cat.DPNMF_PAPER, "delta"] == 1e-5 and by.loc["DPHD", "delta"] == 1e-5      # the paper's δ
     assert np.isnan(by.loc["DP-KMeans", "delta"]) or by.loc["DP-KMeans", "delta"] == 0
 
 
 def test_paper_peers_take_k_from_the_classes_and_public_bounds():
     from dpcore.data import load_dataset
     ds = load_dataset(kind="blocks", n_rows=60, n_cols=40, k=4, random_state=0)
-    assert ex.FAMILY_DEFAULTS["documents"](ds) == {"n_clusters": 4, "radius": 1.0, "nonnegative": True}
-    assert {ex.ALGORITHMS[n].family for n in ("dphd", "dp_kmeans", "dpnmf")} == {"documents"}
-    counts = ex.presets_for("counts")
-    assert {"DPHD", "DP-KMeans", ex.DPNMF_PAPER, "DP-τCC", "Fast-τCC"} <= set(counts)
-    assert not {"DPHD", "DP-KMeans", ex.DPNMF_PAPER} & set(ex.presets_for("points"))
-    assert ex.preset("candidate set + 8 SuLQ")["params"] == {"refine_iter": 8}
+    assert cat.FAMILY_DEFAULTS["documents"](ds) == {"n_clusters": 4, "radius": 1.0, "nonnegative": True}
+    assert {cat.METHODS[n].family for n in ("dphd", "dp_kmeans", "dpnmf")} == {"documents"}
+    counts = cat.presets_for("counts")
+    assert {"DPHD", "DP-KMeans", cat.DPNMF_PAPER, "DP-τCC", "Fast-τCC"} <= set(counts)
+    assert not {"DPHD", "DP-KMeans", cat.DPNMF_PAPER} & set(cat.presets_for("points"))
+    assert cat.preset("candidate set + 8 SuLQ")["params"] == {"refine_iter": 8}
 
 
 def test_kmeans_methods_run_on_digits_with_the_public_radius():

@@ -36,8 +36,10 @@ def _imports(path, name, known):
                 mod = ".".join(base + ([node.module] if node.module else []))
             else:
                 mod = node.module or ""
-            out.add(mod)
-            out.update(f"{mod}.{a.name}" for a in node.names if f"{mod}.{a.name}" in known)
+            subs = {f"{mod}.{a.name}" for a in node.names if f"{mod}.{a.name}" in known}
+            out.update(subs)
+            if node.module or len(subs) < len(node.names):      # "from . import sub" imports only the submodule
+                out.add(mod)
     return {m for m in out if m in known and m != name}
 
 
@@ -82,6 +84,15 @@ def test_no_import_cycle_in_dpcore():
     assert _cycles(import_graph()) == []
 
 
+def test_from_dot_import_a_submodule_is_an_edge_to_the_submodule(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("from . import b\nfrom . import c, VALUE\n")
+    known = {"p", "p.a", "p.b", "p.c"}
+    assert _imports(f, "p.a", known) == {"p.b", "p.c", "p"}       # VALUE is a name of the package itself
+    f.write_text("from . import b\n")
+    assert _imports(f, "p.a", known) == {"p.b"}
+
+
 def test_cycle_finder_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
 
@@ -102,31 +113,73 @@ def test_no_underscore_module_imported_outside_its_package():
     assert bad == []
 
 
-def test_readme_layout_matches_the_tree():
-    """The README's layout section lists every top-level folder, every ui/ module and every
-    dpcore module and subpackage, and every path it names exists."""
-    text = (ROOT / "README.md").read_text()
-    block = text.split("## Layout", 1)[1].split("```", 2)[1]
-    named, parent = set(), None
-    for line in block.splitlines():
-        if not line.strip():
-            continue
-        token = line.split()[0]
-        if line.startswith("    ") and parent is not None and token.endswith(".py"):
-            named.add(f"{parent}{token}")                    # a module of a subpackage, e.g. privacy/mechanisms.py
-        elif line.startswith("  ") and not line.startswith("    "):
-            named.add(f"dpcore/{token}")
-            parent = f"dpcore/{token}" if token.endswith("/") else None
-        elif not line.startswith(" "):
-            named.add(token)
-    missing = sorted(p for p in named if not (ROOT / p.rstrip("/")).exists())
-    assert missing == [], f"the README's layout names paths that do not exist: {missing}"
-    expected = {p.name + ("/" if p.is_dir() else "") for p in (ROOT / "dpcore").iterdir()
-                if not p.name.startswith("__") and (p.is_dir() or p.suffix == ".py")}
-    listed = {p.split("/", 1)[1] for p in named if p.startswith("dpcore/") and p.count("/") <= 2 and p != "dpcore/"}
-    listed = {p if p.endswith("/") or "/" not in p else p.split("/")[0] + "/" for p in listed}
-    assert expected - listed == set(), f"dpcore entries missing from the README's layout: {sorted(expected - listed)}"
-    ui = {f"ui/{p.name}" for p in (ROOT / "ui").glob("*.py") if not p.name.startswith("__")}
-    assert ui - named == set(), f"ui modules missing from the README's layout: {sorted(ui - named)}"
-    for top in ("app.py", "pages/", "dpcore/", "sample_data/", "scripts/", "benchmarks/", "tests/", "pyproject.toml"):
-        assert top in named, top
+def _library_modules(mods):
+    """The library: every dpcore module outside dpcore/lab, dpcore/plots and dpcore/reproduce.py."""
+    return {m for m in mods if not m.startswith(("dpcore.lab", "dpcore.plots")) and m != "dpcore.reproduce"}
+
+
+def test_the_library_never_imports_the_lab():
+    graph = import_graph()
+    library = _library_modules(graph)
+    assert {"dpcore", "dpcore.kmeans.sulq", "dpcore.privacy.accountant"} <= library
+    assert "dpcore.lab.sweeps" not in library
+    assert "dpcore.lab.methods" in graph["dpcore.lab.sweeps"]           # the graph sees the lab's imports
+    bad = sorted(f"{m} imports {d}" for m in library for d in graph[m]
+                 if d == "dpcore.lab" or d.startswith("dpcore.lab."))
+    assert bad == []
+
+
+def test_metrics_does_not_import_kmeans():
+    """No upward import: dpcore.metrics is below the estimators."""
+    graph = import_graph()
+    assert sorted(d for d in graph["dpcore.metrics"] if d.startswith("dpcore.kmeans")) == []
+
+
+def _estimator_classes():
+    """Names of every class defined in dpcore that subclasses scikit-learn's BaseEstimator
+    (found by importing every dpcore module)."""
+    import importlib
+    import inspect
+
+    from sklearn.base import BaseEstimator
+
+    names = set()
+    for mod in _modules():
+        module = importlib.import_module(mod)
+        for obj in vars(module).values():
+            if inspect.isclass(obj) and issubclass(obj, BaseEstimator) and obj.__module__.startswith("dpcore"):
+                names.add(obj.__name__)
+    return names
+
+
+def _called_names(tree):
+    """(line, name) of every call whose function is a bare name or an attribute (``a.B(...)``),
+    names imported under another name (``from m import B as C``) given by their original name."""
+    alias = {a.asname: a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+             for a in node.names if a.asname}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name):
+                yield node.lineno, alias.get(f.id, f.id)
+            elif isinstance(f, ast.Attribute):
+                yield node.lineno, f.attr
+
+
+def test_no_page_or_ui_module_constructs_an_estimator():
+    """Pages and ui/ build estimators through the method catalogue (dpcore.lab.methods), never
+    by calling an estimator class."""
+    classes = _estimator_classes()
+    assert {"KPlane", "SuLQKPlane", "CandidateKMeans", "DPTauCC", "FastTauCC", "GibbsSubspaceClustering"} <= classes
+    bad = []
+    for folder in ("pages", "ui"):
+        for path in sorted((ROOT / folder).glob("*.py")):
+            for line, name in _called_names(ast.parse(path.read_text(encoding="utf-8"))):
+                if name in classes:
+                    bad.append(f"{path.relative_to(ROOT)}:{line} calls {name}")
+    assert bad == []
+
+
+def test_the_constructor_check_sees_a_construction():
+    tree = ast.parse("from x import KPlane, TSC as T\nm = KPlane(n_clusters=3)\nn = mod.SuLQKPlane()\nT()\n")
+    assert {name for _, name in _called_names(tree)} == {"KPlane", "SuLQKPlane", "TSC"}

@@ -18,14 +18,14 @@ from dpcore.defaults import default_n_clusters, default_n_subsets, default_subsp
 from dpcore.export import estimator_snippet
 from dpcore.metrics import clustering_accuracy, nmi, subspace_cost, wasserstein_distance
 from dpcore.privacy.sample_aggregate import alg1_constants
+from dpcore.lab.methods import build_estimator
 from dpcore.subspace.sample_aggregate import (SampleAggregateSubspace, default_delta, encoding_dim,
                                              subspace_set_diameter)
-from dpcore.subspace.solvers import make_solver
 from dpcore.plots.data import projection_scatter
 from dpcore.plots.private_subspace import (aggregation_map, released_subspaces_figure, smooth_sensitivity_terms,
                                            sulq_trajectory)
 from dpcore.plots.subspace import affinity_heatmap, runs_comparison
-from dpcore.subspace.sulq import SuLQKPlane, sulq_noise
+from dpcore.subspace.sulq import sulq_noise
 from ui.common import (Timer, check_budget, dataset_from_spec, planned, privacy_statement, record_estimator,
                        run_guarded, show_chart, show_ledger)
 from ui.seeds import MAX_SEED, seed_caveat, seed_label
@@ -56,7 +56,7 @@ def _number(container, label, key, default, **kw):
 class Method:
     label: str
     widgets: Callable[[object], dict]            # draws widgets inside the form; returns parameters
-    build: Callable[[dict, int, int, int | None], object]  # (params, k, q, seed or None) -> unfitted estimator
+    name: str                                    # the method in the catalogue (dpcore.lab.methods.METHODS)
     about: str = ""
     private: bool = False
     quadratic: bool = False                      # builds an n×n matrix (memory ~ 8·n² bytes)
@@ -64,6 +64,17 @@ class Method:
     reference: str | None = None                 # private methods: the non-private solver shown next to them
     noise: str = ""                              # private methods: where the noise goes (markdown)
     extras: dict = field(default_factory=dict)
+
+    def build(self, params, k, q, seed):
+        """The unfitted estimator (through the catalogue) with k subspaces of dimension q,
+        the form's ``params`` and ``random_state=seed`` (None: fresh OS entropy)."""
+        return build_subspace(self.name, params, k, q, seed)
+
+
+def build_subspace(name, params, k, q, seed):
+    """The catalogue's method ``name`` with ``n_clusters=k``, ``subspace_dim=q``, ``params`` and
+    ``random_state=seed``, unfitted."""
+    return build_estimator(name, None, {"n_clusters": k, "subspace_dim": q, **params}, random_state=seed)
 
 
 # ----------------------------------------------------------------------------- parameter widgets
@@ -170,14 +181,6 @@ def _sulq_widgets(ds):
     return dict(n_iter=T, composition=comp)
 
 
-def _sa_build(params, k, q, seed):
-    return SampleAggregateSubspace(n_clusters=k, subspace_dim=q, random_state=seed, **params)
-
-
-def _sulq_build(params, k, q, seed):
-    return SuLQKPlane(n_clusters=k, subspace_dim=q, random_state=seed, **params)
-
-
 NOISE_SA = (
     "**Where the noise goes.** The data are split into m random subsets and the solver runs on each (no noise). "
     "Each output (k subspaces) becomes a vector of R^D (stacked projection matrices, D = k·d(d+1)/2). The "
@@ -193,27 +196,24 @@ NOISE_SULQ = (
     "split over the k·T queries by composition, so more iterations mean more noise per query.")
 
 
-def _solver_builder(name):
-    return lambda params, k, q, seed: make_solver(name, k, q, random_state=seed, **params)
-
-
 METHODS: dict[str, Method] = {
-    "kplane": Method("k-plane (non-private)", _kplane_widgets, _solver_builder("kplane"),
+    "kplane": Method("k-plane (non-private)", _kplane_widgets, "kplane",
                      about="Alternates assigning points to the nearest subspace and refitting each subspace by PCA "
                            "(App. E). Fast, but can stop at a local optimum."),
-    "tsc": Method("TSC — thresholding (non-private)", _tsc_widgets, _solver_builder("tsc"), quadratic=True,
+    "tsc": Method("TSC — thresholding (non-private)", _tsc_widgets, "tsc", quadratic=True,
                   about="Links each point to its most correlated neighbours, then clusters the graph (§3.3, Alg. 2). "
                         "Provably correct on the stochastic model; the solver of private sample-aggregation."),
-    "ssc": Method("SSC — sparse self-expression (non-private)", _ssc_widgets, _solver_builder("ssc"), quadratic=True,
+    "ssc": Method("SSC — sparse self-expression (non-private)", _ssc_widgets, "ssc", quadratic=True,
                   about="Writes every point as a sparse combination of the others (solved by ADMM) and clusters "
                         "the resulting affinity."),
-    "lrr": Method("LRR — low-rank representation (non-private)", _lrr_widgets, _solver_builder("lrr"), quadratic=True,
+    "lrr": Method("LRR — low-rank representation (non-private)", _lrr_widgets, "lrr", quadratic=True,
                   about="Writes all points as a low-rank combination of the points, with a column-sparse error "
                         "(inexact ALM), and clusters the resulting affinity."),
-    "sa": Method("Sample-aggregate (private, (ε, δ)-DP)", _sa_widgets, _sa_build, private=True, reference="solver", prefix="sa",
+    "sa": Method("Sample-aggregate (private, (ε, δ)-DP)", _sa_widgets, "sample_aggregate", private=True,
+                 reference="solver", prefix="sa",
                  about="Alg. 1 of the paper: solve on m random subsets, privately aggregate the subset outputs "
                        "with smooth-sensitivity noise (§3).", noise=NOISE_SA),
-    "sulq": Method("SuLQ k-plane (private, (ε, δ)-DP)", _sulq_widgets, _sulq_build, private=True,
+    "sulq": Method("SuLQ k-plane (private, (ε, δ)-DP)", _sulq_widgets, "sulq_kplane", private=True,
                    reference="kplane", prefix="sulq",
                    about="k-plane whose subspace updates are answered by noisy queries (App. E, Alg. 5).",
                    noise=NOISE_SULQ),
@@ -254,7 +254,7 @@ def run_reference(key, params, k, q, seed, X):
     name = reference_name(key, params)
     if name is None or (name in QUADRATIC_SOLVERS and X.shape[0] > MAX_QUADRATIC_N):
         return None
-    return make_solver(name, k, q, random_state=seed).fit(X)
+    return build_subspace(name, {}, k, q, seed).fit(X)
 
 
 def private_details(model):

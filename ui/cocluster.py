@@ -22,10 +22,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.cocluster.dptaucc import DPTauCC
 from dpcore.cocluster.examples import column_partition_frequencies, figure1_solutions
-from dpcore.cocluster.taucc import FastTauCC
-from dpcore.lab.sweeps import DPNMF_PAPER, PRESETS as METHOD_PRESETS, make_estimator
+from dpcore.lab.methods import DPNMF_PAPER, PRESETS as METHOD_PRESETS, build_estimator, get_method, run_seed
 from dpcore.export import estimator_snippet
 from dpcore.metrics import nmi
 from dpcore.plots.cocluster import (TAU_CR_LABEL, TAU_RC_LABEL, contingency_heatmaps, figure1_leak,
@@ -50,8 +48,8 @@ FIG1_RUNS_MIN, FIG1_RUNS_MAX = 20, 2000
 STOP_NOTE = " (Stop, top right, cancels; the last result stays below)"
 
 #: The co-clustering paper's peers (its Fig. 2) the page can run beside DP-τCC: keys of
-#: dpcore.lab.sweeps.PRESETS (the page builds them as a sweep does: k = K0, the same ε, δ = 1e-5
-#: where they take one). They cluster the documents (rows) only. Measured per run at ε = 1 on
+#: dpcore.lab.methods.PRESETS (the page builds them through the catalogue as a sweep does: k = K0,
+#: the same ε, δ = 1e-5 where they take one). They cluster the documents (rows) only. Measured per run at ε = 1 on
 #: the CLUTO sets: ≤ 0.1 s (DPHD, DP-KMeans), ≤ 0.22 s (DPNMF; reviews).
 PEERS = ("DPHD", "DP-KMeans", DPNMF_PAPER, "DPNMF (private start)")
 PEER_HELP = {
@@ -67,12 +65,13 @@ PEER_HELP = {
 PEER_RELATION = {"DPHD": "one document replaced", "DP-KMeans": "one document added/removed",
                  DPNMF_PAPER: "one document replaced, but its NNDSVD start is NOT private",
                  "DPNMF (private start)": "one document replaced"}
-#: the relation each private peer's ε is stated for (keys of dpcore.privacy.RELATIONS; the meter converts)
-PEER_CLAIM = {"DPHD": "replace_one", "DP-KMeans": "add_remove", "DPNMF (private start)": "replace_one"}
+#: the relation each private peer's ε is stated for (the catalogue's; keys of dpcore.privacy.RELATIONS; the meter
+#: converts). DPNMF from its NNDSVD start is not private: no claim.
+PEER_CLAIM = {lab: get_method(METHOD_PRESETS[lab]["name"]).relation for lab in PEERS if lab != DPNMF_PAPER}
 #: the δ of the (ε, δ) peers (the estimators' defaults, the paper's 1e-5)
 PEER_DELTA = {"DPHD": 1e-5, "DPNMF (private start)": 1e-5}
-#: DP-τCC's neighbouring relation: one count changed by ±1
-DPTauCC_RELATION = "cell_pm1"
+#: DP-τCC's neighbouring relation (the catalogue's): one count changed by ±1
+DPTauCC_RELATION = get_method("dp_taucc").relation
 
 TAU_HELP = ("Goodman–Kruskal τ of the table T: how much knowing the {given} cluster of a random word occurrence "
             "(one unit of count) reduces the error of guessing its {guessed} cluster; 0 = not at all, "
@@ -138,8 +137,8 @@ def run_cocluster(ds, data_spec, p, bar):
     if p["seed"] is None:       # secret noise: every private run is counted, so the class budget applies
         check_budget(planned_runs(p), ds.name)
     bar.progress(0.0, text="DP-τCC: starting" + STOP_NOTE)
-    dp = DPTauCC(n_row_clusters=p["K0"], n_col_clusters=p["L0"], epsilon=p["epsilon"], n_iter=p["I"],
-                 random_state=p["seed"])
+    dp = build_estimator("dp_taucc", None, {"n_row_clusters": p["K0"], "n_col_clusters": p["L0"], "n_iter": p["I"]},
+                         epsilon=p["epsilon"], random_state=p["seed"])
     with Timer() as t_dp:
         dp.fit(ds.X, callback=lambda t, total: bar.progress(0.6 * t / total,
                                                             text=f"DP-τCC: iteration {t} of {total}{STOP_NOTE}"))
@@ -152,7 +151,8 @@ def run_cocluster(ds, data_spec, p, bar):
         with Timer() as t_f:
             for i in range(n_init):
                 bar.progress(0.6 + 0.25 * i / n_init, text=f"Fast-τCC: start {i + 1} of {n_init}{STOP_NOTE}")
-                f = FastTauCC(n_row_clusters=p["K0"], n_col_clusters=p["L0"], n_init=1, random_state=rng).fit(ds.X)
+                f = build_estimator("fast_taucc", None, {"n_row_clusters": p["K0"], "n_col_clusters": p["L0"],
+                                                         "n_init": 1}, random_state=rng).fit(ds.X)
                 best = res["fast"]
                 if best is None or f.tau_rc_ + f.tau_cr_ > best.tau_rc_ + best.tau_cr_ + 1e-12:
                     res["fast"] = f
@@ -182,8 +182,9 @@ def record_cocluster(res, seed, dataset):
 
 def run_peers(ds, p, bar):
     """Fit the chosen peers (``p["peers"]``, labels of :data:`PEERS`) with k = K0 and the run's ε;
-    returns {label: (fitted estimator, seconds)}. Each gets its own stream of the run's seed
-    (fresh entropy when the seed is secret)."""
+    returns {label: (fitted estimator, seconds)}. Each gets its own seed from the one seed recipe
+    (:func:`dpcore.lab.methods.run_seed` of the run's seed, the peer's label and ε; fresh entropy
+    when the seed is secret)."""
     unknown = [lab for lab in p.get("peers", []) if lab not in PEERS]
     if unknown:
         raise ValueError(f"peers must be among {', '.join(PEERS)}; got {unknown}")
@@ -191,11 +192,11 @@ def run_peers(ds, p, bar):
     for i, lab in enumerate(p.get("peers", [])):
         bar.progress(0.85 + 0.15 * i / len(p["peers"]), text=f"{lab}{STOP_NOTE}")
         preset = METHOD_PRESETS[lab]
-        rng = np.random.default_rng(np.random.SeedSequence(p["seed"], spawn_key=(18, i)))
+        rng = np.random.default_rng(run_seed(p["seed"], lab, float(p["epsilon"]), 0))
         params = {**preset.get("params", {}), "n_clusters": int(p["K0"])}
         if lab == DPNMF_PAPER:            # the paper's start, which its label names (DPNMF's default is private)
             params.setdefault("init", "nndsvd")
-        est = make_estimator(preset["name"], ds, params, float(p["epsilon"]), None, rng)
+        est = build_estimator(preset["name"], ds, params, float(p["epsilon"]), None, rng)
         with Timer() as t:
             est.fit(ds.X)
         out[lab] = (est, t.seconds)

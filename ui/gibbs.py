@@ -25,7 +25,8 @@ import streamlit as st
 from dpcore.metrics import clustering_accuracy, wasserstein_distance
 from dpcore.plots.gibbs import TRACE_LABELS, traces_grid
 from dpcore.subspace.diagnostics import MIN_ESS, RHAT_THRESHOLD, diagnostics_table, mixing_verdict
-from dpcore.subspace.gibbs import MAX_CHAINS, GibbsSubspaceClustering, mean_release_epsilon
+from dpcore.lab.methods import build_estimator, get_method
+from dpcore.subspace.gibbs import MAX_CHAINS, mean_release_epsilon
 from dpcore.validation import check_epsilon, check_int
 from ui.common import Timer, current_dataset, planned, privacy_statement, record_estimator, show_chart, show_ledger
 from ui.seeds import MAX_SEED, seed_caveat, seed_label
@@ -104,7 +105,7 @@ def planned_runs(eps_list, params):
     if params["random_state"] is not None or params["init"] != "random" or \
             (params["select"] == "best" and params["n_chains"] > 1):
         return []
-    return [planned(run_cost(e, params), 0.0, "replace_one") for e in eps_list]
+    return [planned(run_cost(e, params), 0.0, get_method("gibbs").relation) for e in eps_list]
 
 
 NOT_MIXED_REASON = ("the chain has not mixed (the page's verdict: not yet mixed): its sample is not the exponential "
@@ -128,7 +129,8 @@ def run_all(ds, eps_list, params, bar, keeps_previous=False):
         def cb(i, n, j=j, eps=eps):
             bar.progress(min(1.0, (j + i / n) / n_runs),
                          text=f"Run {j + 1} of {n_runs} (ε = {eps:g}): sweep {i} of {n} ({stop})")
-        model = GibbsSubspaceClustering(epsilon=eps, **params)
+        model = build_estimator("gibbs", None, {k: v for k, v in params.items() if k != "random_state"}, epsilon=eps,
+                                random_state=params["random_state"])
         with Timer() as t:
             model.fit(ds.X, ds.labels, ds.subspaces if ds.subspaces is not None and
                       ds.subspaces.shape == (params["n_clusters"], ds.d, params["subspace_dim"]) else None,

@@ -24,7 +24,8 @@ import numpy as np
 import streamlit as st
 
 from dpcore.kmeans.candidate import stage_explanations
-from dpcore.lab.compare import METHODS, MethodResult, compare_methods
+from dpcore.lab.compare import CATALOGUE_NAMES, METHODS, MethodResult, compare_methods
+from dpcore.lab.methods import get_method
 from dpcore.plots.kmeans import budget_bars, candidate_view, centres_scatter, epsilon_panels, objective_bars
 from dpcore.preprocessing import normalize_rows
 from dpcore.privacy import basic_composition
@@ -164,7 +165,8 @@ def epsilon_series(X, n_clusters, method, epsilons, radius, delta=1e-6, options=
     """Run ``method`` once per ε of ``epsilons`` with :func:`dpcore.lab.compare.compare_methods`.
 
     Every ε is a separate release with its own noise: fresh OS entropy when ``random_state``
-    is None, else the child seed ``[random_state, i]`` of run i (public). Ratios are taken
+    is None, else the seed of run i from the one seed recipe
+    (:func:`dpcore.lab.methods.run_seed` of ``random_state``, the method, ε and trial i; public). Ratios are taken
     against the FIRST run's k-means++ reference (all objectives are on the same clipped points).
 
     Parameters
@@ -204,8 +206,8 @@ def epsilon_series(X, n_clusters, method, epsilons, radius, delta=1e-6, options=
     for i, e in enumerate(eps):
         def sub(f, text, i=i, e=e):
             report((i + min(f, 1.0)) / len(eps), f"run {i + 1} of {len(eps)}, ε = {e:g}: {text}")
-        rs = None if random_state is None else [int(random_state), i]
-        cmp = compare_methods(X, n_clusters, e, radius, [method], delta, options, rs, progress=sub)
+        rs = None if random_state is None else int(random_state)
+        cmp = compare_methods(X, n_clusters, e, radius, [method], delta, options, rs, progress=sub, trial=i)
         if first is None:
             first, ref = cmp, cmp.reference
         r = cmp.results[0]
@@ -223,9 +225,9 @@ def series_total(series):
 
 # ----------------------------------------------------------------------------- the meter
 def method_relation(key):
-    """The relation a method's ε is stated for: diffprivlib's DP-Lloyd adds or removes one row, the
-    others replace one point (n public)."""
-    return "add_remove" if key == "dplloyd" else "replace_one"
+    """The relation a method's ε is stated for, from the catalogue: diffprivlib's DP-Lloyd adds or
+    removes one row, the others replace one point (n public)."""
+    return get_method(CATALOGUE_NAMES[key]).relation
 
 
 RELATION_WORDS = {"add_remove": "one row added/removed", "replace_one": "one row replaced"}
@@ -236,7 +238,8 @@ def planned_runs(methods, epsilons, delta, leak, seed):
     with Λ read off the data or a public seed (not counted)."""
     if leak or seed is not None:
         return []
-    return [planned(e, 0.0 if m == "dplloyd" else delta, method_relation(m)) for m in methods for e in epsilons]
+    return [planned(e, delta if get_method(CATALOGUE_NAMES[m]).takes_delta else 0.0, method_relation(m))
+            for m in methods for e in epsilons]
 
 
 def record_runs(result, side_by_side, seed, dataset):

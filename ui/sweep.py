@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from dpcore.lab.sweeps import ALGORITHMS, DPNMF_PAPER, PRESETS as METHODS, Sweep, preset, presets_for, warning_summary
+from dpcore.lab.methods import DPNMF_PAPER, PRESETS as METHODS, get_method, preset, presets_for
+from dpcore.lab.sweeps import Sweep, warning_summary
 from dpcore.plots.experiments import METRIC_TITLES, privacy_utility_figure
-from dpcore.lab.audit import claimed_relation
 from dpcore.privacy import PrivacyEvent
 from ui.common import (DEFAULT_DATASET, current_dataset, gibbs_unchecked, planned, privacy_statement, record_run,
                        show_chart)
@@ -59,7 +59,7 @@ def metric_label(m):
 
 
 def family(method):
-    return ALGORITHMS[METHODS[method]["name"]].family
+    return get_method(METHODS[method]["name"]).family
 
 
 def defaults_for(ds):
@@ -161,7 +161,7 @@ def radius_from_data(ds, algorithm):
     """Whether a sweep's k-means method reads its radius off the data (``radius="data"``: the
     dataset has no public radius and the method was given none): its runs are then not private."""
     a = algorithm if isinstance(algorithm, dict) else preset(algorithm)
-    return (ALGORITHMS[a["name"]].family == "kmeans" and "radius" not in a.get("params", {})
+    return (get_method(a["name"]).family == "kmeans" and "radius" not in a.get("params", {})
             and "public_radius" not in ds.extras)
 
 
@@ -170,7 +170,7 @@ def counted(ds, algorithm):
     NNDSVD start reads the data, nor a k-means method that reads its radius off the data, nor
     Gibbs, whose mixing a sweep does not check: :data:`GIBBS_REASON`)."""
     a = algorithm if isinstance(algorithm, dict) else preset(algorithm)
-    return (ALGORITHMS[a["name"]].private and a["name"] != "gibbs" and a.get("params", {}).get("init") != "nndsvd"
+    return (get_method(a["name"]).private and a["name"] != "gibbs" and a.get("params", {}).get("init") != "nndsvd"
             and a.get("label") != DPNMF_PAPER and not radius_from_data(ds, a))
 
 
@@ -179,7 +179,7 @@ def planned_sweep(sweep, ds, seed):
     counted private method (:func:`counted`), in its relation (none with a public seed)."""
     if seed is not None:
         return []
-    return [planned(e, 0.0, claimed_relation(a["name"]), count=sweep.trials)
+    return [planned(e, 0.0, get_method(a["name"]).relation, count=sweep.trials)
             for a in sweep.algorithms if counted(ds, a) for e in sweep.epsilons]
 
 
@@ -209,7 +209,7 @@ def record_sweep(df, seed, dataset=None):
         else:
             ok, why = True, ""
         record_run([event], f"sweep: {r['algorithm']}, ε = {fmt(r['epsilon'])}, trial {r['trial']}", private=ok,
-                   reason=why, dataset=dataset, relation=claimed_relation(r["name"]))
+                   reason=why, dataset=dataset, relation=get_method(r["name"]).relation)
 
 
 def radius_warning(ds, methods):
@@ -364,12 +364,12 @@ def show_result(res):
 
 def _shown(res):
     """(families, estimator names) of the algorithms in a result: what its privacy box is about."""
-    from dpcore.lab.sweeps import ALGORITHMS, PRESETS
+    from dpcore.lab.methods import METHODS as CATALOGUE
 
     if not res:
         return set(), set()
-    names = {PRESETS[a]["name"] for a in set(res["df"]["algorithm"]) if a in PRESETS}
-    return {ALGORITHMS[n].family for n in names if n in ALGORITHMS}, names
+    names = {METHODS[a]["name"] for a in set(res["df"]["algorithm"]) if a in METHODS}
+    return {CATALOGUE[n].family for n in names if n in CATALOGUE}, names
 
 
 def show_privacy(res):
@@ -400,4 +400,4 @@ def show_privacy(res):
         + ([f"{DPNMF_PAPER}'s basis (its start reads the raw documents)"]
            if res and DPNMF_PAPER in set(res["df"]["algorithm"]) else []),
         caveats=caveats,
-        execution=[ALGORITHMS[n].target.rsplit(":", 1)[-1] for n in names if n in ALGORITHMS])
+        execution=[get_method(n).target.rsplit(":", 1)[-1] for n in names])

@@ -1,9 +1,11 @@
 """Run several k-means methods on one dataset and compare their objectives with k-means++
 (what the k-means page and ``benchmarks/bench_kmeans.py`` show).
 
-Every method gets the same k, ε, δ and public radius Λ and its own child seed of
-``random_state``. The objectives are computed on the clipped points (the data every private
-method actually clusters) and are evaluation only: not private.
+Every method is built through the method catalogue (:mod:`dpcore.lab.methods`) with the same
+k, ε, δ and public radius Λ, and gets its own seed from the one seed recipe
+(:func:`dpcore.lab.methods.run_seed` of ``random_state``, the method's catalogue name, ε and
+the trial). The objectives are computed on the clipped points (the data every private method
+actually clusters) and are evaluation only: not private.
 """
 from __future__ import annotations
 
@@ -18,28 +20,30 @@ from ..metrics import kmeans_objective, kmedian_objective
 from ..preprocessing import clip_rows
 from ..kmeans.common import check_points, data_radius, resolve_radius
 from ..data import MAX_DENSE_CELLS
-from ..kmeans.baselines import DPLloydKMeans, KMeansPlusPlus
-from ..kmeans.candidate import CandidateKMeans, CandidateKMedian
-from ..kmeans.sample_aggregate import SampleAggregateKMeans
-from ..kmeans.sulq import SuLQKMeans
+from .methods import SPARSITY, build_estimator, get_method, run_seed
 
-__all__ = ["METHODS", "MethodResult", "Comparison", "compare_methods"]
+__all__ = ["METHODS", "CATALOGUE_NAMES", "REFERENCE", "MethodResult", "Comparison", "compare_methods"]
 
-#: key -> (label, short description)
-METHODS = {
-    "candidate": ("candidate set + local swaps",
-                  "Balcan et al. 2017, Alg. 1-4: private candidate centres in a JL projection, local swaps by the "
-                  "exponential mechanism, noisy means in R^d"),
-    "candidate_sparse": ("candidate set, sparse recovery (Alg. 5)",
-                         "the same, with centres kept s-sparse by Alg. 5 (for sparse data such as documents)"),
-    "candidate_kmedian": ("candidate set, k-median (§6.2)",
-                          "the same candidate set and local search for the k-median loss, private 1-medians"),
-    "sulq": ("SuLQ k-means", "Blum et al. 2005: 20 private Lloyd iterations from a random start in the public box"),
-    "sample_aggregate": ("sample and aggregate", "Nissim et al. 2007: k-means on random subsets, the most central "
-                                                 "solution released with smooth-sensitivity noise"),
-    "dplloyd": ("DP-Lloyd (diffprivlib)", "diffprivlib's DP k-means (Su et al. 2016) with public bounds [−Λ, Λ] and "
-                                          "a public number of iterations (2 unless set; never read off n)"),
+#: the comparison's method keys (the k-means page's, in its links) -> catalogue names
+CATALOGUE_NAMES = {"candidate": "candidate_kmeans", "candidate_sparse": "candidate_sparse",
+                   "candidate_kmedian": "candidate_kmedian", "sulq": "sulq_kmeans", "sample_aggregate": "sa_kmeans",
+                   "dplloyd": "dplloyd"}
+#: the catalogue name of the non-private reference
+REFERENCE = "kmeanspp"
+#: what the comparison says of each method (the catalogue's label; a longer description)
+_ABOUT = {
+    "candidate": "Balcan et al. 2017, Alg. 1-4: private candidate centres in a JL projection, local swaps by the "
+                 "exponential mechanism, noisy means in R^d",
+    "candidate_sparse": "the same, with centres kept s-sparse by Alg. 5 (for sparse data such as documents)",
+    "candidate_kmedian": "the same candidate set and local search for the k-median loss, private 1-medians",
+    "sulq": "Blum et al. 2005: 20 private Lloyd iterations from a random start in the public box",
+    "sample_aggregate": "Nissim et al. 2007: k-means on random subsets, the most central solution released with "
+                        "smooth-sensitivity noise",
+    "dplloyd": "diffprivlib's DP k-means (Su et al. 2016) with public bounds [−Λ, Λ] and a public number of "
+               "iterations (2 unless set; never read off n)",
 }
+#: key -> (label, short description)
+METHODS = {key: (get_method(name).label, _ABOUT[key]) for key, name in CATALOGUE_NAMES.items()}
 
 
 @dataclass
@@ -116,25 +120,21 @@ class Comparison:
 
 
 def _build(key, k, epsilon, delta, radius, lam, opts, seed):
-    o = dict(opts.get(key, {}))
-    if key == "candidate":
-        return CandidateKMeans(n_clusters=k, epsilon=epsilon, radius=radius, delta=delta, random_state=seed, **o)
+    """The unfitted estimator of comparison method ``key``, through the catalogue: k, ε, δ (where
+    the method takes one), the radius (DP-Lloyd: the clip bound Λ itself, rows clipped) and the
+    method's options from ``opts``."""
+    name = CATALOGUE_NAMES[key]
+    params = {"n_clusters": k, "radius": radius}
     if key == "candidate_sparse":
-        o.setdefault("sparsity", 100)
-        return CandidateKMeans(n_clusters=k, epsilon=epsilon, radius=radius, delta=delta, recovery="sparse", random_state=seed, **o)
-    if key == "candidate_kmedian":
-        return CandidateKMedian(n_clusters=k, epsilon=epsilon, radius=radius, delta=delta, random_state=seed, **o)
-    if key == "sulq":
-        return SuLQKMeans(n_clusters=k, epsilon=epsilon, radius=radius, delta=delta, random_state=seed, **o)
-    if key == "sample_aggregate":
-        return SampleAggregateKMeans(n_clusters=k, epsilon=epsilon, radius=radius, delta=delta, random_state=seed, **o)
+        params["sparsity"] = SPARSITY
     if key == "dplloyd":
-        return DPLloydKMeans(n_clusters=k, epsilon=epsilon, radius=lam, row_map="clip", random_state=seed, **o)
-    raise ValueError(f"method must be one of {', '.join(METHODS)}; got {key!r}")
+        params.update(radius=lam, row_map="clip")
+    params.update(opts.get(key, {}))
+    return build_estimator(name, None, params, epsilon=epsilon, delta=delta, random_state=seed)
 
 
 def compare_methods(X, n_clusters, epsilon, radius, methods=("candidate", "sulq"), delta=1e-6, options=None,
-                    random_state=None, progress=None, reference_n_init=1):
+                    random_state=None, progress=None, reference_n_init=1, trial=0):
     """Fit k-means++ (non-private reference) and every method of ``methods`` on X.
 
     ``radius``: the public Λ, or ``"data"`` (leaks; every private method then warns).
@@ -153,11 +153,15 @@ def compare_methods(X, n_clusters, epsilon, radius, methods=("candidate", "sulq"
     delta : float, default 1e-6
         δ of the methods that take one (DP-Lloyd is ε-DP).
     options : dict, optional
-    random_state : None, int or numpy.random.SeedSequence entropy, optional
-        Root of the child seeds (``SeedSequence(random_state).spawn``).
+    random_state : None or int, optional
+        Root seed: method ``key`` runs from ``run_seed(random_state, name, ε, trial)`` (its
+        catalogue name ``name``), the reference from ``run_seed(random_state, "kmeanspp", NaN,
+        trial)`` (:func:`dpcore.lab.methods.run_seed`); None: fresh OS entropy.
     progress : callable, optional
     reference_n_init : int, default 1
         ``n_init`` of the k-means++ reference.
+    trial : int, default 0
+        The run's trial in the seed recipe (repeated comparisons at one seed).
 
     Returns
     -------
@@ -184,17 +188,21 @@ def compare_methods(X, n_clusters, epsilon, radius, methods=("candidate", "sulq"
     else:
         lam, derived = resolve_radius(radius, X)
     Xc, n_clipped = clip_rows(X, lam)
-    seeds = np.random.SeedSequence(random_state).spawn(len(methods) + 1)
+    trial = check_int(trial, "trial", 0)
     report = progress or (lambda f, t: None)
     report(0.0, "k-means++ (non-private reference)")
     t0 = time.perf_counter()
-    km = KMeansPlusPlus(n_clusters=k, n_init=reference_n_init, random_state=np.random.default_rng(seeds[0])).fit(Xc)
-    ref = MethodResult("kmeans++", "k-means++ (non-private)", km, km.cluster_centers_, kmeans_objective(Xc, km.cluster_centers_),
+    km = build_estimator(REFERENCE, None, {"n_clusters": k, "n_init": reference_n_init},
+                         random_state=np.random.default_rng(run_seed(random_state, REFERENCE, float("nan"), trial)))
+    km.fit(Xc)
+    ref = MethodResult("kmeans++", "k-means++ (non-private)", km, km.cluster_centers_,
+                       kmeans_objective(Xc, km.cluster_centers_),
                        kmedian_objective(Xc, km.cluster_centers_), 1.0, 1.0, time.perf_counter() - t0, private=False)
     out = Comparison(ref, [], lam, derived, n_clipped)
     for i, key in enumerate(methods):
         report((i + 1) / (len(methods) + 1), METHODS[key][0])
-        est = _build(key, k, epsilon, delta, "data" if derived else lam, lam, opts, np.random.default_rng(seeds[i + 1]))
+        rng = np.random.default_rng(run_seed(random_state, CATALOGUE_NAMES[key], epsilon, trial))
+        est = _build(key, k, epsilon, delta, "data" if derived else lam, lam, opts, rng)
         t0 = time.perf_counter()
         est.fit(X)
         secs = time.perf_counter() - t0

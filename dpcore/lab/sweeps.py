@@ -3,7 +3,7 @@
 Design
 ------
 - **Declarative.** A :class:`Sweep` names a dataset by its small parameters (the dict that
-  :func:`dpcore.data.load_dataset` takes), algorithms by registry name with parameters, an ε
+  :func:`dpcore.data.load_dataset` takes), methods by catalogue name (:mod:`dpcore.lab.methods`) with parameters, an ε
   grid, a number of trials and metric names. Bad specs raise ``ValueError``.
 - **Reproducible whatever the order or the number of workers.** Each run's generator comes
   from ``numpy.random.SeedSequence(seed, spawn_key=(label, ε, trial))`` (strings hashed
@@ -14,12 +14,13 @@ Design
   distributed client's executor (:func:`dask_executor`) for sweeps that outgrow one machine.
 - **Workers import dpcore, not the caller's script.** A spawned worker normally re-runs the
   parent's ``__main__`` before its first task. Under Streamlit ``__main__`` is the app's page
-  script, so every worker ran ``app.py`` without a session — importing Streamlit, drawing
-  nothing and logging "missing ScriptRunContext" dozens of times per sweep (issue 16). The
-  pool's processes (:func:`worker_context`) skip that step: a task names its estimator by
-  module ("module:Class") and its function is :func:`run_task`, so nothing in ``__main__`` is
-  needed. Algorithms registered from a script's top level are therefore not seen by the
-  workers: register them in an importable module (or run with ``n_jobs=1``).
+  script, so every worker ran ``app.py`` without a session (issue 16). The pool's processes
+  (:func:`worker_context`) skip that step: a task carries its method's spec (import paths and
+  fields, :meth:`dpcore.lab.methods.Method.spec`) and its function is :func:`run_task`, so a
+  worker imports the method's class itself and needs neither ``__main__`` nor the parent's
+  catalogue. A method registered from a script (:func:`dpcore.lab.methods.register_method`) is
+  imported by the script's module name: guard the script's top level with
+  ``if __name__ == "__main__":``.
 - **Resumable.** With ``store=DIR`` every finished run is written to its own JSON file named by
   a hash of everything that defines it; a re-run (after a crash or Ctrl-C) loads those files and
   computes only the missing runs.
@@ -30,8 +31,6 @@ reference line of a privacy–utility plot).
 from __future__ import annotations
 
 import hashlib
-import importlib
-import inspect
 import json
 import math
 import os
@@ -52,203 +51,24 @@ import pandas as pd
 from .. import metrics as M
 from ..validation import check_epsilon, check_int
 from ..data import load_dataset
-from ..defaults import default_n_clusters, default_subspace_dim
 from ..subspace.common import single_threaded
+from .methods import METHODS, Method, build_estimator, get_method, run_seed
+# the catalogue's names callers still import from here (documented in dpcore.lab.methods)
+from .methods import DPNMF_PAPER, FAMILY_DEFAULTS, FAMILY_KINDS, PRESETS, preset, presets_for  # noqa: F401
 
-__all__ = ["Algorithm", "ALGORITHMS", "METRICS", "PRESETS", "DPNMF_PAPER", "preset", "presets_for", "make_estimator", "Sweep",
-           "run_sweep", "summarize",
-           "dask_executor", "run_seed", "worker_context", "warning_summary"]
-
-
-# ----------------------------------------------------------------------------- registries
-@dataclass(frozen=True)
-class Algorithm:
-    """A registry entry: ``target`` is "module:Class"; the estimator is built as
-    ``Class(**defaults(ds), **params, [epsilon=ε, delta=δ,] random_state=rng)`` and fitted on
-    ``ds.X``. ``private`` says whether it takes (ε, δ); ``family`` which metrics apply.
-
-    Attributes
-    ----------
-    target : str
-        "module:Class" of the estimator.
-    private : bool
-        Whether it takes ε (and is a private method).
-    family : str
-        "subspace", "cocluster", "kmeans" or "documents" (row clustering of count matrices).
-    takes_delta : bool, default False
-        Whether it takes δ.
-    description : str, default ""
-        One line for the UI.
-    """
-    target: str
-    private: bool
-    family: str  # "subspace" | "cocluster" | "kmeans" | "documents"
-    takes_delta: bool = False
-    description: str = ""
-
-    def load(self):
-        """Import and return the estimator class named by ``target``.
-
-        Returns
-        -------
-        type
-
-        Raises
-        ------
-        ValueError
-            If the module or class cannot be imported.
-        """
-        module, cls = self.target.split(":")
-        try:
-            return getattr(importlib.import_module(module), cls)
-        except (ImportError, AttributeError) as exc:
-            raise ValueError(f"algorithm {self.target} is not available in this version of dpcore ({exc})") from None
+__all__ = ["ALGORITHMS", "METRICS", "make_estimator", "Sweep", "run_sweep", "run_task", "summarize",
+           "dask_executor", "worker_context", "warning_summary"]
 
 
-def _subspace_defaults(ds):
-    return {"n_clusters": default_n_clusters(ds), "subspace_dim": default_subspace_dim(ds)}
+# ----------------------------------------------------------------------------- the catalogue
+#: the method catalogue (:data:`dpcore.lab.methods.METHODS`) under its old name, kept until the
+#: last callers move to ``dpcore.lab.methods``
+ALGORITHMS = METHODS
 
 
-def _kmeans_defaults(ds):
-    """k from the classes (:func:`dpcore.defaults.default_n_clusters`); the radius Λ is the generator's public radius when the dataset has
-    one (Gaussian mixtures), otherwise ``"data"`` — which leaks, and the estimator's warning
-    is kept in the row's ``warnings`` column."""
-    return {"n_clusters": default_n_clusters(ds), "radius": ds.extras.get("public_radius", "data")}
-
-
-def _cocluster_defaults(ds):
-    k = default_n_clusters(ds)
-    return {"n_row_clusters": k, "n_col_clusters": k}
-
-
-def _documents_defaults(ds):
-    """k from the classes; every document (row) is mapped onto the unit sphere by the method
-    (per record, free), so the public radius is 1, and counts are non-negative by kind
-    (public), hence the per-coordinate bounds [0, 1] of DP-Lloyd. Nothing is read off the
-    data."""
-    return {"n_clusters": default_n_clusters(ds), "radius": 1.0, "nonnegative": True}
-
-
-FAMILY_DEFAULTS = {"subspace": _subspace_defaults, "kmeans": _kmeans_defaults, "cocluster": _cocluster_defaults,
-                   "documents": _documents_defaults}
-#: which dataset kinds each family runs on. "documents": the co-clustering paper's peers that
-#: cluster only the rows of a count matrix (documents as L2-normalised points, or NMF): they run
-#: on count matrices like the co-clustering methods but release centres or a basis, not a
-#: contingency table, so the audit looks at them differently (dpcore.lab.audit.STATISTICS).
-FAMILY_KINDS = {"subspace": {"points"}, "kmeans": {"points"}, "cocluster": {"counts"}, "documents": {"counts"}}
-
-ALGORITHMS: dict[str, Algorithm] = {
-    # non-private subspace solvers
-    "kplane": Algorithm("dpcore.subspace.kplane:KPlane", False, "subspace", description="k-plane (non-private)"),
-    "tsc": Algorithm("dpcore.subspace.tsc:TSC", False, "subspace", description="TSC (non-private)"),
-    "ssc": Algorithm("dpcore.subspace.ssc:SSC", False, "subspace", description="SSC (non-private)"),
-    "lrr": Algorithm("dpcore.subspace.lrr:LRR", False, "subspace", description="LRR (non-private)"),
-    # private subspace clustering
-    "sulq_kplane": Algorithm("dpcore.subspace.sulq:SuLQKPlane", True, "subspace", takes_delta=True,
-                             description="SuLQ k-plane (App. E)"),
-    "sample_aggregate": Algorithm("dpcore.subspace.sample_aggregate:SampleAggregateSubspace", True, "subspace",
-                                  takes_delta=True, description="sample-aggregate (Alg. 1)"),
-    "gibbs": Algorithm("dpcore.subspace.gibbs:GibbsSubspaceClustering", True, "subspace",
-                       description="Gibbs sampler of the exponential mechanism (§4)"),
-    # co-clustering
-    "fast_taucc": Algorithm("dpcore.cocluster.taucc:FastTauCC", False, "cocluster", description="Fast-τCC (non-private)"),
-    "dp_taucc": Algorithm("dpcore.cocluster.dptaucc:DPTauCC", True, "cocluster", description="DP-τCC (Alg. 1)"),
-    # k-means (high-dimensional paper); delta is passed on, the radius comes from _kmeans_defaults
-    "candidate_kmeans": Algorithm("dpcore.kmeans.candidate:CandidateKMeans", True, "kmeans", takes_delta=True,
-                                  description="candidate set + local swap + recovery (Alg. 1-4)"),
-    "sulq_kmeans": Algorithm("dpcore.kmeans.sulq:SuLQKMeans", True, "kmeans", takes_delta=True,
-                             description="SuLQ k-means (Blum et al. 2005)"),
-    "sa_kmeans": Algorithm("dpcore.kmeans.sample_aggregate:SampleAggregateKMeans", True, "kmeans", takes_delta=True,
-                           description="sample-and-aggregate k-means (Nissim et al. 2007)"),
-    "dplloyd": Algorithm("dpcore.kmeans.baselines:DPLloydKMeans", True, "kmeans",
-                         description="DP-Lloyd (diffprivlib)"),
-    "kmeanspp": Algorithm("dpcore.kmeans.baselines:KMeansPlusPlus", False, "kmeans",
-                          description="k-means++ (non-private)"),
-    # the co-clustering paper's peers (its Fig. 2): row clustering of count matrices
-    "dphd": Algorithm("dpcore.kmeans.dphd:DPHD", True, "documents", takes_delta=True,
-                      description="DPHD: candidate-set k-means on L2-normalised documents (Balcan et al. 2017)"),
-    # DP-KMeans: our sparse DP-Lloyd on every set, not diffprivlib. Decision: one method on all seven
-    # CLUTO sets (diffprivlib densifies and refuses reviews); SparseDPLloydKMeans runs diffprivlib's
-    # iterations, budget split, start and bounded-domain noise on CSR rows and is checked against
-    # diffprivlib on a set both run (tests/test_dplloyd_sparse.py: same T and split, mean objective
-    # within noise). It releases every cluster (diffprivlib skips empty ones without noise).
-    "dp_kmeans": Algorithm("dpcore.kmeans.dplloyd:SparseDPLloydKMeans", True, "documents",
-                           description="DP-KMeans: DP-Lloyd (diffprivlib's mechanism) on L2-normalised documents"),
-    "dpnmf": Algorithm("dpcore.cocluster.dpnmf:DPNMF", True, "documents", takes_delta=True,
-                       description="DPNMF (Saha & Imtiaz 2024); private with its default blind start, NOT private from the paper's NNDSVD start"),
-}
-
-#: Named methods offered by the privacy–utility page and the reproduce CLI (the papers' names).
-#: the label of DPNMF in the co-clustering paper's setting (its NNDSVD start reads the raw data)
-DPNMF_PAPER = "DPNMF (NNDSVD start, not private)"
-PRESETS = {
-    "k-plane": {"name": "kplane"},
-    "SSC": {"name": "ssc"},
-    "LRR": {"name": "lrr"},
-    "TSC": {"name": "tsc"},
-    "SuLQ-10": {"name": "sulq_kplane", "params": {"n_iter": 10}},
-    "SuLQ-50": {"name": "sulq_kplane", "params": {"n_iter": 50}},
-    "s.a. TSC": {"name": "sample_aggregate", "params": {"solver": "tsc"}},
-    "s.a. SSC": {"name": "sample_aggregate", "params": {"solver": "ssc"}},
-    "s.a. k-plane": {"name": "sample_aggregate", "params": {"solver": "kplane"}},
-    "Gibbs": {"name": "gibbs"},
-    "Fast-τCC": {"name": "fast_taucc"},
-    "DP-τCC": {"name": "dp_taucc"},
-    "k-means++": {"name": "kmeanspp"},
-    "candidate set": {"name": "candidate_kmeans"},
-    "SuLQ k-means": {"name": "sulq_kmeans"},
-    "s.a. k-means": {"name": "sa_kmeans"},
-    "DP-Lloyd": {"name": "dplloyd", "params": {"row_map": "clip"}},
-    "candidate set + 8 SuLQ": {"name": "candidate_kmeans", "params": {"refine_iter": 8}},
-    # the co-clustering paper's peers (Fig. 2), on count matrices
-    "DPHD": {"name": "dphd"},
-    "DP-KMeans": {"name": "dp_kmeans"},
-    # the paper's setting: δ = 1e-5, 𝓘 = 4, NNDSVD start. That start reads the raw data, so these runs are
-    # NOT private: the label says so (every legend, caption and meter line shows it), and the rows say it
-    # (released_private False: the privacy meter does not count them), as do the ledger note and the
-    # pages' privacy boxes. "DPNMF (private start)" is the variant whose release is (ε, δ)-DP.
-    DPNMF_PAPER: {"name": "dpnmf", "params": {"init": "nndsvd"}},
-    "DPNMF (private start)": {"name": "dpnmf", "params": {"init": "random"}},
-}
-
-
-def preset(label):
-    """The algorithm dict of a named method, e.g. ``preset("SuLQ-10")``.
-
-    Parameters
-    ----------
-    label : str
-        A key of :data:`PRESETS`.
-
-    Returns
-    -------
-    dict
-        ``{"name", "label", "params"}`` (``params`` a copy), an item of ``Sweep.algorithms``.
-
-    Raises
-    ------
-    ValueError
-        If ``label`` is not a key of :data:`PRESETS`.
-    """
-    if label not in PRESETS:
-        raise ValueError(f"method must be one of {', '.join(PRESETS)}; got {label!r}")
-    p = PRESETS[label]
-    return {"name": p["name"], "label": label, "params": dict(p.get("params", {}))}
-
-
-def presets_for(kind):
-    """Names of the methods that run on a dataset of ``kind`` ("points" or "counts").
-
-    Parameters
-    ----------
-    kind : str
-
-    Returns
-    -------
-    list of str
-        Keys of :data:`PRESETS`, in their order (empty for an unknown kind).
-    """
-    return [lab for lab, p in PRESETS.items() if kind in FAMILY_KINDS[ALGORITHMS[p["name"]].family]]
+def make_estimator(name, ds, params=None, epsilon=None, delta=None, random_state=None):
+    """:func:`dpcore.lab.methods.build_estimator` under its old name (kept until the last callers move)."""
+    return build_estimator(name, ds, params, epsilon, delta, random_state)
 
 
 def _metric_subspace_dw(ds, est):
@@ -337,8 +157,8 @@ class Sweep:
     dataset : dict
         Keyword arguments of :func:`dpcore.data.load_dataset` (with a "kind").
     algorithms : list of dict or str
-        Registry names (keys of :data:`ALGORITHMS`) or dicts ``{"name", "label"?, "params"?}``;
-        labels must be unique.
+        Method names (keys of :data:`dpcore.lab.methods.METHODS`) or dicts
+        ``{"name", "label"?, "params"?}``; labels must be unique.
     epsilons : list of float
         The ε grid (each > 0, at least one).
     trials : int ≥ 1, default 5
@@ -383,8 +203,9 @@ class Sweep:
         algs = []
         for a in self.algorithms:
             a = {"name": a} if isinstance(a, str) else dict(a)
-            if a.get("name") not in ALGORITHMS:
-                raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {a.get('name')!r}")
+            if a.get("name") not in METHODS:
+                raise ValueError(f"algorithm must be one of {', '.join(METHODS)}; got {a.get('name')!r} "
+                                 "(add your own with dpcore.lab.methods.register_method)")
             a.setdefault("label", a["name"])
             a.setdefault("params", {})
             algs.append(a)
@@ -401,49 +222,32 @@ class Sweep:
     def tasks(self):
         """One dict per run (non-private algorithms once per trial, ε = NaN).
 
-        Call it on a :meth:`validated` sweep.
+        Call it on a :meth:`validated` sweep. Each task carries its method's spec
+        (:meth:`dpcore.lab.methods.Method.spec`), so a worker needs no catalogue lookup.
 
         Returns
         -------
         list of dict
-            Keys "dataset", "algorithm", "epsilon", "delta", "trial", "seed" and "metrics".
+            Keys "dataset", "algorithm", "method" (the spec), "epsilon", "delta", "trial",
+            "seed" and "metrics".
         """
         out = []
         for a in self.algorithms:
-            grid = self.epsilons if ALGORITHMS[a["name"]].private else [math.nan]
+            method = get_method(a["name"])
+            spec = method.spec()
+            grid = self.epsilons if method.private else [math.nan]
             for eps in grid:
                 for t in range(self.trials):
-                    out.append({"dataset": self.dataset, "algorithm": a, "epsilon": eps, "delta": self.delta,
-                                "trial": t, "seed": self.seed, "metrics": self.metrics})
+                    out.append({"dataset": self.dataset, "algorithm": a, "method": spec, "epsilon": eps,
+                                "delta": self.delta, "trial": t, "seed": self.seed, "metrics": self.metrics})
         return out
 
 
-def _stable_int(text: str) -> int:
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
-
-
-def run_seed(seed, label, epsilon, trial) -> np.random.SeedSequence:
-    """The SeedSequence of one run: a function of (seed, label, ε, trial) only.
-
-    Parameters
-    ----------
-    seed : int
-        The sweep's seed.
-    label : str
-        The algorithm's label.
-    epsilon : float
-        ε of the run (NaN for non-private algorithms).
-    trial : int
-
-    Returns
-    -------
-    numpy.random.SeedSequence
-    """
-    return np.random.SeedSequence(seed, spawn_key=(_stable_int(label), _stable_int(repr(float(epsilon))), int(trial)))
-
-
 def _task_key(task) -> str:
-    return hashlib.sha256(json.dumps(task, sort_keys=True, default=repr).encode()).hexdigest()[:24]
+    """A hash of what defines a run (the method's spec a task carries to workers is left out:
+    the name and parameters already say which run it is, and stored runs keep their keys)."""
+    what = {k: v for k, v in task.items() if k != "method"}
+    return hashlib.sha256(json.dumps(what, sort_keys=True, default=repr).encode()).hexdigest()[:24]
 
 
 # ----------------------------------------------------------------------------- running
@@ -458,56 +262,14 @@ def _fitted_q(est):
     return int(np.shape(U)[2]) if U is not None and np.ndim(U) == 3 else math.nan
 
 
-def make_estimator(name, ds, params=None, epsilon=None, delta=None, random_state=None):
-    """The unfitted estimator of registry entry ``name`` for dataset ``ds``, built as a sweep
-    builds it: the family's defaults from the dataset (those the class accepts), then
-    ``params``, then ε (and δ when the entry takes one and it is given). Pages that run a
-    registered method once use this, so a page and a sweep run the same thing.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`ALGORITHMS`.
-    ds : dpcore.data.Dataset
-    params : dict, optional
-        Parameters over the family defaults.
-    epsilon : float, optional
-        ε of a private method (ignored for a non-private one).
-    delta : float, optional
-        δ (None: the estimator's default).
-    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
-
-    Returns
-    -------
-    estimator
-        Not fitted.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is not registered or its class is not available.
-    """
-    if name not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {name!r}")
-    entry = ALGORITHMS[name]
-    cls = entry.load()
-    accepted = inspect.signature(cls.__init__).parameters
-    kw = {k: v for k, v in FAMILY_DEFAULTS[entry.family](ds).items() if k in accepted}
-    kw.update(params or {})
-    if entry.private and epsilon is not None:
-        kw["epsilon"] = epsilon
-        if entry.takes_delta and delta is not None:
-            kw["delta"] = delta
-    return cls(**kw, random_state=random_state)
-
-
 def run_task(task) -> dict:
     """Run one task (a dict from :meth:`Sweep.tasks`) and return its result row.
 
     Parameters
     ----------
     task : dict
-        An item of :meth:`Sweep.tasks`.
+        An item of :meth:`Sweep.tasks` (without "method": the catalogue entry named by
+        ``task["algorithm"]["name"]``).
 
     Returns
     -------
@@ -519,10 +281,12 @@ def run_task(task) -> dict:
     """
     ds = _dataset(json.dumps(task["dataset"], sort_keys=True))
     a = task["algorithm"]
-    entry = ALGORITHMS[a["name"]]
+    # the task's own spec (a worker imports the class from it); a task without one names a catalogue entry
+    entry = Method.from_spec(task["method"]) if task.get("method") else get_method(a["name"])
     ss = run_seed(task["seed"], a["label"], task["epsilon"], task["trial"])
     rng = np.random.default_rng(ss)
-    est = make_estimator(a["name"], ds, a["params"], task["epsilon"] if entry.private else None, task["delta"], rng)
+    est = entry.build(ds, params=a["params"], epsilon=task["epsilon"] if entry.private else None,
+                      delta=task["delta"], random_state=rng)
     t0 = time.perf_counter()
     # BLAS single-threaded: runs are small-to-mid linear algebra, and multithreaded OpenBLAS
     # was measured up to 16x slower on them on a shared 2-core machine (a 50x50 SVD: 30 ms
