@@ -52,7 +52,7 @@ from scipy import stats
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from dpcore.lab.audit import (audit_from_statistics, epsilon_lower_bound, exponential_llr,  # noqa: E402
-                          gaussian_llr, gdp_audit_from_statistics, gdp_epsilon, gdp_mu_lower_bound, laplace_llr)
+                              gaussian_llr, gdp_audit_from_statistics, gdp_epsilon, gdp_mu_lower_bound, laplace_llr)
 from dpcore.privacy import (exponential_mechanism, exponential_mechanism_probabilities,  # noqa: E402
                             gaussian_mechanism, gaussian_sigma_analytic, laplace_mechanism)
 from tables import markdown_table  # noqa: E402

@@ -1,4 +1,4 @@
-"""Audit table of issue 9: ε̂ (a 95 % lower bound on the ε really spent) for every private
+"""Audit table: ε̂ (a 95 % lower bound on the ε really spent) for every private
 method of dpclust-explorer at ε ∈ {0.5, 2}, printed as a markdown table.
 
     nice -n 10 python benchmarks/audit_table.py                    # 200 runs per side, 2 workers
@@ -11,13 +11,13 @@ claims (:data:`dpcore.lab.audit.CLAIMED_RELATION`): replace-one for the subspace
 the dpcore k-means methods (the first row replaced by a far outlier on the public radius
 the method clips to; n is the same), add/remove-one for DP-Lloyd (the far outlier added),
 +1 in one cell of a count matrix for DP-τCC. The "relation" column names the audited
-relation and says whether it is the claimed one. Each release is reduced to the family's
-statistic: for the subspace and k-means methods a likelihood-ratio score of release
+relation and says whether it is the claimed one. Each release is reduced to the method's
+audit statistic (its catalogue entry's ``audit_statistic``): for the subspace and k-means methods a likelihood-ratio score of release
 features (distances from the outlier and from the replaced row to the nearest released
 subspace / centre, the released projector or centre moments) fitted on the first half of
 the runs; for DP-τCC the released contingency-table cell that holds the changed cell. The
 threshold test is chosen on the first half of the runs and ε̂ computed on the other half.
-Methods run with the registry's defaults (dpcore.lab.sweeps.ALGORITHMS) except Gibbs,
+Methods run with the catalogue's defaults (dpcore.lab.methods.METHODS) except Gibbs,
 which runs 100 sweeps (its default 1000 sweeps would dominate the run time). (ε, δ)
 methods run with an explicit public δ (the estimator's default on D), subtracted in the
 bound. "ceiling" is the largest ε̂ the held-out runs could give (perfect separation): a
@@ -25,7 +25,7 @@ row whose ceiling is below ε could never report a leak.
 
 Two extra rows (``--no-extra`` drops them) audit the Gibbs sampler stopped after one sweep
 on the three-axes set, from the non-private k-plane start and from the private random start:
-the first leaks more than claimed (issue 9, item 3).
+the first leaks more than claimed.
 
 Run times are wall-clock on a machine shared with other jobs.
 """
@@ -41,11 +41,11 @@ from concurrent.futures import ProcessPoolExecutor
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from dpcore.lab.audit import AUDIT_SETS, RELATIONS, audit_dataset, audit_estimator  # noqa: E402
-from dpcore.lab.sweeps import ALGORITHMS  # noqa: E402
+from dpcore.lab.methods import get_method  # noqa: E402
 from tables import markdown_table  # noqa: E402
 
-#: (label, registry name, audit set, neighbour (None: a construction of the claimed relation), extra parameters,
-#:  statistic (None: the family's default; DP-τCC also runs the exact reachability test))
+#: (label, catalogue name, audit set, neighbour (None: a construction of the claimed relation), extra parameters,
+#:  statistic (None: the entry's audit_statistic; DP-τCC also runs the exact reachability test))
 METHODS = [
     ("SuLQ k-plane", "sulq_kplane", "subspaces", None, {}, None),
     ("sample-aggregate", "sample_aggregate", "subspaces", None, {}, None),
@@ -71,7 +71,7 @@ assert set(SHORT_RELATION) == set(RELATIONS)
 
 def audit_row(label, name, set_key, neighbour, params, statistic, eps, trials, confidence, seed, executor):
     ds, set_params = audit_dataset(set_key)
-    family = ALGORITHMS[name].family
+    family = get_method(name).family
     p = {**set_params.get(family, {}), **params}
     t0 = time.perf_counter()
     with warnings.catch_warnings():
@@ -99,7 +99,7 @@ def main(argv=None):
     ap.add_argument("--trials", type=int, default=200, help="runs per side (≥ 50; default 200)")
     ap.add_argument("--eps", default="0.5,2", help="comma-separated ε values (default 0.5,2)")
     ap.add_argument("--workers", type=int, default=2, help="worker processes (default 2; 1 = in process)")
-    ap.add_argument("--methods", default="", help="comma-separated registry names to keep (default: all)")
+    ap.add_argument("--methods", default="", help="comma-separated catalogue names to keep (default: all)")
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-extra", action="store_true", help="skip the two Gibbs one-sweep rows")

@@ -3,9 +3,9 @@ import time
 
 import streamlit as st
 
-from dpcore.lab.audit import (MIN_TRIALS, NEIGHBOUR_RELATION, NEIGHBOURS, RELATIONS, STATISTICS, AUDIT_SETS,
-                          audit_dataset, audit_estimator, claimed_relation, default_neighbour)
-from dpcore.lab.sweeps import ALGORITHMS, FAMILY_KINDS
+from dpcore.lab.audit import (AUDIT_SETS, MIN_TRIALS, NEIGHBOUR_RELATION, NEIGHBOURS, RELATIONS, audit_dataset,
+                              audit_estimator, claimed_relation, default_neighbour)
+from dpcore.lab.methods import FAMILY_KINDS, METHODS, get_method
 from ui.audit import (CONFIDENCES, DATA_PAGE, DEFAULT_TRIALS, INITS, MAX_SWEEPS, MAX_TRIALS, SOURCES, URL_FIELDS,
                       AuditCharge, algorithm_label, charge_preview, check_audit_size, draw_result, privacy_parts,
                       progress_text, runs_private, source_label)
@@ -78,7 +78,7 @@ if not neighbours:
 if st.session_state.get("audit_neighbour") not in neighbours:   # e.g. after switching between points and counts
     st.session_state["audit_neighbour"] = next(iter(neighbours))
 
-names = [n for n, a in ALGORITHMS.items() if kind in FAMILY_KINDS[a.family]]
+names = [n for n, m in METHODS.items() if kind in FAMILY_KINDS[m.family]]
 if not names:
     st.error(f"No algorithm runs on data of kind {kind!r}: choose another dataset.")
     stop_page()
@@ -87,8 +87,8 @@ if st.session_state.get("audit_algorithm") not in names:
 name = st.selectbox("algorithm", names, key="audit_algorithm", format_func=algorithm_label, bind="query-params",
                     help="Private algorithms are audited against their ε; non-private ones have no claim "
                          "and show how much they leak.")
-private = ALGORITHMS[name].private
-family = ALGORITHMS[name].family
+method = get_method(name)
+private, family = method.private, method.family
 claimed = claimed_relation(name)
 # the claimed relation's construction is the default each time the algorithm changes (a link or a
 # preset that sets both keeps its own choice on the first run of a session)
@@ -186,7 +186,7 @@ if go:
     else:
         progress_slot.empty()
         st.session_state[KEY] = {"res": res, "name": name, "dataset": ds.name, "neighbour": neighbour, "seed": seed,
-                                 "statistic": STATISTICS[family], "params": params,
+                                 "statistic": res.statistic, "params": params,
                                  "seconds": time.perf_counter() - t0, "own_data": own_data,
                                  "charged_private": charge is not None and charge.private,
                                  "charge_reason": charge.reason if charge is not None else ""}
@@ -201,4 +201,4 @@ privacy_statement(
     private=box_private, not_private=box_not_private,
     caveats=box_caveats + ["An audit gives a lower bound: it can catch a leak, not certify privacy."]
     + (["The Gibbs sampler's ε is asymptotic, and void from a data-dependent start."] if name == "gibbs" else []),
-    execution=[ALGORITHMS[name].target.rsplit(":", 1)[-1]])
+    execution=[method.target.rsplit(":", 1)[-1]])

@@ -1,19 +1,22 @@
 """The empirical privacy audit: bounds, their honesty on a private mechanism, their power on
 a non-private one."""
-import numpy as np
-import pytest
+import pickle
 from concurrent.futures import ThreadPoolExecutor
 
-from dpcore.lab.audit import (CLAIMED_RELATION, MIN_TRIALS, NEIGHBOUR_RELATION, NEIGHBOURS, RELATIONS, add_point,
-                          audit_dataset, audit_delta, audit_estimator, audit_from_statistics, change_cell,
-                          claimed_relation, default_neighbour, epsilon_lower_bound, far_outlier, fit_lr_score,
-                          gdp_audit_from_statistics, gdp_delta, gdp_epsilon, laplace_llr, make_neighbour, remove_point,
-                          run_audit, three_axes)
-from dpcore.lab.sweeps import ALGORITHMS, FAMILY_KINDS
-from dpcore.privacy import gaussian_sigma_analytic
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
 from dpcore.data import make_block_matrix, make_gaussian_mixture, make_union_of_subspaces
+from dpcore.lab.audit import (CLAIMED_RELATION, MIN_TRIALS, NEIGHBOUR_RELATION, NEIGHBOURS, RELATIONS,
+                              EstimatorStatistic, add_point, audit_dataset, audit_delta, audit_estimator,
+                              audit_from_statistics, change_cell, claimed_relation, default_neighbour,
+                              epsilon_lower_bound, far_outlier, fit_lr_score, gdp_audit_from_statistics, gdp_delta,
+                              gdp_epsilon, laplace_llr, make_neighbour, remove_point, run_audit, three_axes)
+from dpcore.lab.methods import FAMILY_KINDS, METHODS, register_method, unregister_method
 from dpcore.metrics import squared_distances_to_subspaces
-from dpcore.privacy import laplace_mechanism
+from dpcore.plots.audit import audit_histograms
+from dpcore.privacy import analytic_gaussian_delta, gaussian_sigma_analytic, laplace_mechanism
 from dpcore.subspace.kplane import KPlane
 
 
@@ -164,7 +167,6 @@ def test_audit_sets_build():
 
 
 def test_histogram_figure_shows_both_sides_threshold_and_bound():
-    from dpcore.plots.audit import audit_histograms
     res = audit_from_statistics(np.r_[np.zeros(100), np.ones(100)], np.r_[np.ones(100), np.zeros(100)] + 0.5,
                                 nominal_epsilon=1.0)
     fig = audit_histograms(res, "distance")
@@ -174,9 +176,9 @@ def test_histogram_figure_shows_both_sides_threshold_and_bound():
 
 
 # ----------------------------------------------------------------------------- claimed relations
-def test_every_private_registered_method_has_a_claimed_relation_and_a_construction_for_it():
-    # enumerates the registry: a new private method without a stated relation fails here
-    for name, entry in ALGORITHMS.items():
+def test_every_private_method_has_a_claimed_relation_and_a_construction_for_it():
+    # enumerates the catalogue: a new private method without a stated relation fails here
+    for name, entry in METHODS.items():
         rel = claimed_relation(name)
         if not entry.private:
             assert rel is None
@@ -185,7 +187,7 @@ def test_every_private_registered_method_has_a_claimed_relation_and_a_constructi
         for kind in FAMILY_KINDS[entry.family]:
             nb = default_neighbour(name, kind)
             assert nb in NEIGHBOURS[kind] and NEIGHBOUR_RELATION[nb] == rel, (name, kind)
-    assert set(CLAIMED_RELATION) <= set(ALGORITHMS)            # no stale entries
+    assert set(CLAIMED_RELATION) == {n for n, m in METHODS.items() if m.private}
     assert set(NEIGHBOUR_RELATION) == {k for kind in NEIGHBOURS.values() for k in kind}
 
 
@@ -197,8 +199,49 @@ def test_claimed_relations_of_the_methods():
     assert default_neighbour("sulq_kplane", "points") == "replace_outlier"
     assert default_neighbour("dplloyd", "points") == "add_outlier"
     assert default_neighbour("dp_taucc", "counts") == "change_cell"
-    with pytest.raises(ValueError, match="algorithm must be one of"):
+    with pytest.raises(ValueError, match="method must be one of"):
         claimed_relation("nope")
+
+
+def test_built_in_entries_claim_what_their_classes_declare():
+    # the catalogue entry's relation is what the audit uses; a class that declares one must agree
+    for name, m in METHODS.items():
+        if m.private:
+            assert m.relation == getattr(m.cls, "claimed_relation", m.relation), name
+
+
+@pytest.fixture
+def own_method():
+    """A private method registered under a new name with its own relation and audit statistic."""
+    m = register_method("audit_test_sulq", "dpcore.subspace.sulq:SuLQKPlane", family="subspace", private=True,
+                        relation="add_remove", audit_statistic="outlier_distance", params={"n_iter": 2})
+    yield m
+    unregister_method("audit_test_sulq")
+
+
+def test_an_audit_reads_relation_and_statistic_from_the_catalogue_entry(own_method):
+    assert claimed_relation("audit_test_sulq") == "add_remove" and CLAIMED_RELATION["audit_test_sulq"] == "add_remove"
+    assert default_neighbour("audit_test_sulq", "points") == "add_outlier"
+    ds = make_union_of_subspaces(60, 4, 2, 1, 0.05, random_state=0)
+    res = audit_estimator("audit_test_sulq", ds, None, 50, epsilon=1.0)
+    assert (res.relation, res.claimed_relation, res.statistic) == ("add_remove", "add_remove", "outlier_distance")
+    assert res.stats_a.ndim == 1                        # a scalar statistic, not release features
+
+
+def test_estimator_statistic_carries_its_entry_to_a_worker(own_method):
+    # a worker process does not have the parent's registrations: the pickled statistic brings the entry
+    ds = make_union_of_subspaces(60, 4, 2, 1, 0.05, random_state=0)
+    target = {"point": far_outlier(ds.X, ds.subspaces), "replaced": None}
+    stat = EstimatorStatistic.for_dataset("audit_test_sulq", ds, 1.0, target)
+    blob = pickle.dumps(stat)
+    unregister_method("audit_test_sulq")
+    try:
+        again = pickle.loads(blob)
+        assert again.method == own_method and again.params == stat.params
+        assert again(ds.X, np.random.default_rng(3)) == stat(ds.X, np.random.default_rng(3))
+    finally:
+        register_method("audit_test_sulq", own_method.target, family="subspace", private=True, relation="add_remove",
+                        audit_statistic="outlier_distance", params={"n_iter": 2})
 
 
 def test_audit_result_names_the_audited_and_the_claimed_relation():
@@ -296,6 +339,20 @@ def test_gdp_conversion_matches_the_analytic_gaussian_mechanism(eps):
         gdp_epsilon(1.0, 0.0)
 
 
+def test_gdp_delta_is_the_analytic_gaussian_delta_and_the_exact_formula():
+    # μ-GDP is the Gaussian mechanism with Δ/σ = μ: the same function, checked against the
+    # closed form δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) in 50-digit arithmetic
+    mpmath = pytest.importorskip("mpmath")            # installed with dp-accounting
+    for eps in (0.0, 0.1, 1.0, 3.0, 10.0):
+        for mu in (0.05, 0.5, 1.0, 2.0, 5.0):
+            with mpmath.workdps(50):
+                e, m = mpmath.mpf(eps), mpmath.mpf(mu)
+                exact = float(mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2))
+            assert gdp_delta(eps, mu) == analytic_gaussian_delta(1.0, mu, eps)
+            assert gdp_delta(eps, mu) == pytest.approx(exact, rel=1e-9, abs=1e-300)
+    assert gdp_delta(1.0, 0.0) == 0.0 and gdp_delta(1.0, -1.0) == 0.0
+
+
 def test_gdp_audit_of_the_gaussian_mechanism_is_below_and_near_its_mu():
     # Gaussian mechanism at ε = 2, δ = 1e-5: σ = 1.99, μ = 0.50. With 2000 runs per side (1000
     # held out) the CP margins on FPR and FNR near ½ cost about 2·1.96·0.016/0.40 ≈ 0.16 of μ,
@@ -319,7 +376,6 @@ def test_document_peers_claim_their_relations_and_get_document_neighbours():
 
 
 def test_document_neighbours_keep_sparse_input_sparse_and_change_one_row():
-    import scipy.sparse as sp
     ds = make_block_matrix(n_rows=30, n_cols=20, k=2, l=2, random_state=0)
     assert sp.issparse(ds.X)
     B, t = make_neighbour(ds, "replace_document")

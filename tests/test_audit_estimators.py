@@ -1,4 +1,4 @@
-"""Issue 9: empirical audits of the private estimators themselves.
+"""Empirical audits of the private estimators themselves.
 
 Each audit runs the release many times on D and on a neighbour D′ and turns the best
 threshold test into ε̂, a lower bound on the ε really spent that holds with 95 %
@@ -22,7 +22,8 @@ import warnings
 import numpy as np
 import pytest
 
-from dpcore.lab.audit import (add_point, audit_dataset, audit_estimator, change_cell, far_outlier, run_audit)
+from dpcore.lab.audit import (EstimatorStatistic, add_point, audit_dataset, audit_estimator, change_cell, far_outlier,
+                              make_neighbour, run_audit)
 from dpcore.cocluster.dptaucc import dp_compute_t, release_table
 from dpcore.cocluster.taucc import contingency_table
 from dpcore.data import make_block_matrix, make_union_of_subspaces
@@ -78,11 +79,10 @@ def test_dptaucc_contingency_table_release_at_eps_1_stays_below_nominal():
 
 
 def test_dptaucc_end_to_end_reachability_statistic_never_fires():
-    """The exact reachability test on DP-τCC's last released table (issue 14): with the
+    """The exact reachability test on DP-τCC's last released table: with the
     discrete Laplace every count is reachable from its neighbour, so the statistic is 0 on
     every run of both sides and ε̂ = 0. (Its power against numpy's float Laplace is shown in
     tests/test_reachability.py, where the same test gives ε̂ > ε on float releases.)"""
-    from dpcore.lab.audit import EstimatorStatistic, make_neighbour
     ds, params = audit_dataset("blocks")
     D_b, cell = make_neighbour(ds, "change_cell")
     stat = EstimatorStatistic.for_dataset("dp_taucc", ds, 1.0, cell, params.get("cocluster"), "cell_unreachable")
@@ -179,7 +179,7 @@ def test_sample_aggregate_at_eps_1_stays_below_nominal():
     assert leak.epsilon_lower > 3.0 and leak.epsilon_lower == pytest.approx(leak.epsilon_ceiling)
 
 
-# ----------------------------------------------------------------------------- Gibbs (issue 9.3)
+# ----------------------------------------------------------------------------- Gibbs
 @pytest.mark.slow   # 2.6-4.3 s: keeps the quick run under 2 minutes
 def test_gibbs_one_sweep_from_kplane_start_leaks_more_than_claimed():
     """The Gibbs sampler is ε-DP only asymptotically: its sample is the exponential

@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.lab.audit import _blocks_small, change_cell, reachability_audit
-from dpcore.cocluster.dptaucc import DPTauCC
+from dpcore.lab.audit import audit_dataset, change_cell, reachability_audit
+from dpcore.cocluster.dptaucc import DPTauCC, release_table
 from dpcore.cocluster.taucc import contingency_table
 from dpcore.privacy import discrete_laplace_mechanism
 from dpcore.lab.reachability import float_laplace_release, reachable
@@ -157,7 +157,7 @@ def _dptaucc_cell_releases(A, A_ref, cell, n_runs, seed, epsilon=1.0, n_iter=4):
 
 
 def _end_to_end(n_runs, epsilon):
-    ds = _blocks_small()                                     # the audit's 60×40 block matrix
+    ds = audit_dataset("blocks")[0]                          # the audit's 60×40 block matrix
     A = ds.X
     j = int(A[0].indices[0])
     A2 = change_cell(A, 0, j, 1)                             # the paper's neighbour: +1 in one cell
@@ -176,8 +176,7 @@ def test_release_table_end_to_end_fast():
     and its +1 neighbour with the true (public) partitions, 1500 releases per side at
     ε₁ = 1/80 (the table's share at ε = 1, 𝓘 = 4): the discrete release gives ε̂ = 0, the old
     float release of the same tables (laplace_mechanism, clipped at 0) ε̂ > 1."""
-    from dpcore.cocluster.dptaucc import release_table
-    ds = _blocks_small()
+    ds = audit_dataset("blocks")[0]
     A, r, c = ds.X, ds.labels, ds.extras["column_labels"]
     j = int(A[0].indices[0])
     A2 = change_cell(A, 0, j, 1)

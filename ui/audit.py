@@ -40,8 +40,8 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.lab.audit import (ALL_NEIGHBOURS, AUDIT_SETS, MIN_TRIALS, NEIGHBOUR_RELATION, RELATIONS, STATISTIC_HELP,
-                          audit_delta, claimed_relation)
-from dpcore.lab.sweeps import ALGORITHMS
+                              audit_delta, claimed_relation)
+from dpcore.lab.methods import METHODS, get_method
 from dpcore.plots.audit import audit_histograms
 from dpcore.privacy import PrivacyEvent
 from dpcore.validation import check_real
@@ -77,7 +77,7 @@ def source_label(s):
 
 
 def algorithm_label(n):
-    return ALGORITHMS[n].description or n
+    return get_method(n).description or n
 
 
 def claimed_epsilon(text):
@@ -86,8 +86,8 @@ def claimed_epsilon(text):
 
 
 #: the widgets whose values travel in the page's link, and their parsers (the widgets' limits)
-URL_FIELDS = {"audit_data": one_of(SOURCES, source_label), "audit_algorithm": one_of(list(ALGORITHMS), algorithm_label),
-              **{f"audit_eps_{n}": claimed_epsilon for n, a in ALGORITHMS.items() if a.private},
+URL_FIELDS = {"audit_data": one_of(SOURCES, source_label), "audit_algorithm": one_of(list(METHODS), algorithm_label),
+              **{f"audit_eps_{n}": claimed_epsilon for n, m in METHODS.items() if m.private},
               "audit_neighbour": one_of(list(ALL_NEIGHBOURS), ALL_NEIGHBOURS.get),
               "audit_trials": as_int(MIN_TRIALS, MAX_TRIALS), "audit_sweeps": as_int(1, MAX_SWEEPS),
               "audit_init": one_of(list(INITS), INITS.get), "audit_confidence": one_of(CONFIDENCES),
@@ -119,7 +119,7 @@ GIBBS_REASON = gibbs_unchecked("an audit")
 
 def runs_private(name, ds, params, seed):
     """(private, reason) of an audit's runs on the user's dataset ``ds``, for the meter."""
-    if not ALGORITHMS[name].private:
+    if not get_method(name).private:
         return False, f"{algorithm_label(name)} makes no privacy claim: its runs protect nobody"
     if seed is not None:
         return False, f"public seed {seed} (reproducible mode)"
@@ -129,7 +129,7 @@ def runs_private(name, ds, params, seed):
                                                                    f"{start} solution")
     if name == "dpnmf" and params.get("init") == "nndsvd":
         return False, "DPNMF's NNDSVD start reads the raw documents"
-    if ALGORITHMS[name].family == "kmeans" and "radius" not in params and "public_radius" not in ds.extras:
+    if get_method(name).family == "kmeans" and "radius" not in params and "public_radius" not in ds.extras:
         return False, "the radius is read off the data (radius='data'): no public radius for this dataset"
     return True, ""
 
@@ -144,7 +144,7 @@ class AuditCharge:
         self.dataset = ds.name
         self.private, self.reason = runs_private(name, ds, params, seed)
         self.relation = claimed_relation(name) or "replace_one"
-        self.epsilon = float(epsilon) if epsilon is not None and ALGORITHMS[name].private else 0.0
+        self.epsilon = float(epsilon) if epsilon is not None and get_method(name).private else 0.0
         self.delta = audit_delta(name, ds, params) if self.epsilon else 0.0
         self.trials = int(trials)
         self.label = f"audit of {algorithm_label(name)}: runs on D and on D′ (a neighbour of D)"
@@ -181,7 +181,7 @@ class AuditCharge:
 def charge_preview(name, ds, params, epsilon, seed, trials):
     """:meth:`AuditCharge.preview` for the page's current controls, or None when they cannot be run
     (no claimed ε > 0 for a private algorithm, or a parameter dpcore refuses: Run says why)."""
-    if ALGORITHMS[name].private and (epsilon is None or not epsilon > 0):
+    if get_method(name).private and (epsilon is None or not epsilon > 0):
         return None
     try:
         return AuditCharge(name, ds, params, epsilon, seed, trials).preview()

@@ -1,58 +1,18 @@
-"""Exact reachability audit of one released count (Mironov 2012's attack, decided exactly).
+"""Exact reachability of one released count (Mironov 2012's attack, decided exactly).
 
-A mechanism adds noise to a count whose true value is v on D and v + 1 on a neighbour D′.
-If a released value y *cannot* be produced from v + 1 at all, seeing y proves that the data
-are D: no ε bounds the privacy loss of such a release. For an ε-DP mechanism over the reals
-every y has positive density from both sides, but a floating-point implementation produces
-only finitely many floats from each input, and the two sets differ.
+A mechanism adds noise to a count whose true value is v on D and v + 1 on a neighbour D′. A
+floating-point implementation produces only finitely many floats from each input; a release
+that cannot come from v + 1 at all proves that the data are D. :func:`reachable` decides,
+for each release, whether it can come from a given value:
 
-:func:`reachable` decides exactly, for each release, whether it can come from a given value:
+- ``"float_laplace"``: ``value + Generator.laplace(0.0, scale)`` in float64 (what
+  :func:`dpcore.privacy.laplace_mechanism` did before releases were made exact), modelled
+  with numpy's own float operations (:func:`float_laplace_release`) and searched exactly;
+- ``"discrete_laplace"``: :func:`dpcore.privacy.discrete_laplace_mechanism`, for which every
+  integer is reachable from every integer.
 
-- ``"float_laplace"`` - numpy's ``Generator.laplace(0.0, scale)`` added in float64 to the
-  value, as :func:`dpcore.privacy.laplace_mechanism` did before releases were made exact
-  (``value + rng.laplace(0.0, sensitivity / epsilon, size)``; now it releases on a grid,
-  :mod:`dpcore.privacy.exact`). numpy's C sampler (``random_laplace`` in
-  numpy/random/src/distributions/distributions.c) draws U = next_double() = k·2⁻⁵³ for a
-  uniform integer k in [0, 2⁵³) and returns, with loc = 0,
-
-      U ≥ 0.5:      0.0 − scale·log((2.0 − U) − U)     (noise ≥ 0)
-      0 < U < 0.5:  0.0 + scale·log(U + U)             (noise < 0)
-      U = 0:        draw again,
-
-  every operation in float64 and ``log`` from the C library. The release is
-  y = fl(v + noise). So y is reachable from v iff some k in [1, 2⁵³) gives F(k) = y, where F
-  is that chain of float operations. This module evaluates F with exactly the same float
-  operations (Python floats are IEEE binary64 with round-to-nearest-even, and ``math.log`` is
-  the same C-library ``log`` numpy's C code calls; numpy's own vectorised ``np.log`` is NOT
-  bit-identical to it and is not used). tests/test_reachability.py checks the model against
-  ``Generator.laplace`` bit for bit on millions of draws from known generator states.
-- ``"discrete_laplace"`` - :func:`dpcore.privacy.discrete_laplace_mechanism`: the noise takes
-  every integer value with positive probability, so every integer is reachable from every
-  integer and the test never fires (a non-integer release is invalid input).
-
-Why the search is exact (float Laplace)
----------------------------------------
-On each branch F is non-decreasing in k: k ↦ U = k·2⁻⁵³ and U ↦ U + U are exact; U ↦
-(2.0 − U) − U is non-increasing (each IEEE subtraction with round-to-nearest is monotone in
-each argument); ``log`` is increasing; multiplying by scale > 0 and adding v are monotone.
-So a binary search over k finds k₀ = the smallest k of the branch with F(k) ≥ y (53 steps;
-the invariant F(lo) < y ≤ F(hi) holds with virtual ends F(first − 1) = −∞, F(last + 1) = +∞
-whether or not F is monotone), and if F is monotone, y is reachable on that branch iff
-F(k₀) = y. The one operation whose monotonicity is not guaranteed by IEEE 754 is the C
-library's ``log``, which is not correctly rounded, only faithfully rounded (glibc ≥ 2.28:
-< 0.52 ulp). A faithfully rounded log can only invert the order of two arguments whose exact
-logarithms lie between the same two adjacent doubles; on the grid of arguments used here
-(x = 2U a multiple of 2⁻⁵², or (2 − U) − U a multiple of 2⁻⁵³ hit by at most two k) at most
-a couple of consecutive k share such an interval (|ln x| ∈ [2ʲ, 2ʲ⁺¹) has ulp 2ʲ⁻⁵², which
-holds x·2ʲ < 1 grid points of spacing 2⁻⁵²). So beyond D = 4 steps F is monotone, and any
-k with F(k) = y lies within D of k₀ (if k < k₀ − D then F(k) ≤ F(k₀ − 1) < y; if k > k₀ + D
-then F(k₀) ≤ F(k) = y ≤ F(k₀), so k₀ itself hits). The search checks every k in
-[k₀ − 16, k₀ + 16] on both branches: a margin of four times D.
-
-An audit's lower bound ε̂ is valid for any fixed test, so even a wrong reachability decision
-could not make ε̂ overstate the privacy loss; exactness is what makes the test "the release
-is unreachable from the other side's value" fire *never* on the other side (checked in the
-tests) and so gives it its power.
+The model of numpy's sampler and the proof that the search is exact are in ``docs/audit.md``
+("Exact reachability"); :func:`dpcore.lab.audit.reachability_audit` turns the test into a bound.
 """
 from __future__ import annotations
 
@@ -60,7 +20,6 @@ import math
 
 import numpy as np
 
-from ..validation import check_real
 
 __all__ = ["MECHANISMS", "check_mechanism", "float_laplace_release", "reachable"]
 
@@ -74,14 +33,15 @@ _WINDOW = 16                              # k checked each side of the binary-se
 
 
 def _log(x):
-    """The C library's log, elementwise (``math.log``), on a float64 array (x > 0)."""
+    """The C library's log, elementwise (``math.log``), on a float64 array (x > 0): the ``log``
+    numpy's C sampler calls (numpy's vectorised ``np.log`` is not bit-identical to it)."""
     return np.fromiter(map(math.log, x.tolist()), dtype=np.float64, count=x.size)
 
 
 def float_laplace_release(value, k, scale):
     """The float a release ``value + Generator.laplace(0.0, scale)`` takes when numpy's
     next_double() returned U = k·2⁻⁵³ (k an integer in [1, 2⁵³)), with numpy's exact float
-    operations (see the module docstring). ``value``, ``k``, ``scale`` broadcast.
+    operations (see docs/audit.md, "The float Laplace model"). ``value``, ``k``, ``scale`` broadcast.
 
     Parameters
     ----------
