@@ -25,7 +25,7 @@
    per second of the exact vector Bingham sampler (ACG) at the same three scales.
 3. Optional (--fig3 N): the Fig. 3 experiment, 8 chains × ε ∈ {0.1, 1, 10, 100} from the
    random (private) init and from the k-plane init, N sweeps each, with split-R̂ / ESS and
-   the mixing verdict (the README figure for "from the random init, for which ε the chains
+   the mixing verdict (the figure in docs/benchmarks.md for "from the random init, for which ε the chains
    mixed").
 """
 from __future__ import annotations

@@ -89,7 +89,7 @@ st.markdown("""
   (float noise can: Mironov 2012). What stays floating-point, and why: the exponential mechanism's
   random choices (DP-τCC's partitions, the candidate method's stages, the Gibbs chain choice), the
   candidate partition's coin flips, the Gibbs sampler's continuous draws, and the diffprivlib peer's
-  own noise. The README's "Privacy as delivered" gives the proofs.
+  own noise. docs/privacy.md ("Privacy as delivered") gives the proofs.
 """)
 st.caption("Papers: Y. Wang, Y.-X. Wang & A. Singh, Differentially private subspace clustering (NeurIPS 2015); "
            "E. Battaglia & R. G. Pensa, Differentially private associative co-clustering; "

@@ -87,12 +87,9 @@ def test_presets_name_catalogue_methods_in_a_stable_order():
     assert presets_for("nope") == []
 
 
-def test_sweeps_keeps_the_old_names_as_aliases_of_the_catalogue():
-    assert sweeps.ALGORITHMS is METHODS
-    ds = load_dataset(**_DATA["kmeans"])
-    a = sweeps.make_estimator("sulq_kmeans", ds, {"n_iter": 3}, 2.0, 1e-5, 0)
-    b = build_estimator("sulq_kmeans", ds, {"n_iter": 3}, 2.0, 1e-5, 0)
-    assert a.get_params() == b.get_params()
+def test_the_catalogue_is_the_only_registry():
+    """sweeps keeps no registry of its own: the old names are gone."""
+    assert not hasattr(sweeps, "ALGORITHMS") and not hasattr(sweeps, "make_estimator")
 
 
 def test_build_layers_dataset_defaults_fixed_params_caller_params_and_privacy():

@@ -92,9 +92,10 @@ def test_wide_sparse_matrix_is_not_densified():
 
 def test_registered_for_count_matrices():
     from dpcore.lab.audit import claimed_relation, default_neighbour
-    from dpcore.lab.sweeps import ALGORITHMS, PRESETS, Sweep, presets_for, run_sweep
-    assert ALGORITHMS["dphd"].load() is DPHD and ALGORITHMS["dphd"].takes_delta
-    assert PRESETS["DPHD"] == {"name": "dphd"}
+    from dpcore.lab.methods import PRESETS, get_method, presets_for
+    from dpcore.lab.sweeps import Sweep, run_sweep
+    assert get_method("dphd").cls is DPHD and get_method("dphd").takes_delta
+    assert PRESETS["DPHD"]["name"] == "dphd"
     assert "DPHD" in presets_for("counts") and "DPHD" not in presets_for("points")
     assert claimed_relation("dphd") == "replace_one" and default_neighbour("dphd", "counts") == "replace_document"
     df = run_sweep(Sweep(dataset={"kind": "blocks", "n_rows": 300, "n_cols": 120, "k": 3, "random_state": 0},

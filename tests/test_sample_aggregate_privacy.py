@@ -1,5 +1,5 @@
 """Privacy of sample-aggregate (Alg. 1): the exact privacy profile of the Gaussian step and
-its calibration, and the β-smoothness of S(B) (module docstring of dpcore.privacy.sample_aggregate).
+its calibration, and the β-smoothness of S(B) (docs/sample_aggregate.md).
 
 Neighbouring datasets give output sets B, B′ that differ in at most s = ⌊√m⌋ outputs.
 Normalising B's noise sd to 1, the two releases are P = N(0, I_D) and Q = N(μe₁, e^{2b}I_D)

@@ -512,8 +512,8 @@ def test_privacy_utility_sweep_runs_in_process_on_an_upload():
 
 @pytest.mark.slow
 def test_default_sweep_and_audit_run_on_two_planes():
-    """Issue 15: the Privacy–utility page's DEFAULT sweep and the Audit page run on the README's
-    own sample upload (d = 5). The sweep used to fail: its default q fell back to 9 with no cap
+    """The Privacy–utility page's DEFAULT sweep and the Audit page run on the shipped sample
+    upload two_planes.csv (d = 5; docs/data.md). The sweep used to fail: its default q fell back to 9 with no cap
     at d − 1 (now dpcore.defaults.default_subspace_dim, shared by pages, sweeps and audits)."""
     ds = load_upload("two_planes.csv", (SAMPLES / "two_planes.csv").read_bytes(), labels="last_column")
     at = _with_upload("7_privacy_utility.py", ds, timeout=600)

@@ -176,15 +176,19 @@ def provenance(manifest: dict, fig) -> str:
              + " (uncommitted changes: " + {True: "yes", False: "no"}.get(dirty, "unknown") + ")"]
     if get("created"):
         parts.append(f"on {get('created')}")
-    jobs = get("jobs")
+    workers = get("workers") or get("jobs")
     parts.append(f"in {duration(fig.seconds)} wall time ({fig.n_runs:,} runs"
-                 + (f", {jobs} worker{'s' if jobs != 1 else ''})" if jobs else ")"))
+                 + (f", {workers} worker{'s' if workers != 1 else ''})" if workers else ")"))
     parts.append(f"level **{fig.level}**")
     text = "Shipped results " + ", ".join(parts) + "."
     mem, total = manifest.get("peak_memory") or {}, manifest.get("total_seconds")
     if total is not None and mem:
-        text += (f" The whole command took {duration(total)}; peak memory {mem.get('main_mb', float('nan')):,.0f} MB "
-                 f"in the main process, at most {mem.get('largest_worker_mb', float('nan')):,.0f} MB in each worker.")
+        main_mb, worker_mb = mem.get("main_mb"), mem.get("largest_worker_mb")
+        text += f" The whole command took {duration(total)}"
+        if main_mb is not None and main_mb == main_mb:
+            text += f"; peak memory {main_mb:,.0f} MB in the main process"
+        text += (f", at most {worker_mb:,.0f} MB in each worker." if worker_mb is not None and worker_mb == worker_mb
+                 else ", worker memory not measured.")
     return text
 
 

@@ -98,7 +98,7 @@ PRESETS = {
 }
 # Offered once the shared dataset picker (ui/pickers.py) lists scikit-learn's digits (PAPER_SPECS["digits"]):
 # a preset whose dataset the picker does not offer would silently fall back to another dataset.
-# Measured with dpcore.lab.compare.compare_methods, seeds 0-4 (issue 18): objective ÷ k-means++ median
+# Measured with dpcore.lab.compare.compare_methods, seeds 0-4: objective ÷ k-means++ median
 # (range) candidate 2.17 (1.99-2.62), SuLQ 2.51 (2.32-2.85), s.a. 26.7 (24-28), DP-Lloyd 154 (144-225).
 DIGITS_PRESET = {
     "Handwritten digits (real data, k = 10, ε = 1)": Preset(

@@ -2,7 +2,7 @@
 
 URL state
 ---------
-Which job is whose (README, "Shareable links"):
+Which job is whose (docs/teaching.md, "Shareable links"):
 
 - **Streamlit** (``bind="query-params"`` on every widget that defines a page's view) writes
   each widget's value into the URL as soon as it is committed — also inside a form, before

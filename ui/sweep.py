@@ -1,7 +1,7 @@
 """The Privacy–utility page's helpers (pages/7_privacy_utility.py): its controls' limits and
 link parsers, presets, the sweep it builds, and how a result is shown and explained.
 
-Decisions (issue 16):
+Decisions:
 
 - **One limit, two users.** Every widget limit below (``MAX_POINTS``, ``MAX_TRIALS``,
   :func:`q_limits`, the options of :func:`method_options`) is also the limit of its link

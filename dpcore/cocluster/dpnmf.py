@@ -48,15 +48,7 @@ Decisions where the published code differs from the paper's argument
 The row partition (``labels_``) is argmax_k h_jk for each raw document against the last
 released W (the evaluation step, like DP-τCC's ``row_assignment_``): NOT private.
 
-Measured utility (issue 18; median row NMI, seed 0 or 3 runs, NNDSVD start): the noise of the
-released statistics dominates B = XᵀH/n on the CLUTO sets (σ = 0.0038 at ε = 1 on classic3,
-while most entries of B are below 1e-3: a term's share of the normalised documents), so the
-first W-step forgets the start. Row NMI is 0.00-0.05 at ε ∈ {0.1, 0.5, 1, 3} on classic3,
-cstr and reviews, where the NNDSVD start alone gives 0.47, 0.63 and 0.21; the start's quality
-comes back only at ε ≈ 100 (σ ≈ 1e-4). Fewer W-steps (``w_steps`` 1 or 5) do not change this.
-The paper's statement that DPNMF beats DP-τCC at small ε therefore does not hold for this
-mechanism; the co-clustering paper attributes DPNMF's results to its non-private start, which
-here cannot survive the noise of an (ε, δ)-DP basis.
+Its measured utility on the CLUTO sets is in docs/benchmarks.md ("The paper's peers").
 """
 from __future__ import annotations
 

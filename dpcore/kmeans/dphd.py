@@ -11,17 +11,12 @@ Decisions
 ---------
 - **Sparse throughout.** The count matrix stays CSR: the JL projection is a sparse × dense
   product (n × m times m × p), the recovery's cluster sums are a sparse k × n indicator times
-  the rows, and only the k × m centres are dense. On reviews (4069 × 18 483, k = 5) one run
-  takes ≈ 0.04 s and holds ≈ 1 MB beyond the matrix (measured on this machine, one BLAS
-  thread); densifying would cost 600 MB.
+  the rows, and only the k × m centres are dense. Time and memory per run: docs/benchmarks.md.
 - **δ = 1e-5** by default (the δ the co-clustering paper gives its (ε, δ) peers), spent by the
   Gaussian recovery stage only.
 - **No SuLQ refinement by default** (``refine_iter=0``). 8 refinement iterations (the
   high-dimensional paper's §7) split the recovery budget over 9 Gaussian releases in R^m with
-  m in the thousands. Measured on the seven CLUTO sets (median row NMI of 3 runs, 0 → 8
-  iterations): at ε = 1 both stay at noise level (0.00-0.11 → 0.00-0.13, higher on 4 sets,
-  lower on 3); at ε = 3 the refinement lowers it on 5 sets (e.g. classic3 0.15 → 0.00, tr11
-  0.11 → 0.01) and raises it on one (cstr 0.00 → 0.03). The option stays available.
+  m in the thousands. It did not help on the CLUTO sets (docs/benchmarks.md). The option stays available.
 - Rows are normalised inside ``fit`` (zero rows stay zero), so a raw count matrix is the input,
   like DP-τCC's and DPNMF's.
 

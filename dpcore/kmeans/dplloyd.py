@@ -5,19 +5,14 @@ the budget split :class:`~dpcore.kmeans.baselines.DPLloydKMeans` hands it, writt
 cluster are a k×n indicator times the CSR rows, distances use ‖x‖² − 2x·c + ‖c‖².
 
 Decision: DP-KMeans of the co-clustering paper's Fig. 2 is THIS estimator on all seven CLUTO
-sets (``dpcore.lab.sweeps.ALGORITHMS["dp_kmeans"]``: rows L2-normalised, bounds [0, 1]), not
+sets (the catalogue entry ``dp_kmeans`` of :mod:`dpcore.lab.methods`: rows L2-normalised, bounds [0, 1]), not
 diffprivlib where it fits and this elsewhere. One method gives one curve whose differences
 between sets come from the data, not from two implementations; diffprivlib cannot take reviews
 at all, and it skips empty clusters without noise (not private, see below). What ties it to
 the paper's diffprivlib runs is checked in tests/test_dplloyd_sparse.py on a matrix both run:
 the same T rule (:func:`dplloyd_iterations`) and budget split for every (ε, n, d, k) tried
 (including classic3's and reviews' shapes), the same bounded-domain scale, and a mean objective within the noise of
-diffprivlib's. Cost: ≤ 0.1 s per run on every CLUTO set at ε = 1 (reviews 0.10 s, one BLAS
-thread). Measured utility: row NMI 0.000 (median of 3) on all seven sets at ε = 1, and at every
-ε ∈ {0.1, 0.5, 1, 3} on classic3, cstr and reviews - as the issue measured for diffprivlib on
-six sets. The start (uniform in the box [0, 1]^m, far from the unit-norm documents) puts every
-document nearest to one centre, and Lloyd stays there (on a 300 × 120 block matrix even at
-ε = 10⁴).
+diffprivlib's. Its cost and measured utility are in docs/benchmarks.md ("The paper's peers").
 
 The mechanism, as in diffprivlib 0.6 (facts; the code is ours)
 --------------------------------------------------------------

@@ -13,7 +13,7 @@ The reproduction's HTML files, images and plotly.js are not shipped: the app dra
 from its CSV (:func:`dpcore.plots.paper.panel_figure`). Manual: ``docs/reproduce.md``.
 
 Every run's seed is a function of (master seed, method label, ε, trial) only
-(:func:`dpcore.lab.sweeps.run_seed`), so :func:`recompute_row` reruns one shipped row on its
+(:func:`dpcore.lab.methods.run_seed`), so :func:`recompute_row` reruns one shipped row on its
 own and :func:`compare_row` says whether it gives the shipped numbers.
 """
 from __future__ import annotations

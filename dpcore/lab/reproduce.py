@@ -32,7 +32,8 @@ from scipy import stats
 
 from ..data import CLUTO_NAMES, PAPER_SPECS, load_dataset
 from ..validation import check_int
-from .sweeps import ALGORITHMS, DPNMF_PAPER, Sweep, preset, run_seed, run_sweep, worker_context
+from .methods import DPNMF_PAPER, get_method, preset, run_seed
+from .sweeps import Sweep, run_sweep, worker_context
 from ..subspace.common import single_threaded
 from ..plots.paper import _jsonable
 
@@ -385,7 +386,7 @@ def _subspace_fig2(level, R):
         title = f"Subspace clustering, Fig. 2 ({pname}): {load_dataset_name(P['dataset'])}"
         panels.append(Panel(pname, df, {"kind": "privacy_utility", "metrics": ["cost", dw], "title": title},
                             _medians(df, dw), title))
-        private = [a["label"] for a in algs if ALGORITHMS[a["name"]].private]
+        private = [a["label"] for a in algs if get_method(a["name"]).private]
         for alg in private:
             checks.append(_trend_check(df, alg, dw, pname))
         if ds_kind == "subspaces" and 10.0 in S["epsilons"]:

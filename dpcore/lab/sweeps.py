@@ -14,7 +14,7 @@ Design
   distributed client's executor (:func:`dask_executor`) for sweeps that outgrow one machine.
 - **Workers import dpcore, not the caller's script.** A spawned worker normally re-runs the
   parent's ``__main__`` before its first task. Under Streamlit ``__main__`` is the app's page
-  script, so every worker ran ``app.py`` without a session (issue 16). The pool's processes
+  script, so every worker ran ``app.py`` without a session, importing Streamlit and logging "missing ScriptRunContext". The pool's processes
   (:func:`worker_context`) skip that step: a task carries its method's spec (import paths and
   fields, :meth:`dpcore.lab.methods.Method.spec`) and its function is :func:`run_task`, so a
   worker imports the method's class itself and needs neither ``__main__`` nor the parent's
@@ -53,22 +53,9 @@ from ..validation import check_epsilon, check_int
 from ..data import load_dataset
 from ..subspace.common import single_threaded
 from .methods import METHODS, Method, build_estimator, get_method, run_seed
-# the catalogue's names callers still import from here (documented in dpcore.lab.methods)
-from .methods import DPNMF_PAPER, FAMILY_DEFAULTS, FAMILY_KINDS, PRESETS, preset, presets_for  # noqa: F401
 
-__all__ = ["ALGORITHMS", "METRICS", "make_estimator", "Sweep", "run_sweep", "run_task", "summarize",
+__all__ = ["METRICS", "Sweep", "run_sweep", "run_task", "summarize",
            "dask_executor", "worker_context", "warning_summary"]
-
-
-# ----------------------------------------------------------------------------- the catalogue
-#: the method catalogue (:data:`dpcore.lab.methods.METHODS`) under its old name, kept until the
-#: last callers move to ``dpcore.lab.methods``
-ALGORITHMS = METHODS
-
-
-def make_estimator(name, ds, params=None, epsilon=None, delta=None, random_state=None):
-    """:func:`dpcore.lab.methods.build_estimator` under its old name (kept until the last callers move)."""
-    return build_estimator(name, ds, params, epsilon, delta, random_state)
 
 
 def _metric_subspace_dw(ds, est):

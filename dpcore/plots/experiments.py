@@ -1,6 +1,6 @@
 """Privacy–utility curves from a sweep DataFrame (dpcore.lab.sweeps).
 
-Decisions (issue 16, for a figure shown to a class):
+Decisions (for a figure shown to a class):
 
 - **ε on a log axis** with tick labels only at round values: decades, or 1-2-5 when the range
   spans little more than a decade (never plotly's default minor labels "2, 3, …, 9", which read

@@ -1,4 +1,4 @@
-"""Figures of the private subspace clustering of issue 4 (no Streamlit).
+"""Figures of private subspace clustering (no Streamlit).
 
 - :func:`released_subspaces_figure` — the points with the released, true and non-private
   subspaces (a wrapper of :func:`dpcore.plots.data.projection_scatter` whose title says

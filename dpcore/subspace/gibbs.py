@@ -731,7 +731,7 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {self.engine!r}")
         if self.engine == "numba" and not _kernels.AVAILABLE:
             raise ValueError("engine='numba' needs the numba package, which is not importable here "
-                             "(pip install numba, or use engine='auto' to fall back to numpy)")
+                             "(pip install 'dpcore[fast]', or use engine='auto' to fall back to numpy)")
         if self.engine == "numba" and self.column_sampler != "acg":
             raise ValueError("engine='numba' implements column_sampler='acg' only (use engine='numpy' for 'hoff')")
         burn = n_iter // 2 if self.burn_in is None else check_int(self.burn_in, "burn_in", 0, n_iter - 1)
