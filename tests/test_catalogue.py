@@ -143,6 +143,26 @@ def test_a_registered_method_runs_in_a_sweep_on_two_worker_processes(registered)
     assert two.drop(columns="seconds").equals(one.drop(columns="seconds"))
 
 
+def test_runs_in_worker_processes_are_charged_to_the_callers_accountant(registered):
+    """A sweep on worker processes inside ``with acc:`` charges every private run, as the same
+    sweep in this process does through the estimators' fit wrapper; a budget the sweep would
+    pass refuses it before any run."""
+    from dpcore.privacy import PrivacyAccountant
+    sweep = Sweep(dataset=_DATA["kmeans"], algorithms=["own_noisy_lloyd", preset("SuLQ k-means"), "kmeanspp"],
+                  epsilons=[0.5, 2.0], trials=2, metrics=["nmi"], seed=3)
+    totals = {}
+    for n_jobs in (1, 2):
+        with PrivacyAccountant() as acc:
+            df = run_sweep(sweep, n_jobs=n_jobs)
+        assert len(acc.runs) == int(df["private"].sum()) == 8 and not acc.nonprivate_runs
+        totals[n_jobs] = acc.basic_total()
+    assert totals[2] == pytest.approx(totals[1]) and totals[2][0] == pytest.approx(2 * 2 * (0.5 + 2.0))
+    acc = PrivacyAccountant(budget_epsilon=9.0)
+    with acc, pytest.raises(ValueError, match="privacy budget exceeded"):
+        run_sweep(sweep, n_jobs=2)
+    assert acc.runs == [] and acc.basic_total() == (0.0, 0.0)
+
+
 def test_a_worker_runs_a_task_without_the_parents_registry(registered):
     task = Sweep(dataset=_DATA["kmeans"], algorithms=["own_noisy_lloyd"], epsilons=[5.0], trials=1,
                  metrics=["nmi"]).validated().tasks()[0]

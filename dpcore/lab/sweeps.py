@@ -38,7 +38,7 @@ import re
 import threading
 import time
 import warnings
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from functools import lru_cache
 from multiprocessing import context as mp_context
@@ -52,6 +52,7 @@ from .. import metrics as M
 from ..validation import check_epsilon, check_int
 from ..data import load_dataset
 from ..subspace.common import single_threaded
+from ..privacy.accountant import PrivacyEvent, active_accountants
 from .methods import METHODS, Method, build_estimator, get_method, run_seed
 
 __all__ = ["METRICS", "Sweep", "run_sweep", "run_task", "summarize",
@@ -404,7 +405,15 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
     Raises
     ------
     ValueError
-        If the sweep is invalid (:meth:`Sweep.validated`) or ``n_jobs`` is out of range.
+        If the sweep is invalid (:meth:`Sweep.validated`), ``n_jobs`` is out of range, or the
+        planned private runs would pass the budget of an active accountant.
+
+    Notes
+    -----
+    Privacy accounting: every private run is charged to the active accountants
+    (:class:`dpcore.privacy.PrivacyAccountant` used as ``with acc:``). In this process the
+    estimators' ``fit`` does it; runs on workers are planned against the budgets before any is
+    sent and charged here as each result arrives. Runs loaded from ``store`` are not charged again.
     """
     sweep = sweep.validated()
     n_jobs = check_int(n_jobs, "n_jobs", 1, os.cpu_count() or 1)
@@ -436,15 +445,24 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
     own_pool = None
     if executor is None and n_jobs > 1 and len(todo) > 1:
         executor = own_pool = ProcessPoolExecutor(n_jobs, mp_context=worker_context())
+    # in this process every fit is checked and charged by the accountants of the caller (the
+    # estimators' fit wrapper); runs in worker processes are not seen there, so they are
+    # planned against those budgets before any is sent, and charged here as each comes back
+    accs = active_accountants() if executor is not None else []
+    if accs:
+        _check_budgets(accs, todo)
     try:
         if executor is None:
             for key, task in todo:
                 finish(key, run_task(task))
         else:
-            futures = {executor.submit(run_task, task): key for key, task in todo}
-            from concurrent.futures import as_completed
+            futures = {executor.submit(run_task, task): (key, task) for key, task in todo}
             for fut in as_completed(futures):
-                finish(futures[fut], fut.result())
+                key, task = futures[fut]
+                row = fut.result()
+                for acc in accs:
+                    _charge(acc, task, row)
+                finish(key, row)
     finally:
         if own_pool is not None:
             own_pool.shutdown(cancel_futures=True)
@@ -453,6 +471,42 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
     df["_o"] = df["algorithm"].map(order)
     df = df.sort_values(["_o", "epsilon", "trial"], na_position="first").drop(columns="_o").reset_index(drop=True)
     return df
+
+
+def _task_method(task):
+    return Method.from_spec(task["method"]) if task.get("method") else get_method(task["algorithm"]["name"])
+
+
+def _check_budgets(accs, todo):
+    """Refuse a sweep whose private runs, as planned by their estimators, would take any of
+    ``accs`` past its budget; nothing has run yet."""
+    events, ds = [], None
+    for _, task in todo:
+        entry = _task_method(task)
+        if not entry.private:
+            continue
+        if ds is None:
+            ds = _dataset(json.dumps(task["dataset"], sort_keys=True))
+        est = entry.build(ds, params=task["algorithm"]["params"], epsilon=task["epsilon"], delta=task["delta"])
+        planned = est._planned_privacy(ds.X)
+        if planned is not None:
+            events.append(PrivacyEvent.approx_dp(*planned, relation=entry.relation))
+    if events:
+        for acc in accs:
+            acc.check(0.0, 0.0, relation=events[0].relation, events=events)
+
+
+def _charge(acc, task, row):
+    """Record one run of a worker process in ``acc``: what its ledger spent, in its method's relation."""
+    entry = _task_method(task)
+    if not entry.private or not math.isfinite(row["epsilon_spent"]):
+        return
+    delta = 0.0 if not math.isfinite(row["delta"]) else float(row["delta"])
+    acc.record(PrivacyEvent.approx_dp(float(row["epsilon_spent"]), delta), relation=entry.relation,
+               label=f"sweep: {row['algorithm']}, ε = {row['epsilon']:g}, trial {row['trial']}",
+               private=bool(row["released_private"]),
+               reason="" if row["released_private"] else "the fit released nothing private (a non-private start "
+                                                         "or selection, or a radius read off the data)")
 
 
 def summarize(df: pd.DataFrame, metric: str, by=("algorithm", "epsilon")) -> pd.DataFrame:
