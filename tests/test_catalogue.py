@@ -235,6 +235,8 @@ def test_unknown_names_are_refused_with_the_known_ones():
     (dict(defaults=lambda ds: {}), "top level of a module"),
     (dict(presets={"k-plane": {}}), "preset labels already taken"),
     (dict(cls_or_target="dpcore.metrics:nmi"), "no fit method"),
+    (dict(private=False), "register it with private=True"),                     # would spend ε uncharged in workers
+    (dict(relation="add_remove"), "contradicts the class's claimed_relation"),  # ledger and catalogue would disagree
 ])
 def test_bad_registrations_are_refused(kw, words):
     args = dict(name="bad_one", cls_or_target=helpers.OneNoisyLloydStep, family="kmeans", private=True) | kw
@@ -256,3 +258,30 @@ def test_a_private_method_must_take_epsilon():
         unregister_method("kpp_again")
     with pytest.raises(ValueError, match="built-in"):
         unregister_method("kplane")
+
+
+UNGUARDED = """
+from dpcore.lab.methods import register_method
+from dpcore.lab.sweeps import Sweep, run_sweep
+from own_method_helpers import OneNoisyLloydStep
+
+
+class Mine(OneNoisyLloydStep):
+    pass
+
+
+register_method("mine", Mine, family="kmeans", private=True)
+run_sweep(Sweep(dataset={DATA!r}, algorithms=["mine"], epsilons=[1.0, 2.0], trials=1, metrics=["nmi"]), n_jobs=2)
+"""
+
+
+def test_a_script_without_the_main_guard_gets_a_clear_error_not_a_flood_of_workers(tmp_path):
+    """A worker imports the script to load its class; the script's unguarded top level starts
+    a sweep again. That sweep is refused with the fix, instead of a pool in every worker."""
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED.replace("{DATA!r}", repr(_DATA["kmeans"])))
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT / "tests")}
+    out = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert out.returncode != 0
+    assert "inside a sweep's worker process" in out.stderr and 'if __name__ == "__main__":' in out.stderr

@@ -118,9 +118,13 @@ def code_version():
     Returns
     -------
     dict
-        ``commit`` (str or None when not in a git checkout) and ``dirty`` (bool or None).
+        ``commit`` (str or None when dpcore is not used from its own git checkout, e.g.
+        installed from a wheel, even inside someone else's repository) and ``dirty`` (bool or None).
     """
     root = Path(__file__).resolve().parents[2]
+    top = _git("rev-parse", "--show-toplevel", cwd=root)
+    if top is None or Path(top).resolve() != root or not (root / "pyproject.toml").is_file():
+        return {"commit": None, "dirty": None}
     commit = _git("rev-parse", "HEAD", cwd=root)
     status = _git("status", "--porcelain", "--untracked-files=no", "--", "dpcore", cwd=root)
     return {"commit": commit, "dirty": None if status is None else bool(status)}

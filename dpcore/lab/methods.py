@@ -36,6 +36,7 @@ import numpy as np
 
 from ..defaults import default_n_clusters, default_subspace_dim
 from ..privacy.accountant import RELATIONS
+from ..privacy.accounting import PrivateEstimatorMixin
 
 __all__ = ["Method", "METHODS", "FAMILIES", "FAMILY_DEFAULTS", "FAMILY_KINDS", "PRESETS", "DPNMF_PAPER",
            "register_method", "unregister_method", "get_method", "build_estimator", "run_seed", "preset",
@@ -503,7 +504,8 @@ def register_method(name, cls_or_target, *, family, private, takes_delta=None, r
     ValueError
         If the name is taken, the family or relation is unknown, or the class cannot be
         imported by its path, has no ``fit`` or does not take ``random_state`` (nor
-        ``epsilon`` when ``private``).
+        ``epsilon`` when ``private``); if ``private=False`` for a class that takes ε or keeps
+        a privacy ledger, or ``relation`` contradicts the class's ``claimed_relation``.
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty string; got {name!r}")
@@ -531,11 +533,20 @@ def register_method(name, cls_or_target, *, family, private, takes_delta=None, r
             raise ValueError(f"{target} must take {needed!r} as a constructor parameter")
     if takes_delta is None:
         takes_delta = bool(private and "delta" in accepted)
+    claimed = getattr(cls, "claimed_relation", None)
+    spends = issubclass(cls, PrivateEstimatorMixin) or "epsilon" in accepted
+    if not private and spends:
+        # its fit would spend ε (and be charged in this process) while sweeps and meters listed it as free
+        raise ValueError(f"{target} takes epsilon or reports a privacy ledger: register it with private=True")
     if private:
-        relation = relation if relation is not None else getattr(cls, "claimed_relation", None)
+        given = relation
+        relation = relation if relation is not None else claimed
         if relation not in RELATIONS:
             raise ValueError(f"relation must be one of {', '.join(RELATIONS)} for a private method "
                              f"(or a class attribute claimed_relation); got {relation!r}")
+        if given is not None and claimed is not None and given != claimed:
+            raise ValueError(f"relation {given!r} contradicts the class's claimed_relation {claimed!r}: its ledger "
+                             f"and every accountant record {claimed!r}; leave relation out or fix the class")
     else:
         relation = None
     if defaults is not None:

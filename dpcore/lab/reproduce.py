@@ -141,7 +141,7 @@ class Runner:
     """
 
     def __init__(self, jobs=1, seed=0, store=None, log=None, scheduler=None):
-        self.jobs = check_int(jobs, "jobs", 1, os.cpu_count() or 1)
+        self.jobs = check_int(jobs, "jobs", 1, max(2, 4 * (os.cpu_count() or 1)))
         self.seed = seed
         self.store = Path(store) if store is not None else None
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
@@ -175,9 +175,24 @@ class Runner:
             return {"kind": "dask", "n": n, "threads": threads,
                     "text": f"{n} Dask worker{'s' * (n != 1)}, {threads} thread{'s' * (threads != 1)}"}
         if self.jobs > 1:
-            return {"kind": "process pool", "n": self.jobs, "threads": self.jobs,
-                    "text": f"{self.jobs} worker processes"}
+            # the pool starts its processes on demand: count the ones it started (none when
+            # every run came from the store), not the ones it was allowed
+            n = self._pool_started()
+            if n == 0 and self.executor is not None:
+                return {"kind": "process pool", "n": 0, "threads": 0,
+                        "text": f"a pool of up to {self.jobs} worker processes (none started yet)"}
+            if n == 0:
+                return {"kind": "main process", "n": 1, "threads": 1,
+                        "text": f"no worker started (a pool of up to {self.jobs}; every run was already stored)"}
+            return {"kind": "process pool", "n": n, "threads": n,
+                    "text": f"{n} worker process{'es' * (n != 1)}"}
         return {"kind": "main process", "n": 1, "threads": 1, "text": "no workers: every run in the main process"}
+
+    def _pool_started(self) -> int:
+        """Processes the pool has started so far (it starts them on demand, up to ``jobs``)."""
+        if self.executor is not None:
+            self._started = max(getattr(self, "_started", 0), len(getattr(self.executor, "_processes", None) or {}))
+        return getattr(self, "_started", 0)
 
     def peak_memory(self) -> dict:
         """Peak resident memory of the main process and of the largest worker, in MB.
@@ -205,7 +220,7 @@ class Runner:
                 raise RuntimeError("the pool's peak memory is known once it has shut down (Runner.close)")
             worker = _peak_rss_mb(children=True)
             return {"main_mb": main, "largest_worker_mb": worker,
-                    "workers_how": f"largest of the {self.jobs} pool processes (getrusage RUSAGE_CHILDREN)"}
+                    "workers_how": f"largest of the {info['n']} pool processes (getrusage RUSAGE_CHILDREN)"}
         try:
             peaks = [v for v in self.client.run(_peak_rss_mb).values() if not math.isnan(v)]
         except Exception as exc:        # noqa: BLE001 - a measurement must not lose a finished run
@@ -1003,8 +1018,9 @@ def _jobs(text):
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be an integer; got {text!r}") from None
     cpus = os.cpu_count() or 1
-    if not 1 <= n <= cpus:
-        raise argparse.ArgumentTypeError(f"must be between 1 and the number of CPUs ({cpus}); got {n}")
+    if not 1 <= n <= max(2, cpus):
+        raise argparse.ArgumentTypeError(f"must be between 1 and the number of CPUs ({cpus}; 2 allowed on one CPU); "
+                                         f"got {n}")
     return n
 
 

@@ -301,6 +301,7 @@ def run_task(task) -> dict:
 
 # ----------------------------------------------------------------------------- worker processes
 _launching = threading.local()          # .bare: this thread is starting a sweep worker
+_IN_SWEEP_WORKER = False                # this process is a worker of a sweep's pool
 _original_preparation_data = mp_spawn.get_preparation_data
 _install_lock = threading.Lock()
 
@@ -317,6 +318,11 @@ def _preparation_data(name):
 
 class _WorkerProcess(mp_context.SpawnProcess):
     """A spawned process that does not re-run the parent's ``__main__`` (see the module docstring)."""
+
+    def run(self):
+        global _IN_SWEEP_WORKER
+        _IN_SWEEP_WORKER = True         # a sweep started from here is a script's unguarded top level
+        return super().run()
 
     @staticmethod
     def _Popen(process_obj):
@@ -388,7 +394,7 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
     ----------
     sweep : Sweep
         Validated here.
-    n_jobs : int in [1, cpu_count], default 1
+    n_jobs : int in [1, 4 × cpu_count] (at least 2 allowed), default 1
         Worker processes (a spawn-based pool, :func:`worker_context`) when no ``executor`` is given.
     executor : concurrent.futures.Executor, optional
         Runs the tasks (e.g. :func:`dask_executor`); wins over ``n_jobs``.
@@ -415,8 +421,15 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
     estimators' ``fit`` does it; runs on workers are planned against the budgets before any is
     sent and charged here as each result arrives. Runs loaded from ``store`` are not charged again.
     """
+    if _IN_SWEEP_WORKER:
+        # a worker imported the script that registered a method, and the script's top level
+        # started a sweep again: without this, every worker would start a pool of its own
+        raise RuntimeError("run_sweep was called inside a sweep's worker process: the script that defines your "
+                           "method runs again when a worker imports it, so put its top level under "
+                           "if __name__ == \"__main__\":")
     sweep = sweep.validated()
-    n_jobs = check_int(n_jobs, "n_jobs", 1, os.cpu_count() or 1)
+    # worker processes may outnumber the cores (they share them), up to a sane bound
+    n_jobs = check_int(n_jobs, "n_jobs", 1, max(2, 4 * (os.cpu_count() or 1)))
     tasks = sweep.tasks()
     store = Path(store) if store is not None else None
     rows, todo = {}, []
