@@ -482,11 +482,11 @@ def gibbs_traces(dataset, epsilon, init, n_iter, n_chains, seed):
         ``traces`` (dict name -> array (n_chains, n_iter)), ``burn_in`` (int) and
         ``seconds_per_sweep`` (float).
     """
-    from ..subspace.gibbs import GibbsSubspaceClustering
     ds = load_dataset(**dataset)
     rng = np.random.default_rng(run_seed(seed, f"fig3 {init}", epsilon, 0))
-    est = GibbsSubspaceClustering(n_clusters=int(ds.n_classes), subspace_dim=int(ds.subspaces.shape[2]), epsilon=epsilon, n_iter=n_iter,
-                                  n_chains=n_chains, init=init, random_state=rng)
+    est = get_method("gibbs").build(ds, params={"n_clusters": int(ds.n_classes), "subspace_dim": int(ds.subspaces.shape[2]),
+                                                "n_iter": n_iter, "n_chains": n_chains, "init": init},
+                                    epsilon=epsilon, random_state=rng)
     with single_threaded():                         # as every sweep run (dpcore.lab.sweeps.run_task)
         est.fit(ds.X, y=ds.labels, true_subspaces=ds.subspaces)
     return {"traces": est.traces_, "burn_in": est.burn_in_, "seconds_per_sweep": est.seconds_per_sweep_}
