@@ -56,3 +56,13 @@ def is_registered(name):
     """Whether ``name`` is in this process's catalogue (run in a worker: it should not be)."""
     from dpcore.lab.methods import METHODS
     return name in METHODS
+
+
+from dpcore.subspace.sulq import SuLQKPlane  # noqa: E402
+
+
+class AddRemoveSuLQKPlane(SuLQKPlane):
+    """A test double: SuLQ k-plane declaring the add/remove relation, so that the audit's reading
+    of a registered entry's relation can be told apart from the built-in entry's."""
+
+    claimed_relation = "add_remove"

@@ -213,8 +213,8 @@ def test_built_in_entries_claim_what_their_classes_declare():
 @pytest.fixture
 def own_method():
     """A private method registered under a new name with its own relation and audit statistic."""
-    m = register_method("audit_test_sulq", "dpcore.subspace.sulq:SuLQKPlane", family="subspace", private=True,
-                        relation="add_remove", audit_statistic="outlier_distance", params={"n_iter": 2})
+    m = register_method("audit_test_sulq", "own_method_helpers:AddRemoveSuLQKPlane", family="subspace",
+                        private=True, relation="add_remove", audit_statistic="outlier_distance", params={"n_iter": 2})
     yield m
     unregister_method("audit_test_sulq")
 

@@ -8,6 +8,7 @@ of the catalogue end to end. The reasoning is in ``docs/audit.md``.
 from __future__ import annotations
 
 import inspect
+import math
 from concurrent.futures import as_completed
 from dataclasses import dataclass
 
@@ -16,7 +17,7 @@ import scipy.sparse as sp
 
 from ...subspace.sample_aggregate import default_delta
 from ...validation import check_int, check_real
-from ..methods import FAMILY_KINDS, get_method
+from ..methods import FAMILY_KINDS, get_method, run_seed
 from .bounds import (_choose_threshold, _point_estimate, _threshold_counts, clopper_pearson, epsilon_lower_bound,
                      gdp_epsilon, gdp_mu_lower_bound)
 from .neighbours import NEIGHBOUR_RELATION, claimed_relation, default_neighbour, make_neighbour
@@ -391,8 +392,9 @@ def run_audit(statistic, data_a, data_b, trials, confidence=0.95, delta=0.0, nom
 
 def _run_range(statistic, data, side, seed, lo, hi):
     """The statistic of runs lo..hi−1 of one side: (runs,) for scalars, (runs, f) for feature vectors."""
-    out = [np.asarray(statistic(data, np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(side, t)))),
-                      dtype=float) for t in range(lo, hi)]
+    label = ("audit: D", "audit: D'")[side]        # the one seed recipe: run t of a side
+    out = [np.asarray(statistic(data, np.random.default_rng(run_seed(seed, label, math.nan, t))), dtype=float)
+           for t in range(lo, hi)]
     return np.stack(out) if out else np.empty(0)
 
 
