@@ -102,9 +102,8 @@ def pairwise_subspace_distances(Us, Vs, *, squared=False):
 #: Largest k for which :func:`min_matching_cost` enumerates all k! matchings at once (one
 #: vectorised gather over the whole stack); above it, the Hungarian algorithm
 #: (``scipy.optimize.linear_sum_assignment``) per matrix. Both are exact and sum a matching
-#: in the same order, so only the speed depends on it. Measured per k×k matrix in a stack of
-#: 512 (2 cores): k = 3: 0.02 µs vs 3.4 µs; k = 5: 0.5 µs vs 3.4 µs; k = 6: 6.8 µs vs 4.0 µs;
-#: k = 7: 51 µs vs 2.9 µs.
+#: in the same order, so only the speed depends on it: enumeration is the faster up to k = 5
+#: (measured: docs/benchmarks.md, "Why these defaults").
 MATCHING_BRUTE_FORCE_MAX_K = 5
 
 #: Largest gathered array (stack size × k! × k cells) :func:`min_matching_cost` builds at once;

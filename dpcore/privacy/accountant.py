@@ -437,8 +437,19 @@ def active_accountant():
 
 
 def active_accountants():
-    """Every accountant a fit here must satisfy, innermost first: the nested ``with`` blocks of
-    this thread (an inner block does not hide a fit from an outer one's budget) and the default."""
+    """Every accountant a fit here must satisfy, innermost first.
+
+    These are the accountants of the nested ``with accountant:`` blocks of this thread (an
+    inner block does not hide a fit from an outer one's budget), then the process-wide
+    default (:meth:`PrivacyAccountant.make_default`) if it is not among them. A private fit
+    checks its planned spend against each before it releases anything and is recorded in
+    each afterwards; a sweep sent to worker processes plans and records its runs in them.
+
+    Returns
+    -------
+    list of PrivacyAccountant
+        Empty when no accountant is active; :func:`active_accountant` is its first entry.
+    """
     chain, acc = [], _ACTIVE.get()
     while acc is not None:
         chain.append(acc)

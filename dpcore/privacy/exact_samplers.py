@@ -4,8 +4,6 @@ Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential Privac
 Alg. 1 (Bernoulli(exp(-γ))), Alg. 2 (discrete Laplace), Alg. 3 (discrete Gaussian),
 with integer arithmetic only: no floating-point number enters any sampling decision.
 
-Public functions
-----------------
 - :func:`discrete_laplace_int_noise` - P(x) ∝ exp(-|x|/t) on Z, integer t;
 - :func:`geometric_noise` - P(g) ∝ exp(-g/t) on {0, 1, ...};
 - :func:`discrete_gaussian_noise` - P(x) ∝ exp(-x²/(2σ²)) on Z, σ² = 2^m·w exactly;
@@ -14,44 +12,10 @@ Public functions
   :class:`fractions.Fraction` for any rational scale / σ² (slow; used by the tests);
 - :func:`warm_up` compiles the numba kernels; :data:`VALID_RANGES` lists the argument ranges.
 
-Why the draws are exact
------------------------
-1. Randomness. The compiled kernels and their pure-Python twin read 62-bit words from
-   ``rng.integers(0, 2**62, size=256)`` (a power-of-two range: each word is the top 62 bits
-   of one bit-generator output, identically in numpy and numba). A uniform integer on
-   [0, n), n ≤ 2^62, is Lemire's multiply-and-reject on these words (62×62-bit product in
-   31-bit limbs): every value keeps exactly ⌊2^62/n⌋ accepted words, so it is exactly
-   uniform; n > 2^62 (Python path only) uses the same method on several words. numba 0.68's
-   scalar ``Generator.integers`` is NOT used: for 64-bit ranges it skips Lemire's rejection
-   step and is slightly biased. Bernoulli(p/q) is [uniform on [0, q) < p].
-2. Alg. 1: with coins Bernoulli(γ/K), K = 1, 2, ... until the first 0, P(K > k) = γ^k/k!,
-   so P(K odd) = Σ_j (-1)^j γ^j/j! = exp(-γ) for γ ∈ [0, 1].
-3. Alg. 2: U uniform on {0..t-1} kept w.p. exp(-U/t), V = number of Bernoulli(e^-1)
-   successes before the first failure, X = U + tV takes each x ≥ 0 exactly once with
-   weight exp(-U/t - V) = exp(-x/t) (the geometric law); a fair sign with (−, 0) rejected
-   gives exp(-|x|/t) on Z. The sign is the low bit of the draw of U on [0, 2t).
-4. Alg. 3 with proposal t = 2^k: exp(-|y|/t)·exp(-(|y| - σ²/t)²/(2σ²)) = const·exp(-y²/(2σ²)),
-   and the acceptance is ≤ 1. With B' = 2^s|y| - c (s = max(k-m, 0), c = σ²·2^s/t) the
-   exponent is γ = B'²/(d1·d2), d1·d2 = 2^(m+1+2s)·w, d1 = 2^e1 and d2 = w·2^e2 chosen with
-   d1 ≈ d2 ≈ σ·2^s (with d2 = w and w ≪ 2^m, n2 ≈ σ/w trials with y = 1 and x ≈ 0 would
-   be needed: correct but slow). With n_i = ⌈|B'|/d_i⌉, x = |B'|/(d1 n1)
-   and y = |B'|/(d2 n2) lie in (0, 1] and γ = n1·n2·x·y, so exp(-γ) = exp(-xy)^(n1 n2): the AND
-   of n1·n2 independent Alg. 1 runs with γ = xy, whose coin Bernoulli(xy/K) is the AND of the
-   independent coins [U1 < |B'|], U1 on [0, d1 n1), and [U2 < |B'|], U2 on [0, d2 n2 K).
-   Every integer stays below 2^62: no 128-bit product is needed.
-5. Overflow. Every product or sum that could exceed the limit (2^62) is checked before it
-   is formed. The kernel (one state machine) then stops at that very step and hands its
-   state (word buffer and position, stage, U, sign, K or V, or Y and the acceptance
-   position) to the Python-int twin, which performs the same steps on the same words. The
-   output is thus the same function of the random words as without the limit: nothing is
-   redrawn (redrawing the entry would bias it against the rare long runs that overflow) and
-   nothing is truncated. This happens w.p. < 2^-90 per draw in the valid ranges; a sample
-   outside int64 raises OverflowError (probability < 2^-180).
-
-Same Generator state -> same draws, with or without numba (the Python twin makes the same
-draws in the same order). A call consumes exactly the words it uses: the unused tail of the
-buffer is given back (state restored, then ``advance`` for PCG64 or a re-draw otherwise), so
-``f(..., size=n, random_state=g)`` equals n calls ``f(..., random_state=g)``.
+Same Generator state -> same draws, with or without numba, and ``f(..., size=n,
+random_state=g)`` equals n calls ``f(..., random_state=g)``. Why every draw is exact (the
+random words, the law each algorithm draws, overflow handed to a Python-int twin) is proved in
+``docs/privacy_as_executed.md``, section "Why the samplers' draws are exact".
 """
 from __future__ import annotations
 

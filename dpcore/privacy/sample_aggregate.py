@@ -5,7 +5,7 @@ The steps: :func:`alg1_constants` (s = ⌊√m⌋ and the calibrated α, β), :f
 (m subsets, no record in more than s of them), the caller's f on every subset,
 :func:`center_of_attention` (g(B)), :func:`smooth_sensitivity` (a β-smooth bound S(B)) and
 :func:`private_aggregate` (g(B) + S(B)/α·u, on a public grid); :func:`sample_aggregate` runs
-them on a dataset and records the release in a :class:`~dpcore.privacy.PrivacyLedger`. The
+them on a dataset and records the release in a :class:`~dpcore.privacy.accounting.PrivacyLedger`. The
 distance between subset outputs is pluggable (:func:`euclidean_distances`,
 :func:`matching_distances` for k unordered blocks such as subspaces or centres).
 
@@ -35,8 +35,8 @@ __all__ = [
     "Alg1Constants", "alg1_constants", "paper_constants", "gaussian_hockey_stick", "gaussian_step_delta",
     "GaussianStepCalibration", "calibrate_gaussian_step", "draw_subsets", "subset_redraw_probability",
     "euclidean_distances", "matching_distances", "MATCHING_DENSE_CELLS", "nearest_neighbour_radii", "radii_at", "rho_at",
-    "center_of_attention", "smooth_sensitivity", "AggregateResult", "private_aggregate", "sample_aggregate",
-    "theorem31_conditions", "privacy_note",
+    "center_of_attention", "smooth_sensitivity", "smooth_sensitivity_floor", "AggregateResult", "private_aggregate",
+    "exact_smooth_gaussian", "sample_aggregate", "theorem31_conditions", "privacy_note",
 ]
 
 MECHANISM_NAME = "smooth-sensitivity Gaussian (sample-aggregate, Alg. 1)"
@@ -76,8 +76,8 @@ def _log_ncx2_pdf(w, D, lam):
 
     Uses f(w) = ½ e^{−(w+λ)/2} (w/λ)^{ν/2} I_ν(√(λw)), ν = D/2 − 1, with the exponentially
     scaled Bessel function so that e^{−(w+λ)/2 + √(λw)} = e^{−(√w − √λ)²/2} is formed without
-    cancellation. (Agrees with scipy.stats.ncx2.logpdf to ~1e-14 where that is accurate,
-    ~50× faster per scalar call.)
+    cancellation. (Agrees with scipy.stats.ncx2.logpdf to ~1e-14 where that is accurate; used
+    for its speed per scalar call, docs/benchmarks.md.)
     """
     if w <= 0.0:
         return -math.inf
@@ -927,8 +927,9 @@ def private_aggregate(B, epsilon, delta, *, diameter, distances=None, n_blocks=1
 
 
 def smooth_sensitivity_floor(constants, diameter):
-    """The public lower bound S_lo of the S(B) used: max(2Λe^{−βK}, 2Λ·2^−11), K the last k of
-    step 6 (where every radius is Λ, so S(B) ≥ 2Λe^{−βK} for every B). Flooring S(B) at
+    """The public lower bound S_lo of the S(B) used.
+
+    S_lo = max(2Λe^{−βK}, 2Λ·2^−11), K the last k of step 6 (where every radius is Λ, so S(B) ≥ 2Λe^{−βK} for every B). Flooring S(B) at
     2Λ·2^−11 keeps it a β-smooth upper bound on the local sensitivity (a max of β-smooth
     functions and a constant) and bounds the range of the noise scale for the exact release.
 
@@ -941,6 +942,7 @@ def smooth_sensitivity_floor(constants, diameter):
     Returns
     -------
     float
+        S_lo; :func:`private_aggregate` floors S(B) at it and fixes the public grid from it.
     """
     m, s, t0 = constants.m, constants.s, constants.t0
     k_last = max(0, -(-(m - t0 - s) // s))         # smallest k ≥ 0 with t0 + (k+1)s ≥ m
@@ -958,7 +960,19 @@ def exact_smooth_gaussian(center, S, constants, diameter, rng):
     shift condition of the continuous analysis holds exactly — and σ_int(B′)/σ_int(B) is
     within e^{±(β + 2^−33)}, which the calibration covers (BETA_SLACK). The continuous
     analysis therefore holds for the rounded continuous mechanism, and the discrete release
-    within the slack τ of :mod:`dpcore.privacy.exact`.
+    within the slack τ of :mod:`dpcore.privacy.exact` (the proof: ``docs/privacy_as_executed.md``).
+
+    Parameters
+    ----------
+    center : ndarray of shape (D,)
+        g(B), the centre of attention.
+    S : float
+        The smooth sensitivity S(B), at least :func:`smooth_sensitivity_floor` (constants, diameter).
+    constants : Alg1Constants
+    diameter : float
+        Λ.
+    rng : numpy.random.Generator
+        The noise's random stream.
 
     Returns
     -------

@@ -44,17 +44,15 @@ _LOCAL = threading.local()
 def single_threaded():
     """Context manager limiting BLAS/OpenMP thread pools to one thread.
 
-    The solvers' linear algebra is on thin or mid-sized matrices (n ≤ a few thousand,
-    d ≤ a few hundred), where multithreaded OpenBLAS gains little and, on a shared or
-    oversubscribed machine, was measured 10–40× slower (busy-waiting threads): e.g. the
-    spectral step on n = 1000 took 7.8 s with 2 threads under load vs 0.2 s with one.
-    Every solver's ``fit`` runs inside this context (documented decision). Nested uses
-    are free, and the thread-pool controller is built once (≈0.1 ms per use instead of
-    ≈6 ms), which matters when sample-aggregate calls a solver hundreds of times.
+    Every solver's ``fit`` runs inside this context: on its thin or mid-sized matrices
+    multithreaded BLAS gains little and is many times slower on a shared machine
+    (busy-waiting threads; the measurements: docs/benchmarks.md, "Why these defaults").
+    Nested uses are free and the thread-pool controller is built once, since sample-aggregate
+    calls a solver hundreds of times.
 
     Compiled kernels' threads (numba): the Gibbs engine runs its chains in parallel threads
     unless the calling code is inside a ``single_threaded()`` context *entered around* the
-    solver (the reproduction's worker processes, ``experiments.run_task``): then it uses one
+    solver (the reproduction's worker processes, ``dpcore.lab.sweeps.run_task``): then it uses one
     thread, so that parallel worker processes do not oversubscribe the cores. The solver's
     own context (its ``fit``) limits BLAS only; the engine tells the two apart by the
     nesting depth (:func:`single_threaded_depth`).

@@ -31,10 +31,8 @@ fallback without numba). Both target the same law with the same
 privacy accounting; for a fixed seed they give different draws (different random streams).
 
 Chains can stick. From the random (private) start, chains at moderate-to-large ε may
-settle in a wrong partition for thousands of sweeps (measured: on the Fig. 3 setting with
-data seed 1, some of 8 chains kept about a third of the points misassigned through 10,000
-sweeps at ε = 10 and ε = 100, split-R̂ ≈ 10 and 200; with data seed 0 all chains found the
-right partition). Several chains are the remedy offered: they make the problem visible in
+settle in a wrong partition for thousands of sweeps (measured: docs/benchmarks.md, "Why
+these defaults"). Several chains are the remedy offered: they make the problem visible in
 R̂ and, with ``select="best_private"``, the best of them is released through another
 exponential mechanism (paid for in the ledger). A data-dependent start is never passed off
 as private.
@@ -298,7 +296,7 @@ def _projection_norms(X, U):
 def _projection_norms_lead(X, U, XT=None):
     """‖U_ℓᵀ xᵢ‖² with the points on the LAST axis: (..., k, n). Small axes lead so that
     the sums over q are additions of contiguous slices (numpy reduces a short trailing
-    axis of a big array ~10× slower)."""
+    axis of a big array much more slowly; docs/benchmarks.md)."""
     lead = U.shape[:-2]
     d, q = U.shape[-2:]
     XT = X.T if XT is None else XT

@@ -100,8 +100,8 @@ def ssc_admm(X, lam, rho, max_iter=200, tol=2e-4, block_size=None, check_every=1
     in the CPU cache, each block stopping when its own max|Z − C| ≤ tol. Every column thus
     meets the authors' stopping rule; a block that converges early is not iterated further
     (the global loop of the reference code would keep moving it by less than tol).
-    BLAS is limited to one thread inside: these thin products are memory bound and
-    multithreaded OpenBLAS was up to 20× slower on a loaded 2-core machine.
+    BLAS is limited to one thread inside: these thin products are memory bound, and
+    multithreaded BLAS is much slower on a loaded machine (docs/benchmarks.md).
 
     ``check_every`` > 1 evaluates the stopping rule only every that many iterations (one
     pass fewer per skipped check; the loop may then run a few iterations past tol).
