@@ -1,1 +1,4 @@
-"""Plotly figures (no Streamlit). One module per area: data, subspace, gibbs, cocluster, kmeans."""
+"""Plotly figures (no Streamlit), one module per area: data, subspace, private_subspace, gibbs,
+cocluster, kmeans, small_multiples, audit, experiments (privacy–utility curves) and paper (a
+panel of the papers' figures). The presentation layer: it may use the lab (:mod:`dpcore.lab`);
+the algorithms never import it."""
