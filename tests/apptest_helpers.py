@@ -1,5 +1,10 @@
 """What the AppTest suites of the pages share: open a page (optionally with a dataset in the
-session and parameters in the URL) and find a widget by its label."""
+session and parameters in the URL), find a widget by its key (:func:`by_key`; a form's submit
+button by its form, :func:`submit`), and the link a browser would show.
+
+Widgets are found by key, not by label, so that rewording a label breaks no test. Only widgets
+drawn without a key (the Data page's generator inputs, a form's second submit button) are
+found by label, with :func:`widget`."""
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -12,10 +17,11 @@ def page_file(name):
     return str(ROOT / "pages" / name)
 
 
-def open_page(name, spec=None, query=None, timeout=120, state=None):
+def open_page(name, spec=None, query=None, timeout=300, state=None):
     """Run ``pages/<name>`` once, with ``spec`` as the current dataset, ``state`` as further
     session state and ``query`` as the URL's parameters (a new session opened from a link);
-    fails on an exception box."""
+    fails on an exception box. ``timeout`` (seconds) bounds each script run of ``at``: generous,
+    so that a loaded machine is slow, not failing."""
     at = AppTest.from_file(page_file(name), default_timeout=timeout)
     for k, v in (state or {}).items():
         at.session_state[k] = v
@@ -57,6 +63,37 @@ def link_of(at) -> dict:
     return link
 
 
+def by_key(at, key):
+    """The widget whose key is ``key``, whatever its kind (KeyError naming the keys shown)."""
+    keys = []
+    for group in WIDGET_GROUPS + ("button", "text_area", "date_input", "time_input", "color_picker"):
+        for w in getattr(at, group):
+            if w.key == key:
+                return w
+            keys.append(w.key)
+    raise KeyError(f"no widget with key {key!r} on the page; keys shown: {sorted(k for k in keys if k)}")
+
+
+def submit(at, form, label=None):
+    """The submit button of the form whose key is ``form`` (``st.form(form)``); ``label`` picks
+    one when the form has several."""
+    buttons = [b for b in at.button if b.proto.form_id == form and (label is None or b.label == label)]
+    if len(buttons) != 1:
+        raise LookupError(f"{len(buttons)} submit buttons in form {form!r}" + (f" labelled {label!r}" if label else "")
+                          + f"; forms shown: {sorted({b.proto.form_id for b in at.button if b.proto.form_id})}")
+    return buttons[0]
+
+
+def press(at, form, label=None):
+    """Click the submit button of ``form`` (see :func:`submit`), run the page, fail on an
+    exception box; returns ``at``."""
+    submit(at, form, label).click()
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def widget(at, kind, label):
-    """The widget of ``kind`` (e.g. "selectbox") whose label is exactly ``label``."""
+    """The widget of ``kind`` (e.g. "selectbox") whose label is exactly ``label``: only for
+    widgets drawn without a key (prefer :func:`by_key`)."""
     return next(w for w in getattr(at, kind) if w.label == label)

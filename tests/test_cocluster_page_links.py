@@ -5,7 +5,7 @@ import re
 import pytest
 from google.protobuf.json_format import MessageToDict
 
-from apptest_helpers import open_page
+from apptest_helpers import by_key, open_page, press
 from ui.cocluster import EPS_MAX, EPS_MIN, MAX_CLUSTERS, MAX_ITER, MAX_RESTARTS
 from ui.pickers import BLOCK_LIMITS
 
@@ -13,7 +13,7 @@ PAGE = "5_coclustering.py"
 
 
 def number(at, key):
-    return next(w for w in at.number_input if w.key == key)
+    return by_key(at, key)
 
 
 def link_warnings(at):
@@ -45,7 +45,12 @@ def test_the_limits_listed_here_are_the_widgets_limits():
     assert {k for k in bound if k} - {k for k, *_ in LIMITS} <= others
 
 
-@pytest.mark.parametrize("key,hi,lo,step", LIMITS)
+#: the quick loop checks a float and an int input (6 page runs each); the others run in the full suite
+QUICK_LIMITS = ("cc_eps", "cc_K0")
+
+
+@pytest.mark.parametrize("key,hi,lo,step", [l if l[0] in QUICK_LIMITS else pytest.param(*l, marks=pytest.mark.slow)
+                                            for l in LIMITS])
 def test_link_accepts_the_widgets_range_and_refuses_beyond(key, hi, lo, step):
     """The link parser and the widget use the same numbers: the largest and the smallest
     value the widget takes come through a link; one step beyond either is refused, named in
@@ -73,7 +78,7 @@ def test_infinity_in_a_link_is_refused_without_a_traceback(key):
 def test_a_link_chooses_the_matrix_by_its_label():
     """The matrix selectbox is bound: the link carries its label, as Streamlit writes it."""
     at = open_page(PAGE, query={"cc_matrix": "CLUTO cstr"})
-    assert link_warnings(at) == [] and next(s for s in at.selectbox if s.key == "cc_matrix").value == "cstr"
+    assert link_warnings(at) == [] and by_key(at, "cc_matrix").value == "cstr"
     assert number(at, "cc_K0").value == 4           # the number of classes of cstr
     at = open_page(PAGE, query={"cc_matrix": "CLUTO nosuchset"})
     assert "cc_matrix" in link_warnings(at)[0]
@@ -109,12 +114,10 @@ def _strings(value, out, skip=("hovertemplate", "texttemplate", "spec", "config"
 
 def test_no_raw_latex_in_the_pages_texts_and_charts():
     at = open_page(PAGE, query={"cc_repro": "true", "cc_km": "true"})
-    next(b for b in at.button if b.label == "Run").click()
-    at.run()
-    next(w for w in at.number_input if w.label == "runs on each matrix").set_value(20)
-    next(b for b in at.button if b.label == "Simulate DP-τCC on A and A′").click()
-    at.run()
-    assert not at.exception and not at.error
+    press(at, "cocluster_form")
+    next(w for w in at.number_input if w.label == "runs on each matrix").set_value(20)   # (drawn without a key)
+    press(at, "fig1_form")
+    assert not at.error
     texts = []
     for leaf in _leaves(at._tree, []):
         proto = getattr(leaf, "proto", None)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from apptest_helpers import open_page
-from apptest_helpers import widget as w
+from apptest_helpers import by_key as w
+from apptest_helpers import open_page, press
 
 SMALL = {"kind": "subspaces", "n": 150, "d": 5, "k": 2, "q": 1, "sigma": 0.05, "random_state": 0}
 FIG2_METHODS = ["SuLQ-10", "SuLQ-50", "s.a. TSC", "Gibbs", "k-plane"]
@@ -20,20 +20,17 @@ def page(query=None, spec=SMALL, state=None):
 
 def run_small(at, methods=("SuLQ-10", "k-plane"), metrics=("d_W",), points=2, trials=1, log_range=None):
     if log_range is not None:
-        w(at, "select_slider", "ε range (log10)").set_value(log_range)
-    w(at, "multiselect", "methods").set_value(list(methods))
-    w(at, "multiselect", "metrics").set_value(list(metrics))
-    w(at, "number_input", "ε points").set_value(points)
-    w(at, "number_input", "trials").set_value(trials)
-    w(at, "radio", "workers").set_value(1)
-    next(b for b in at.button if b.label == "Run sweep").click()
-    at.run()
-    assert not at.exception, at.exception
-    return at
+        w(at, "pu_range").set_value(log_range)
+    w(at, "pu_methods").set_value(list(methods))
+    w(at, "pu_metrics").set_value(list(metrics))
+    w(at, "pu_points").set_value(points)
+    w(at, "pu_trials").set_value(trials)
+    w(at, "pu_jobs").set_value(1)
+    return press(at, "sweep_form")
 
 
 def controls(at):
-    return {(kind, x.label): x.value for kind in ("multiselect", "number_input", "select_slider", "radio")
+    return {x.key: x.value for kind in ("multiselect", "number_input", "select_slider", "radio")
             for x in getattr(at, kind)}
 
 
@@ -48,15 +45,15 @@ def ignored(at):
 
 def test_defaults_follow_the_dataset():
     at = page()
-    assert w(at, "multiselect", "methods").value == FIG2_METHODS     # k-plane: the dashed reference
-    assert w(at, "multiselect", "metrics").value == ["d_W", "cost"]
-    assert w(at, "number_input", "subspace dimension q").value == 1   # SMALL plants q = 1
+    assert w(at, "pu_methods").value == FIG2_METHODS                  # k-plane: the dashed reference
+    assert w(at, "pu_metrics").value == ["d_W", "cost"]
+    assert w(at, "pu_q").value == 1                                   # SMALL plants q = 1
     counts = page(spec={"kind": "blocks", "n_rows": 40, "n_cols": 30, "random_state": 0})
-    assert w(counts, "multiselect", "methods").value == ["DP-τCC", "Fast-τCC"]
-    assert "d_W" not in w(counts, "multiselect", "metrics").options
-    assert not [x for x in counts.number_input if x.label == "subspace dimension q"]   # no q on count data
+    assert w(counts, "pu_methods").value == ["DP-τCC", "Fast-τCC"]
+    assert "d_W" not in w(counts, "pu_metrics").options
+    assert "pu_q" not in [x.key for x in counts.number_input]         # no q on count data
     mixture = page(spec={"kind": "gaussians", "n": 300, "d": 5, "k": 3, "random_state": 0})
-    assert w(mixture, "multiselect", "metrics").value == ["objective_ratio"]
+    assert w(mixture, "pu_metrics").value == ["objective_ratio"]
 
 
 def test_a_link_opens_its_controls_and_runs():
@@ -67,10 +64,9 @@ def test_a_link_opens_its_controls_and_runs():
     at = page(query=link)
     assert not ignored(at), ignored(at)
     c = controls(at)
-    assert c[("multiselect", "methods")] == ["SuLQ-10", "k-plane"] and c[("multiselect", "metrics")] == ["d_W", "cost"]
-    assert c[("select_slider", "ε range (log10)")] == (-1, 0) and c[("number_input", "ε points")] == 2
-    next(b for b in at.button if b.label == "Run sweep").click()
-    at.run()
+    assert c["pu_methods"] == ["SuLQ-10", "k-plane"] and c["pu_metrics"] == ["d_W", "cost"]
+    assert c["pu_range"] == (-1, 0) and c["pu_points"] == 2
+    press(at, "sweep_form")
     df = at.session_state["privacy_utility"]["df"]
     assert len(df) == 2 + 1 and df["d_W"].notna().all()          # SuLQ-10 at 2 ε, k-plane once
     assert sorted(df["epsilon"].dropna()) == [0.1, 1.0]
@@ -93,34 +89,34 @@ def test_link_values_outside_the_widgets_limits_are_refused_with_a_warning(query
     assert name in ignored(at), [x.value for x in at.warning]
     assert not at.error
     # the widgets keep their defaults; of a list, Streamlit keeps the items the widget offers
-    assert w(at, "multiselect", "methods").value == (["SuLQ-10"] if name == "pu_methods" else FIG2_METHODS)
-    assert w(at, "number_input", "ε points").value == 7 and w(at, "number_input", "subspace dimension q").value == 1
+    assert w(at, "pu_methods").value == (["SuLQ-10"] if name == "pu_methods" else FIG2_METHODS)
+    assert w(at, "pu_points").value == 7 and w(at, "pu_q").value == 1
 
 
 def test_q_in_a_link_on_count_data_is_refused():
     at = page(query={"pu_q": "2"}, spec={"kind": "blocks", "n_rows": 40, "n_cols": 30, "random_state": 0})
-    assert "pu_q" in ignored(at) and "point datasets only" in ignored(at)
+    assert "pu_q" in ignored(at)
 
 
 def test_presets_set_methods_metrics_grid_and_dataset():
     at = page()
-    preset = w(at, "selectbox", "Preset")
+    preset = w(at, "privacy_utility_preset")
     for option in preset.options[1:]:
-        w(at, "selectbox", "Preset").set_value(option)
+        w(at, "privacy_utility_preset").set_value(option)
         at.run()
         assert not at.exception and not at.error, option
     # the last preset changed the dataset; the one before set metrics that differ from the
     # defaults of its dataset (["nmi"]) and must win over them
     assert at.session_state["dataset"]["spec"]["kind"] == "gaussians"
-    w(at, "selectbox", "Preset").set_value("Co-clustering Fig. 2 on classic3 (DP-τCC against Fast-τCC)")
+    w(at, "privacy_utility_preset").set_value("Co-clustering Fig. 2 on classic3 (DP-τCC against Fast-τCC)")
     at.run()
     assert at.session_state["dataset"]["spec"] == {"kind": "cluto", "name": "classic3"}
-    assert w(at, "multiselect", "metrics").value == ["nmi", "tau_rc"]
-    assert w(at, "select_slider", "ε range (log10)").value == (-1, 1)
-    w(at, "selectbox", "Preset").set_value("Paper Fig. 2 middle (4 private methods and k-plane, 7 ε × 5 trials)")
+    assert w(at, "pu_metrics").value == ["nmi", "tau_rc"]
+    assert w(at, "pu_range").value == (-1, 1)
+    w(at, "privacy_utility_preset").set_value("Paper Fig. 2 middle (4 private methods and k-plane, 7 ε × 5 trials)")
     at.run()
-    assert w(at, "multiselect", "methods").value == FIG2_METHODS   # with its dashed reference (issue 16)
-    assert w(at, "number_input", "subspace dimension q").value == 3
+    assert w(at, "pu_methods").value == FIG2_METHODS              # with its dashed reference (issue 16)
+    assert w(at, "pu_q").value == 3
 
 
 def _is_125(v):
@@ -143,22 +139,22 @@ def test_figure_has_axis_titles_round_log_ticks_and_a_dashed_reference():
     dashed = [t for t in figure(at)["data"] if t.get("line", {}).get("dash") == "dash"]
     assert {t["name"] for t in dashed} == {"k-plane (non-private)"} and len(dashed) == 2   # one per panel
     captions = " ".join(c.value for c in at.caption)
-    assert "Dashed: k-plane without privacy" in captions and "sample-aggregate" not in captions
+    assert "k-plane" in captions and "sample-aggregate" not in captions      # the caption names the dashed method
 
 
 def test_a_sweep_without_a_non_private_method_says_there_is_no_dashed_line():
     at = run_small(page(), methods=("SuLQ-10",), metrics=("d_W",))
     assert not [t for t in figure(at)["data"] if t.get("line", {}).get("dash") == "dash"]
-    assert "there is no dashed reference line (add k-plane" in " ".join(c.value for c in at.caption)
+    assert "no dashed" in " ".join(c.value for c in at.caption)                # ... and the caption says so
 
 
 def test_theorem_31_warning_is_shown_once_for_all_its_epsilons():
     # sample-aggregate on n = 150: Theorem 3.1's ε condition (ε > 2D/√m) fails at both ε of the
     # grid, 0.01 and 0.1; its message names the run's ε, and was shown once per ε before issue 16
     at = run_small(page(), methods=("s.a. TSC",), metrics=("d_W",), points=2, trials=2, log_range=(-2, -1))
-    text = " ".join(x.value for x in at.warning)
-    assert text.count("Theorem 3.1's utility bound assumes ε") == 1, text
-    assert "got ε = 0.01, 0.1:" in text and "(4 of 4 runs)" in text
+    theorem = [x.value for x in at.warning if "3.1" in x.value]
+    assert len(theorem) == 1, theorem                                           # once, for both ε and all runs
+    assert "0.01, 0.1" in theorem[0] and "4 of 4" in theorem[0], theorem
     captions = " ".join(c.value for c in at.caption)
     assert "Gibbs" not in captions                                # no finding about methods not shown
 
@@ -172,9 +168,9 @@ def _upload_state():
 def test_sweep_on_the_uploaded_two_planes_with_q():
     ds, state = _upload_state()
     at = page(spec=dict(ds.params), state=state)
-    q = w(at, "number_input", "subspace dimension q")
+    q = w(at, "pu_q")
     assert (q.value, q.min, q.max) == (3, 1, ds.d - 1)             # the fallback q, up to d − 1
-    assert w(at, "radio", "workers").options == ["1"]             # uploads run in this process
+    assert w(at, "pu_jobs").options == ["1"]                      # uploads run in this process
     q.set_value(2)
     at = run_small(at, methods=("SuLQ-10", "k-plane"), metrics=("d_W_class", "cost"))
     assert not at.error, [e.value for e in at.error]
@@ -198,11 +194,10 @@ def test_bad_sweep_shows_the_message_once_and_keeps_the_last_result(methods, met
 
 def test_gibbs_in_a_sweep_is_said_to_be_listed_as_not_private_before_any_run():
     at = page()
-    assert "Gibbs" in w(at, "multiselect", "methods").value
-    note = [c.value for c in at.caption if c.value.startswith("Gibbs in a sweep")]
-    assert len(note) == 1 and "which a sweep does not check (the Gibbs page does)" in note[0]
-    assert "class budget does not plan them" in note[0]
+    assert "Gibbs" in w(at, "pu_methods").value
+    note = [c.value for c in at.caption if "Gibbs" in c.value]
+    assert len(note) == 1 and "not private" in note[0] and "budget" in note[0], note   # listed apart, not planned
     box = " ".join(i.value for i in at.info)
-    assert "in a sweep the meter lists its fits as not private" in box
+    assert "in a sweep the meter lists its fits as not private" in box                  # the privacy box
     run_small(at)                                                  # SuLQ-10 and k-plane: no note
-    assert not [c for c in at.caption if c.value.startswith("Gibbs in a sweep")]
+    assert not [c for c in at.caption if "Gibbs" in c.value]

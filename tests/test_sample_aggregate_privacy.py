@@ -8,7 +8,6 @@ that set is ≤ δ. "Construction 1" of the issue is the realisable pair with th
 and S(B′) = e^β·S(B): μ = 0, b = ±β.
 """
 import math
-import time
 
 import numpy as np
 import pytest

@@ -4,7 +4,9 @@ every test opens its own tab (= its own Streamlit session), and a second context
 links opened "elsewhere".
 
 Every test here is marked ``browser`` and is skipped (with the reason) when the playwright
-package or Chromium is missing.
+package or Chromium is missing. Under pytest-xdist (``-n``, pytest.ini) they all run in one
+worker (``xdist_group("browser")`` with ``--dist loadgroup``): one server and one Chromium, and
+test_browser's order (test_first_render_of_every_page first) holds.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "tests/browser/" in str(item.fspath).replace("\\", "/"):
             item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.xdist_group("browser"))   # one worker: one server, one Chromium
             if MISSING:
                 item.add_marker(pytest.mark.skip(reason=f"browser tests skipped: {MISSING}"))
 
@@ -92,12 +95,9 @@ def page(context, app_url):
     tab.close()
 
 
-def pytest_terminal_summary(terminalreporter):
-    if not RENDER_TIMES:
-        return
-    tr = terminalreporter
-    tr.section("first render of every page (default settings, server up)")
-    tr.write_line(f"  {'page':<18} {'run done, shown':>16} {'all drawn':>10}")
-    for path, seconds in RENDER_TIMES.items():
-        run = RENDER_BREAKDOWN.get(path, {}).get("run")
-        tr.write_line(f"  {path:<18} {'' if run is None else f'{run:.2f} s':>16} {seconds:8.2f} s")
+def pytest_sessionfinish(session):
+    """An xdist worker hands its render times to the controller (tests/conftest.py prints them)."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None and RENDER_TIMES:
+        workeroutput["render_times"] = dict(RENDER_TIMES)
+        workeroutput["render_breakdown"] = dict(RENDER_BREAKDOWN)

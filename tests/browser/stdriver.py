@@ -36,7 +36,15 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 
-#: filled by the browser tests, printed by conftest's terminal summary
+#: Timeouts (ms) of the waits. Generous on purpose: on a loaded machine (a parallel test run,
+#: CPU-burning neighbours) a page is slow, not wrong; no test asserts how long anything took
+#: (benchmarks/bench_render.py measures that). DEFAULT_TIMEOUT: one element or event;
+#: PAGE_TIMEOUT: a page's first run, drawn; ACTION_TIMEOUT: a run started by a click.
+DEFAULT_TIMEOUT = 90_000
+PAGE_TIMEOUT = 180_000
+ACTION_TIMEOUT = 300_000
+
+#: filled by the browser tests, printed by conftest's terminal summary (for information)
 RENDER_TIMES: dict[str, float] = {}
 RENDER_BREAKDOWN: dict[str, dict] = {}
 
@@ -134,7 +142,7 @@ def new_context(browser, **kwargs):
     """A browser context (one Streamlit session per page) with the run counter installed."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, **kwargs)
     ctx.add_init_script(RUN_COUNTER_JS)
-    ctx.set_default_timeout(30_000)
+    ctx.set_default_timeout(DEFAULT_TIMEOUT)
     return ctx
 
 
@@ -164,7 +172,7 @@ def _die_with_parent():
 class StreamlitServer:
     """``streamlit run app.py`` as a subprocess on a free port; ``stop()`` ends it."""
 
-    def __init__(self, app="app.py", cwd=REPO, log_path=None, timeout=90.0):
+    def __init__(self, app="app.py", cwd=REPO, log_path=None, timeout=300.0):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = Path(log_path) if log_path else Path(os.environ.get("TMPDIR", "/tmp")) / f"streamlit-{self.port}.log"
@@ -218,7 +226,7 @@ class StreamlitServer:
 
 
 # ----------------------------------------------------------------------------- waiting
-def wait_idle(page, timeout=60_000):
+def wait_idle(page, timeout=PAGE_TIMEOUT):
     """Wait until no script run is going on and no spinner / status widget shows."""
     page.wait_for_function(IDLE_JS, timeout=timeout, polling=50)
 
@@ -257,7 +265,7 @@ ALL_CHARTS_DRAWN_JS = f"""() => [...document.querySelectorAll('{CHART}')].every(
 
 
 @contextlib.contextmanager
-def rerun(page, timeout=120_000, drawn=True):
+def rerun(page, timeout=ACTION_TIMEOUT, drawn=True):
     """``with rerun(page): <action>`` — waits until the run the action triggers has finished
     and (``drawn``) everything it shows is mounted; ``drawn=False`` waits for the script only."""
     before = runs_done(page)
@@ -275,7 +283,7 @@ def rerun(page, timeout=120_000, drawn=True):
         wait_idle(page, timeout=timeout)
 
 
-def open_page(page, url, timeout=60_000, breakdown=None):
+def open_page(page, url, timeout=PAGE_TIMEOUT, breakdown=None):
     """Go to ``url`` and wait until its first run is done, everything is drawn and a title
     is shown; returns the seconds from ``goto``. ``breakdown`` (a dict), if given, receives
     the seconds until the first script run had finished and the page's title was shown
@@ -303,7 +311,7 @@ def problems(page) -> list[str]:
     return out
 
 
-def charts_status(page, timeout=30_000):
+def charts_status(page, timeout=DEFAULT_TIMEOUT):
     """(number of plotly charts, list of indices of charts without a drawn ``.main-svg``).
 
     Charts are lazy-loaded: until the plotly bundle has arrived an element shows a
@@ -400,7 +408,7 @@ def multiselect_keep(page, label, keep):
     assert chosen and set(chosen) <= set(keep), f"{label}: selection is {chosen}, wanted {keep}"
 
 
-def press(page, label, timeout=120_000):
+def press(page, label, timeout=ACTION_TIMEOUT):
     """Click the button (or form submit button) with this text and wait for the run it starts."""
     button = page.locator(f'{MAIN} button').filter(has_text=re.compile(rf"^\s*{re.escape(label)}\s*$")).first
     with rerun(page, timeout=timeout):
@@ -461,7 +469,8 @@ def step_number_input(page):
             button.click()
             # the frontend commits a stepped value to the form's pending state asynchronously: on a
             # loaded machine a submit right after the click could still send the old value
-            page.wait_for_function("([el, v]) => el.value !== v", arg=[field.element_handle(), old], timeout=5_000)
+            page.wait_for_function("([el, v]) => el.value !== v", arg=[field.element_handle(), old],
+                                   timeout=DEFAULT_TIMEOUT)
             page.wait_for_timeout(300)
         else:
             with rerun(page):
@@ -472,7 +481,7 @@ def step_number_input(page):
     return None
 
 
-def submit_form_of(page, number_label, timeout=120_000, drawn=True):
+def submit_form_of(page, number_label, timeout=ACTION_TIMEOUT, drawn=True):
     """Click the submit button of the form holding the number input ``number_label`` (the
     last one of that label) and wait for the run (see :func:`rerun` for ``drawn``)."""
     form = widget(page, "stNumberInput", number_label).last.locator("xpath=ancestor::*[@data-testid='stForm'][1]")

@@ -115,10 +115,10 @@ def test_sweep_on_an_uploaded_file(app_url, page):
     with sd.rerun(page):
         sd.choose(page, "Dataset type", "Upload your own file (CSV, .npy, .npz, .mtx)")
     # inside the form: no rerun; wait until the file has reached the server (Streamlit's upload request)
-    with page.expect_response(lambda r: "upload_file" in r.url and r.request.method == "PUT", timeout=60_000):
+    with page.expect_response(lambda r: "upload_file" in r.url and r.request.method == "PUT", timeout=sd.PAGE_TIMEOUT):
         page.locator(f'{sd.MAIN} input[type="file"]').set_input_files(str(TWO_PLANES))
     page.locator(f"{sd.MAIN} [data-testid='stFileUploader']").filter(has_text="two_planes.csv").first.wait_for(
-        state="visible", timeout=30_000)
+        state="visible", timeout=sd.DEFAULT_TIMEOUT)
     page.locator('[data-testid="stCheckbox"]').filter(has_text="last column is the class label").first.click()
     sd.press(page, "Generate / load")
     sd.check_page(page)
@@ -139,7 +139,7 @@ def test_privacy_utility_figure_reads_well(app_url, page):
     sd.multiselect_keep(page, "methods", ["s.a. TSC", "k-plane"])
     sd.set_number(page, "ε points", 4)
     sd.set_number(page, "trials", 1)
-    sd.press(page, "Run sweep", timeout=300_000)
+    sd.press(page, "Run sweep", timeout=2 * sd.ACTION_TIMEOUT)
     sd.check_page(page, min_charts=1)
     chart = page.locator(sd.CHART).first
     svg_texts = "els => els.map(e => e.textContent || '')"             # SVG text has no innerText
@@ -174,7 +174,7 @@ def test_stop_keeps_the_last_result(app_url, page):
     sd.set_number(page, "sweeps per chain (n_iter)", 10_000)
     sd.set_number(page, "chains", 8)
     page.locator(f"{sd.MAIN} button").filter(has_text=re.compile(r"^\s*Run chains\s*$")).first.click()
-    page.locator(f"{sd.MAIN} [data-testid='stProgress']").first.wait_for(state="visible", timeout=60_000)
+    page.locator(f"{sd.MAIN} [data-testid='stProgress']").first.wait_for(state="visible", timeout=sd.PAGE_TIMEOUT)
     page.wait_for_timeout(1500)
     # the status widget re-renders while the run reports progress: click its Stop from inside the page
     page.wait_for_function("""() => {
@@ -184,7 +184,7 @@ def test_stop_keeps_the_last_result(app_url, page):
         .find(b => b.innerText.trim() === 'Stop');
       if (stop) stop.click();
       return false;
-    }""", timeout=60_000, polling=250)
+    }""", timeout=sd.ACTION_TIMEOUT, polling=250)
     page.wait_for_timeout(1000)
     assert verdict.count() == 1 and verdict.is_visible(), "the last result disappeared after Stop"
     assert page.locator(sd.CHART).count() >= 1

@@ -2,22 +2,22 @@
 
 A server of its own reads a folder shipped here by the real command
 (``python -m dpcore.reproduce cocluster-fig3 highdim-fig2 --tiny --ship DIR``, named to the app
-through $DPCLUST_GALLERY_DIR): the first render is within test_browser's budgets, its link
-opens the same figure in another session, and the live rerun of the quick version draws its
-panels below the shipped ones. On the suite's own server (the app's sample_data/paper_figures,
-shipped or not) the page renders within the budgets without an error.
+through $DPCLUST_GALLERY_DIR): the first render shows the shipped figure with its provenance, its
+link opens the same figure in another session, and the live rerun of the quick version draws
+its panels below the shipped ones. On the suite's own server (the app's
+sample_data/paper_figures, shipped or not) the page renders without an error. No time is
+asserted (benchmarks/bench_render.py --gallery DIR measures the render against the budgets).
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import pytest
 
 import stdriver as sd
+from dpcore.lab.gallery import GALLERY_DIR
 from dpcore.lab.reproduce import SETTINGS
-from test_browser import DRAWN_BUDGET, RENDER_BUDGET
 
 pytestmark = pytest.mark.browser
 
@@ -33,7 +33,7 @@ def shipped_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("paper_figures")
     subprocess.run([sys.executable, "-m", "dpcore.lab.reproduce", "cocluster-fig3", "highdim-fig2", "--tiny",
                     "--out", str(root / "out"), "--ship", str(root / "ship")],
-                   cwd=sd.REPO, check=True, capture_output=True, timeout=300)
+                   cwd=sd.REPO, check=True, capture_output=True, timeout=1800)
     return root / "ship"
 
 
@@ -70,17 +70,15 @@ def main_text(page):
     return page.locator(sd.MAIN).inner_text()
 
 
-def test_first_render_within_budget(gallery_server, gpage):
+def test_first_render_shows_the_shipped_figure(gallery_server, gpage):
     breakdown = {}
     seconds = sd.open_page(gpage, gallery_server.url + PATH, breakdown=breakdown)
-    sd.RENDER_TIMES[PATH + " (shipped)"] = seconds
+    sd.RENDER_TIMES[PATH + " (shipped)"] = seconds                     # printed at the end, for information
     sd.RENDER_BREAKDOWN[PATH + " (shipped)"] = breakdown
     sd.check_page(gpage, min_charts=1)
     text = main_text(gpage)
     assert "made by python -m dpcore.reproduce cocluster-fig3 highdim-fig2 --tiny" in text
     assert "uncommitted changes:" in text and "checked on these runs" in text and "not private releases" in text
-    assert breakdown["run"] <= RENDER_BUDGET, f"first render {breakdown['run']:.2f} s > {RENDER_BUDGET} s"
-    assert seconds <= DRAWN_BUDGET, f"charts drawn after {seconds:.2f} s > {DRAWN_BUDGET} s"
 
 
 def test_a_link_opens_the_same_figure(gallery_server, gallery_context, chromium, gpage):
@@ -106,7 +104,7 @@ def test_a_link_opens_the_same_figure(gallery_server, gallery_context, chromium,
 def test_live_rerun_draws_below_the_shipped_figure(gallery_server, gpage):
     sd.open_page(gpage, gallery_server.url + PATH)
     n_shipped = sd.check_page(gpage, min_charts=1)
-    sd.press(gpage, RERUN, timeout=240_000)
+    sd.press(gpage, RERUN, timeout=2 * sd.ACTION_TIMEOUT)
     n_quick = len(SETTINGS["cocluster-fig3"]["quick"]["datasets"])      # one panel per dataset
     assert sd.check_page(gpage, min_charts=n_shipped + n_quick) == n_shipped + n_quick
     text = main_text(gpage)
@@ -118,10 +116,10 @@ def test_live_rerun_draws_below_the_shipped_figure(gallery_server, gpage):
 
 def test_the_apps_own_folder(app_url, page):
     """Whatever sample_data/paper_figures holds (nothing yet, or the shipped results): no error,
-    within the budgets."""
-    breakdown = {}
-    seconds = sd.open_page(page, app_url + PATH, breakdown=breakdown)
-    sd.check_page(page)
-    if not os.path.exists(os.path.join(sd.REPO, "sample_data", "paper_figures", "manifest.json")):
+    a figure chosen, and its charts drawn when results are shipped."""
+    sd.open_page(page, app_url + PATH)
+    shipped = (GALLERY_DIR / "manifest.json").exists()
+    sd.check_page(page, min_charts=1 if shipped else 0)
+    assert sd.selectbox_value(page, FIGURE)
+    if not shipped:
         assert "No results are shipped yet" in main_text(page)
-    assert breakdown["run"] <= RENDER_BUDGET and seconds <= DRAWN_BUDGET, breakdown
