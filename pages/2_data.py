@@ -3,7 +3,13 @@
 Uploads are parsed and validated by :func:`dpcore.upload.load_upload` (through
 :func:`ui.common.set_upload`); a rejected file shows dpcore's message and the previous dataset stays.
 The generators' inputs take their limits from :data:`dpcore.data.GENERATOR_LIMITS`, the same
-numbers :func:`dpcore.data.load_dataset` enforces on a link's dataset spec (``data=``)."""
+numbers :func:`dpcore.data.load_dataset` enforces on a link's dataset spec (``data=``).
+
+Widget keys: ``data_kind`` (the dataset type) and ``data_<kind>_<parameter>`` for the form's
+inputs (``data_gaussians_n``, ``data_upload_norm``; the parameter as the dataset spec names it,
+``random_state`` for the seed; ``data_upload_file`` for the file). Each input shows the current
+dataset's value through :func:`ui.pickers.follow_default`, so that it follows a new dataset (a
+preset, a load) as an unkeyed widget would. No widget of this page is bound to the URL."""
 import pandas as pd
 import streamlit as st
 
@@ -13,6 +19,7 @@ from dpcore.plots.data import face_grid, projection_note, projection_scatter, sp
 from dpcore.upload import LIMITS_TEXT, MAX_BYTES, WIDE_RATIO
 from ui.common import (DEFAULT_DATASET, current_dataset, current_spec_or_default, privacy_statement, set_dataset,
                        set_upload, show_chart)
+from ui.pickers import follow_default
 from ui.share import Preset, check_link, preset_picker, publish_url
 
 KINDS = {
@@ -59,7 +66,8 @@ check_link("data", URL_FIELDS)          # the dataset spec travels in the link's
 preset_picker("data", PRESETS)
 
 spec = current_spec_or_default()
-kind = st.selectbox("Dataset type", list(KINDS), format_func=KINDS.get, index=list(KINDS).index(spec["kind"]),
+follow_default("data_kind", spec["kind"])
+kind = st.selectbox("Dataset type", list(KINDS), format_func=KINDS.get, key="data_kind",
                     help="A generator or a real dataset of the papers, or your own file. The choice is kept for "
                          "the other pages.")
 same = spec["kind"] == kind
@@ -70,6 +78,14 @@ def prev(name, default):
     return spec.get(name, default) if same else default
 
 
+def key_of(name, value):
+    """Key of the selected kind's input of the dataset parameter ``name``, set to ``value`` when
+    the input is new or ``value`` changed (see :func:`ui.pickers.follow_default`)."""
+    key = f"data_{kind}_{name}"
+    follow_default(key, value)
+    return key
+
+
 CAP_TEXT = f"n × d at most {MAX_GENERATED_CELLS:,} cells"
 
 
@@ -77,11 +93,13 @@ def num(col, label, name, default, help, **kw):
     """A number input of a generator parameter, limits from dpcore.data.GENERATOR_LIMITS."""
     lo, hi = GENERATOR_LIMITS[kind][name]
     span = f"{lo:,} to {hi:,}" if isinstance(lo, int) else f"{lo:g} to {hi:g}"
-    return col.number_input(label, lo, hi, type(lo)(prev(name, default)), help=f"{help} Allowed: {span}.", **kw)
+    return col.number_input(label, lo, hi, key=key_of(name, type(lo)(prev(name, default))),
+                            help=f"{help} Allowed: {span}.", **kw)
 
 
 def seed(col, help="Random seed of the generator."):
-    return int(col.number_input("seed", 0, MAX_DATA_SEED, int(prev("random_state", 0)), help=help))
+    return int(col.number_input("seed", 0, MAX_DATA_SEED, key=key_of("random_state", int(prev("random_state", 0))),
+                                help=help))
 
 
 with st.form("dataset_form"):
@@ -96,13 +114,13 @@ with st.form("dataset_form"):
             q=num(c1, "subspace dimension q", "q", 3, "Dimension of each subspace; must be < d."),
             sigma=num(c2, "noise σ", "sigma", 0.1, "Standard deviation of the Gaussian noise added to each point.",
                       step=0.01, format="%.3f"),
-            model=c3.selectbox("noise model", ["paper", "stochastic"], index=["paper", "stochastic"].index(prev("model", "paper")),
+            model=c3.selectbox("noise model", ["paper", "stochastic"], key=key_of("model", prev("model", "paper")),
                                help="paper (§5): noise N(0, σ² I_d); stochastic (§3.3): N(0, σ²/d · I_d)."),
             spread=c1.selectbox("points on each subspace", list(SPREADS), format_func=SPREADS.get,
-                                index=list(SPREADS).index(prev("spread", "sphere")),
+                                key=key_of("spread", prev("spread", "sphere")),
                                 help="The paper puts every point at distance 1 from 0 (before the noise); spread "
                                      "over the unit ball, the points fill the lines and discs: clearer pictures."),
-            clip=c2.checkbox("clip points to the unit ball", bool(prev("clip", True)),
+            clip=c2.checkbox("clip points to the unit ball", key=key_of("clip", bool(prev("clip", True))),
                              help="The subspace algorithms assume ‖x‖ ≤ 1, a public bound."),
             random_state=seed(c3))
     elif kind == "gaussians":
@@ -118,43 +136,50 @@ with st.form("dataset_form"):
             random_state=seed(c3))
     elif kind == "yaleb":
         c1, c2, c3 = st.columns(3)
+        subjects = prev("subjects", 5)
         new = dict(
             kind="yaleb",
-            subjects=int(c1.number_input("subjects", 2, 31, int(prev("subjects", 5)) if isinstance(prev("subjects", 5), int) else 5,
-                                         help="Number of people, drawn at random among the 31 with 64 images.")),
-            n_per_subject=int(c2.number_input("images per subject", 2, 64, int(prev("n_per_subject", 64)),
-                                              help="64 gives the paper's n = 320 for 5 subjects.")),
-            pca_dim=int(c3.number_input("per-subject PCA dimension", 0, 63, int(prev("pca_dim", 9)),
-                                        help="Each subject is projected on its own affine subspace of this dimension (paper: 9). 0 = off.")),
-            d=int(c1.number_input("final dimension d", 0, 2016, int(prev("d", 50)),
-                                  help="Random Gaussian projection to this dimension (paper: 50). 0 = keep the 2016 pixels.")),
-            normalize=c2.selectbox("norm bound", ["rows", "pixels"], index=["rows", "pixels"].index(prev("normalize", "rows")),
+            subjects=int(c1.number_input(
+                "subjects", 2, 31, key=key_of("subjects", subjects if isinstance(subjects, int) else 5),
+                help="Number of people, drawn at random among the 31 with 64 images.")),
+            n_per_subject=int(c2.number_input(
+                "images per subject", 2, 64, key=key_of("n_per_subject", int(prev("n_per_subject", 64))),
+                help="64 gives the paper's n = 320 for 5 subjects.")),
+            pca_dim=int(c3.number_input(
+                "per-subject PCA dimension", 0, 63, key=key_of("pca_dim", int(prev("pca_dim", 9))),
+                help="Each subject is projected on its own affine subspace of this dimension (paper: 9). 0 = off.")),
+            d=int(c1.number_input(
+                "final dimension d", 0, 2016, key=key_of("d", int(prev("d", 50))),
+                help="Random Gaussian projection to this dimension (paper: 50). 0 = keep the 2016 pixels.")),
+            normalize=c2.selectbox("norm bound", ["rows", "pixels"], key=key_of("normalize", prev("normalize", "rows")),
                                    help="rows: each face scaled to unit norm (per-record, leaks nothing). "
                                         "pixels: divide by the public pixel bound."),
             random_state=seed(c3, "Seed for the choice of subjects and the projection."))
     elif kind == "cluto":
-        new = dict(kind="cluto", name=st.selectbox("matrix", CLUTO_NAMES, index=CLUTO_NAMES.index(prev("name", "classic3")),
+        new = dict(kind="cluto", name=st.selectbox("matrix", CLUTO_NAMES, key=key_of("name", prev("name", "classic3")),
                                                    help="The seven CLUTO sets of the co-clustering paper's Table 1."))
     elif kind == "upload":
-        upload = st.file_uploader("data file", max_upload_size=MAX_BYTES // 2**20, help=UPLOAD_HELP)
+        upload = st.file_uploader("data file", max_upload_size=MAX_BYTES // 2**20, key="data_upload_file",
+                                  help=UPLOAD_HELP)
         c1, c2, c3 = st.columns(3)
         new = dict(
             kind=c1.radio("load as", list(LOAD_AS), format_func=LOAD_AS.get,
-                          index=list(LOAD_AS).index(prev("data_kind", "points")),
+                          key=key_of("data_kind", prev("data_kind", "points")),
                           help="points: for subspace clustering, Gibbs and k-means (needs ≥ 2 rows and at most "
                                f"{WIDE_RATIO}× as many columns as rows). count matrix: non-negative counts, "
                                "documents × terms, for co-clustering."),
             norm=c2.selectbox("norm bound (points)", list(NORMS), format_func=NORMS.get,
-                              index=list(NORMS).index(prev("norm", "none")),
+                              key=key_of("norm", prev("norm", "none")),
                               help="The private methods assume a public bound on ‖x‖. as uploaded: none is known "
                                    "(they clip to the unit ball themselves; a radius read off the data is not "
                                    "private). scale rows: each row divided by its own norm (per-record: leaks "
                                    "nothing). clip: rows longer than 1 shrunk onto the unit ball. Ignored for counts."),
             labels="last_column" if c3.checkbox(
-                "last column is the class label", prev("labels", "none") == "last_column",
+                "last column is the class label", key=key_of("labels", prev("labels", "none") == "last_column"),
                 help="The last column holds the true classes (any text or numbers). They are split off the data "
                      "and used only to evaluate, never by a private method.") else "none",
-            transpose=c3.checkbox("columns are points (transpose)", bool(prev("transpose", False)),
+            transpose=c3.checkbox("columns are points (transpose)",
+                                  key=key_of("transpose", bool(prev("transpose", False))),
                                   help="Flip the matrix after reading, when each column of the file is a point "
                                        "(cannot be combined with a label column)."))
     else:
@@ -186,8 +211,8 @@ if submitted:
     elif set_dataset(new) is not None:
         loaded = "Dataset loaded; the other pages now use it."
     if loaded:
-        # rerun so that the form's widgets are redrawn with the new dataset's values: otherwise their
-        # identity (which includes the default) changes on the next run and the user's next edit is lost
+        # rerun so that the form's widgets take the new dataset's values now (follow_default): otherwise
+        # they would be set to them on the next run, and the user's next edit would be lost
         st.session_state[FLASH_KEY] = loaded
         st.rerun()
     st.caption("The dataset below is still the one loaded before.")

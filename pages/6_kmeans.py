@@ -14,7 +14,7 @@ from ui.common import ResultSlot, Timer, check_budget, current_spec, dataset_fro
 from ui.kmeans import (DEFAULT_EPS_SERIES, DELTA_MAX, DELTA_MIN, EPS_LADDER, EPS_MAX, EPS_MIN, K_MAX, MAX_SIDE_BY_SIDE,
                        PRESETS, RADIUS_MAX, RADIUS_MIN, RESULT_KEY, SERIES_KEY, URL_FIELDS, draw_results, eps_label,
                        epsilon_series, idle_privacy, method_label, planned_runs, points_of, record_runs, store_result)
-from ui.pickers import dataset_picker
+from ui.pickers import dataset_picker, follow_default
 from ui.seeds import seed_controls
 
 st.title("k-means")
@@ -83,16 +83,18 @@ with st.form("kmeans_form"):
                             "differentially private; shown to teach why Λ must be public.")
     with st.expander("Candidate-set method: advanced", expanded=False):
         a1, a2, a3, a4 = st.columns(4)
-        p = a1.number_input("projection dimension p", 1, 64, value=default_projection_dim(ds.n), step=1,
+        follow_default("km_p", default_projection_dim(ds.n))     # follows the dataset's n, as before it had a key
+        p = a1.number_input("projection dimension p", 1, 64, step=1, key="km_p",
                             help="Dimension of the JL projection (paper's experiments: ⌈ln(n)/2⌉; theory: 8 ln n).")
-        refine = a2.number_input("SuLQ refinement iterations", 0, 50, value=0, step=1,
+        refine = a2.number_input("SuLQ refinement iterations", 0, 50, value=0, step=1, key="km_refine",
                                  help="Private Lloyd iterations after recovery (§7 uses 8). They share the "
                                       "recovery stage's budget, so each adds noise.")
         share_c = a3.number_input("candidate share", 0.01, 0.98, value=DEFAULT_SPLIT["candidate"], step=0.05,
-                                  format="%.2f", help="Share of ε for the candidate set (Alg. 1–2).")
+                                  format="%.2f", key="km_share_candidate", help="Share of ε for the candidate set (Alg. 1–2).")
         share_l = a4.number_input("local-swap share", 0.01, 0.98, value=DEFAULT_SPLIT["localswap"], step=0.05,
-                                  format="%.2f", help="Share of ε for the local swaps (Alg. 3). Recovery gets the rest.")
-        sparsity = a1.number_input("sparsity s (Alg. 5)", 1, 100_000, value=100, step=10,
+                                  format="%.2f", key="km_share_localswap",
+                                  help="Share of ε for the local swaps (Alg. 3). Recovery gets the rest.")
+        sparsity = a1.number_input("sparsity s (Alg. 5)", 1, 100_000, value=100, step=10, key="km_sparsity",
                                    help="Public bound on non-zeros per row for the sparse recovery; longer rows keep "
                                         "their s largest entries (a per-record map).")
     st.markdown("**ε side by side** — one method on the same data at several ε, with the non-private result "
@@ -106,8 +108,8 @@ with st.form("kmeans_form"):
     eps_method = s2.selectbox("method side by side", list(METHODS), key="km_eps_method", bind="query-params",
                               format_func=method_label)
     b1, b2 = st.columns([1, 4])
-    submitted = b1.form_submit_button("Run")
-    side_by_side = b2.form_submit_button("Compare ε values side by side")
+    submitted = b1.form_submit_button("Run", key="km_run")
+    side_by_side = b2.form_submit_button("Compare ε values side by side", key="km_side_by_side")
 publish_url()
 progress_slot = st.empty()
 slots = [ResultSlot(), ResultSlot()]

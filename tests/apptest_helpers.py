@@ -2,9 +2,9 @@
 session and parameters in the URL), find a widget by its key (:func:`by_key`; a form's submit
 button by its form, :func:`submit`), and the link a browser would show.
 
-Widgets are found by key, not by label, so that rewording a label breaks no test. Only widgets
-drawn without a key (the Data page's generator inputs, a form's second submit button) are
-found by label, with :func:`widget`."""
+Widgets are found by key, not by label, so that rewording a label breaks no test. Every input
+of the pages has a key (the Data page's: ``data_kind`` and ``data_<kind>_<parameter>``), and so
+has each submit button of a form with two (k-means: ``km_run``, ``km_side_by_side``)."""
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -76,7 +76,7 @@ def by_key(at, key):
 
 def submit(at, form, label=None):
     """The submit button of the form whose key is ``form`` (``st.form(form)``); ``label`` picks
-    one when the form has several."""
+    one when the form has several (better: their keys, with :func:`by_key`)."""
     buttons = [b for b in at.button if b.proto.form_id == form and (label is None or b.label == label)]
     if len(buttons) != 1:
         raise LookupError(f"{len(buttons)} submit buttons in form {form!r}" + (f" labelled {label!r}" if label else "")
@@ -94,6 +94,6 @@ def press(at, form, label=None):
 
 
 def widget(at, kind, label):
-    """The widget of ``kind`` (e.g. "selectbox") whose label is exactly ``label``: only for
-    widgets drawn without a key (prefer :func:`by_key`)."""
+    """The widget of ``kind`` (e.g. "selectbox") whose label is exactly ``label``: only for a
+    widget drawn without a key (no input of the pages is; prefer :func:`by_key`)."""
     return next(w for w in getattr(at, kind) if w.label == label)

@@ -115,7 +115,7 @@ def _strings(value, out, skip=("hovertemplate", "texttemplate", "spec", "config"
 def test_no_raw_latex_in_the_pages_texts_and_charts():
     at = open_page(PAGE, query={"cc_repro": "true", "cc_km": "true"})
     press(at, "cocluster_form")
-    next(w for w in at.number_input if w.label == "runs on each matrix").set_value(20)   # (drawn without a key)
+    by_key(at, "cc_fig1_runs").set_value(20)
     press(at, "fig1_form")
     assert not at.error
     texts = []

@@ -1,7 +1,10 @@
 """ui.pickers: the generator inputs of the Co-clustering and k-means pages stay inside dpcore's
-limits, their link parsers use the same numbers, and only the inputs a page lists are bound."""
+limits, their link parsers use the same numbers, and only the inputs a page lists are bound;
+follow_default resets a keyed input when its default changes."""
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from apptest_helpers import by_key
 
 from dpcore.data import GENERATOR_LIMITS
 from ui.pickers import BLOCK_LIMITS, GAUSSIAN_LIMITS, picker_url_fields
@@ -56,5 +59,34 @@ def test_only_listed_inputs_are_bound_to_the_url(bound):
     keys = {w.proto.query_param_key for w in list(at.selectbox) + list(at.number_input)}
     expected = {"km_data", "km_n", "km_d", "km_comp", "km_sigma", "km_dseed"} if bound else {""}
     assert keys == expected
-    n = next(w for w in at.number_input if w.label == "points n")
+    n = by_key(at, "km_n")
     assert (n.min, n.max) == GAUSSIAN_LIMITS["n"] and "10,000,000 cells" in n.help
+
+
+def _follow_app():
+    import streamlit as st
+
+    from ui.pickers import follow_default
+    if st.checkbox("show", True, key="show"):
+        follow_default("x", st.session_state.get("default", 5))
+        st.number_input("x", 0, 100, key="x")
+
+
+def test_follow_default_resets_a_keyed_input_when_its_default_changes_or_it_is_drawn_anew():
+    at = AppTest.from_function(_follow_app, default_timeout=60)
+    at.run()
+    assert by_key(at, "x").value == 5                          # drawn with its default
+    by_key(at, "x").set_value(7)
+    at.run()
+    at.run()
+    assert by_key(at, "x").value == 7                          # the user's value stays while the default does
+    at.session_state["default"] = 9
+    at.run()
+    assert not at.exception and by_key(at, "x").value == 9     # a new default replaces it, as without a key
+    by_key(at, "x").set_value(7)
+    at.run()
+    by_key(at, "show").uncheck()
+    at.run()
+    by_key(at, "show").check()
+    at.run()
+    assert by_key(at, "x").value == 9                          # drawn anew: its default again

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from apptest_helpers import open_page
+from apptest_helpers import by_key, open_page, press
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"kind": "subspaces", "n": 300, "d": 6, "k": 2, "q": 2, "sigma": 0.01, "random_state": 0}
@@ -31,13 +31,12 @@ SMALL = {"kind": "subspaces", "n": 300, "d": 6, "k": 2, "q": 2, "sigma": 0.01, "
 @pytest.mark.slow
 def test_cluster_page_script_runs_outside_the_repository(tmp_path):
     at = open_page("3_cluster.py", spec=SMALL)
-    next(w for w in at.selectbox if w.label == "Method").set_value("sulq")
+    by_key(at, "cl_method").set_value("sulq")
     at.run()
-    next(c for c in at.checkbox if c.label == "reproducible (noise public)").check()
+    by_key(at, "cl_repro").check()
     at.run()
-    next(b for b in at.button if b.label == "Run").click()
-    at.run()
-    assert not at.exception and not at.error
+    press(at, "cluster_form")
+    assert not at.error
     res = at.session_state["cluster_result"]
     script = tmp_path / "reproduce.py"
     script.write_text(res["code"])

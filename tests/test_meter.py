@@ -169,7 +169,8 @@ def test_kmeans_side_by_side_past_the_budget_is_refused():
     at = open_page("6_kmeans.py", state={"class_budget": 5.0})
     w(at, "km_data").set_value("gaussians")
     at.run()
-    press(at, "kmeans_form", "Compare ε values side by side")   # default 0.1, 1, 10, 100: 111.1 > 5
+    w(at, "km_side_by_side").click()                            # default 0.1, 1, 10, 100: 111.1 > 5
+    at.run()
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "class budget" in errors[0] and meter_of(at).runs == []
 

@@ -15,8 +15,8 @@ def run(at):
 
 
 def simulate_fig1(at, runs):
-    """Fig. 1's simulation with ``runs`` runs on each matrix (its input has no key: found by label)."""
-    next(w for w in at.number_input if w.label == "runs on each matrix").set_value(runs)
+    """Fig. 1's simulation with ``runs`` runs on each matrix."""
+    by_key(at, "cc_fig1_runs").set_value(runs)
     return press(at, "fig1_form")
 
 

@@ -1,6 +1,7 @@
 """AppTest runs of the app shell, the Home page and the Data page.
 
-The Data page draws its generator inputs without keys: they are found by label (``number``)."""
+The Data page's inputs are found by key: ``data_kind`` (the dataset type) and
+``data_<kind>_<parameter>`` (e.g. ``data_gaussians_n``)."""
 from pathlib import Path
 
 import pytest
@@ -19,14 +20,9 @@ def summary(at):
     return dict(zip(at.table[0].value.index, at.table[0].value["value"]))
 
 
-def number(at, label):
-    """A generator input of the Data page (drawn without a key)."""
-    return next(w for w in at.number_input if w.label == label)
-
-
 def kind_box(at):
-    """The Data page's "Dataset type" selectbox (drawn without a key)."""
-    return next(s for s in at.selectbox if s.label == "Dataset type")
+    """The Data page's "Dataset type" selectbox."""
+    return by_key(at, "data_kind")
 
 
 def load(at):
@@ -49,30 +45,30 @@ def test_home_page_runs():
 def test_data_page_default_summary_and_parameter_change():
     at = page("2_data.py")
     assert summary(at)["rows (n)"] == "1,000"
-    number(at, "points n").set_value(400)
+    by_key(at, "data_subspaces_n").set_value(400)
     load(at)
     assert not at.error
     assert summary(at)["rows (n)"] == "400"
 
 
-@pytest.mark.parametrize("label,value,message", [
-    ("subspaces k", 50, "n must be >= k"),
-    ("subspace dimension q", 10, "q must be < d"),
+@pytest.mark.parametrize("key,value,message", [
+    ("data_subspaces_k", 50, "n must be >= k"),
+    ("data_subspaces_q", 10, "q must be < d"),
 ])
-def test_data_page_bad_input_shows_error_and_keeps_dataset(label, value, message):
+def test_data_page_bad_input_shows_error_and_keeps_dataset(key, value, message):
     at = page("2_data.py")
     before = summary(at)
-    if label == "subspaces k":
-        number(at, "points n").set_value(20)
-    number(at, label).set_value(value)
+    if key == "data_subspaces_k":
+        by_key(at, "data_subspaces_n").set_value(20)
+    by_key(at, key).set_value(value)
     load(at)
     assert [e.value for e in at.error if message in e.value] == [e.value for e in at.error] and len(at.error) == 1
     assert summary(at) == before
 
 
-@pytest.mark.parametrize("kind,sizes", [("subspaces", {"points n": 1_000_000, "ambient dimension d": 11}),
-                                        ("gaussians", {"points n": 10_001, "dimension d": 1000}),
-                                        ("blocks", {"rows": 5000, "columns": 2001})])
+@pytest.mark.parametrize("kind,sizes", [("subspaces", {"n": 1_000_000, "d": 11}),
+                                        ("gaussians", {"n": 10_001, "d": 1000}),
+                                        ("blocks", {"n_rows": 5000, "n_cols": 2001})])
 def test_data_page_refuses_a_dataset_above_the_cell_cap_once_and_keeps_the_dataset(kind, sizes):
     """Each size is inside its input's limits, their product above MAX_GENERATED_CELLS (10M)."""
     from dpcore.data import MAX_GENERATED_CELLS
@@ -80,8 +76,8 @@ def test_data_page_refuses_a_dataset_above_the_cell_cap_once_and_keeps_the_datas
     before, spec_before = summary(at), dict(at.session_state["dataset"]["spec"])
     kind_box(at).set_value(kind)
     at.run()
-    for label, value in sizes.items():
-        w = number(at, label)
+    for name, value in sizes.items():
+        w = by_key(at, f"data_{kind}_{name}")
         assert w.min <= value <= w.max            # the form itself lets each number through
         w.set_value(value)
     load(at)
@@ -92,10 +88,10 @@ def test_data_page_refuses_a_dataset_above_the_cell_cap_once_and_keeps_the_datas
 def test_data_page_inputs_show_the_cell_cap_and_use_dpcore_limits():
     from dpcore.data import GENERATOR_LIMITS, MAX_GENERATED_CELLS
     at = page("2_data.py")
-    n = number(at, "points n")
+    n = by_key(at, "data_subspaces_n")
     assert (n.min, n.max) == GENERATOR_LIMITS["subspaces"]["n"]
     assert f"{MAX_GENERATED_CELLS:,}" in n.help                          # the cap, in the input's help
-    sigma = number(at, "noise σ")
+    sigma = by_key(at, "data_subspaces_sigma")
     assert (sigma.min, sigma.max) == GENERATOR_LIMITS["subspaces"]["sigma"]
 
 
@@ -111,6 +107,26 @@ def test_data_page_r3_presets_load_and_draw_the_raw_coordinates(preset, d, q, k)
     assert (facts["columns (d)"], facts["subspace dim (q)"], facts["classes"]) == (str(d), str(q), str(k))
     fig = json.loads(at.get("plotly_chart")[-1].proto.spec)
     assert fig["layout"]["scene"]["xaxis"]["title"]["text"] == "x1"          # raw coordinates, nothing projected
+
+
+def test_data_page_inputs_follow_a_new_dataset_and_keep_the_users_choice_otherwise():
+    """Keyed inputs keep their value when their default changes (Streamlit); the page sets them
+    to a new dataset's values (ui.pickers.follow_default), as it did when they had no keys."""
+    at = page("2_data.py")
+    by_key(at, "data_preset").set_value("Three lines in R³ (see the subspaces)")     # same kind, new values
+    at.run()
+    assert (by_key(at, "data_subspaces_n").value, by_key(at, "data_subspaces_d").value) == (300, 3)
+    by_key(at, "data_preset").set_value("64 Gaussians in R^100")                     # another kind
+    at.run()
+    assert kind_box(at).value == "gaussians" and by_key(at, "data_gaussians_k").value == 64
+    kind_box(at).set_value("subspaces")
+    at.run()
+    at.run()
+    assert kind_box(at).value == "subspaces"                      # the user's choice stays while the data do
+    assert by_key(at, "data_subspaces_n").value == 1000           # inputs of another kind: their defaults
+    by_key(at, "data_subspaces_n").set_value(400)
+    load(at)
+    assert at.session_state["dataset"]["spec"]["n"] == 400 and by_key(at, "data_subspaces_n").value == 400
 
 
 def test_data_page_high_dimensional_caption_says_what_a_projection_hides():

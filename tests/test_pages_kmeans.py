@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from apptest_helpers import by_key, link_of, open_page, submit
+from apptest_helpers import by_key, link_of, open_page
 from dpcore.kmeans.common import DataDerivedRadiusWarning
 from ui.kmeans import DEFAULT_EPS_SERIES, EPS_MAX, K_MAX
 
@@ -15,17 +15,15 @@ def page(query=None):
     return open_page("6_kmeans.py", query=query)
 
 
-#: the form's two submit buttons (no keys: told apart by their labels)
-RUN, SIDE_BY_SIDE = "Run", "Compare ε values side by side"
+#: the keys of the form's two submit buttons
+RUN, SIDE_BY_SIDE = "km_run", "km_side_by_side"
 
 
-def button(at, label):
-    return submit(at, "kmeans_form", label)
-
-
-def share(at, label):
-    """The candidate method's budget shares (inputs drawn without a key: found by label)."""
-    return next(w for w in at.number_input if w.label == label)
+def button(at, key):
+    """One of the two submit buttons of the form ``kmeans_form``."""
+    b = by_key(at, key)
+    assert b.proto.form_id == "kmeans_form"
+    return b
 
 
 def result_table(at):
@@ -90,9 +88,9 @@ def test_page_runs_and_shows_objectives_ledger_and_statement():
     assert meter.private_total(runs[0]["dataset"])[0] == pytest.approx(3.0)
 
 
-def expect_refused(at, label, words, before, n_runs):
-    """Press ``label``: one error with ``words``, the previous result kept, nothing released."""
-    button(at, label).click()
+def expect_refused(at, key, words, before, n_runs):
+    """Press the button ``key``: one error with ``words``, the previous result kept, nothing released."""
+    button(at, key).click()
     at.run()
     assert not at.exception
     errors = [e.value for e in at.error]
@@ -109,17 +107,35 @@ def test_bad_input_shows_error_once_and_keeps_previous_result():
     at.run()
     before, n_runs = result_table(at), len(meter_runs(at))
     # values each widget allows but the run refuses
-    share(at, "candidate share").set_value(0.6)
-    share(at, "local-swap share").set_value(0.5)
+    by_key(at, "km_share_candidate").set_value(0.6)
+    by_key(at, "km_share_localswap").set_value(0.5)
     expect_refused(at, RUN, "candidate share + local-swap share must be < 1", before, n_runs)
     expect_refused(at, SIDE_BY_SIDE, "candidate share + local-swap share must be < 1", before, n_runs)
-    share(at, "candidate share").set_value(0.4)
-    share(at, "local-swap share").set_value(0.1)
+    by_key(at, "km_share_candidate").set_value(0.4)
+    by_key(at, "km_share_localswap").set_value(0.1)
     by_key(at, "km_methods").set_value([])
     expect_refused(at, RUN, "methods must contain", before, n_runs)
     by_key(at, "km_methods").set_value(["candidate"])
     by_key(at, "km_eps_list").set_value([])
     expect_refused(at, SIDE_BY_SIDE, "choose 1 to 4 values", before, n_runs)
+
+
+def test_projection_dimension_follows_the_dataset_and_the_tuning_stays_out_of_the_link():
+    from dpcore.kmeans.partition import default_projection_dim
+    at = page()                                              # the Data page's default: n = 1000
+    assert by_key(at, "km_p").value == default_projection_dim(1000) == 4
+    by_key(at, "km_p").set_value(7)
+    by_key(at, "km_methods").set_value([])                   # a quick refusal commits the form
+    button(at, RUN).click()
+    at.run()
+    assert ["methods must contain" in e.value for e in at.error] == [True] and by_key(at, "km_p").value == 7
+    at.run()
+    assert by_key(at, "km_p").value == 7                     # the user's p stays while the data do
+    by_key(at, "km_data").set_value("gaussians")             # n = 5000
+    at.run()
+    assert by_key(at, "km_p").value == default_projection_dim(5000) == 5    # ... and follows new data
+    tuning = {"km_p", "km_refine", "km_share_candidate", "km_share_localswap", "km_sparsity"}
+    assert not tuning & set(link_of(at))                     # not bound to the URL
 
 
 def test_epsilon_side_by_side_one_panel_per_epsilon_and_one_meter_entry_each():

@@ -11,7 +11,7 @@
 import numpy as np
 import pytest
 
-from apptest_helpers import link_of, open_page
+from apptest_helpers import by_key, link_of, open_page, submit
 from dpcore.data import make_union_of_subspaces, random_subspaces
 from dpcore.export import FRESH_NOISE_NOTE
 from dpcore.metrics import wasserstein_distance
@@ -21,16 +21,10 @@ SMALL = {"kind": "subspaces", "n": 300, "d": 6, "k": 2, "q": 2, "sigma": 0.01, "
 BLOCKS = {"kind": "blocks", "n_rows": 60, "n_cols": 40, "k": 3, "l": 3, "signal": 5.0, "noise": 0.5, "random_state": 0}
 
 
-def widget(at, label):
-    for group in (at.number_input, at.selectbox, at.select_slider, at.text_input, at.multiselect):
-        for w in group:
-            if w.label.startswith(label):
-                return w
-    raise KeyError(label)
-
-
-def click(at, label):
-    next(b for b in at.button if b.label == label).click()
+def click(at, button):
+    """Click ``button`` (a form's submit button, :func:`submit`, or a keyed one) and run the page:
+    no exception, no error box."""
+    button.click()
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
 
@@ -53,11 +47,11 @@ def meter(at):
 @pytest.mark.parametrize("method", ["sa", "sulq"])
 def test_cluster_default_runs_differ_and_share_no_seed(method):
     at = open_page("3_cluster.py", spec=SMALL)
-    widget(at, "Method").set_value(method)
+    by_key(at, "cl_method").set_value(method)
     at.run()
-    click(at, "Run")
+    click(at, submit(at, "cluster_form"))
     first = at.session_state["cluster_result"]
-    click(at, "Run")
+    click(at, submit(at, "cluster_form"))
     second = at.session_state["cluster_result"]
     assert first["seed"] is None and second["seed"] is None
     assert not np.allclose(first["subspaces"], second["subspaces"])      # fresh noise each run
@@ -69,12 +63,12 @@ def test_cluster_default_runs_differ_and_share_no_seed(method):
 
 def test_cluster_reproducible_run_is_not_private_and_not_counted():
     at = open_page("3_cluster.py", spec=SMALL)
-    widget(at, "Method").set_value("sulq")
+    by_key(at, "cl_method").set_value("sulq")
     at.run()
-    next(c for c in at.checkbox if c.label == "reproducible (noise public)").check()
+    by_key(at, "cl_repro").check()
     at.run()
-    widget(at, "seed").set_value(11)
-    click(at, "Run")
+    by_key(at, "cl_seed").set_value(11)
+    click(at, submit(at, "cluster_form"))
     res = at.session_state["cluster_result"]
     assert res["seed"] == 11 and link(at)["cl_seed"] == "11" and "random_state=11" in res["code"]
     assert any("NOT private" in i.value for i in at.info)                 # the privacy box says so
@@ -87,13 +81,13 @@ def test_cluster_reproducible_run_is_not_private_and_not_counted():
 @pytest.mark.slow
 def test_gibbs_default_runs_differ():
     at = open_page("4_gibbs.py", spec=SMALL)
-    widget(at, "ε values").set_value("1")
-    widget(at, "sweeps per chain").set_value(10)
-    widget(at, "chains").set_value(1)
+    by_key(at, "g_eps").set_value("1")
+    by_key(at, "g_iter").set_value(10)
+    by_key(at, "g_chains").set_value(1)
     at.run()
-    click(at, "Run chains")
+    click(at, submit(at, "gibbs_form"))
     a = at.session_state["gibbs_result"]["summary"][0]["cost of released sample"]
-    click(at, "Run chains")
+    click(at, submit(at, "gibbs_form"))
     b = at.session_state["gibbs_result"]["summary"][0]["cost of released sample"]
     assert a != b
     assert_no_seed(at)
@@ -101,11 +95,11 @@ def test_gibbs_default_runs_differ():
 
 def test_cocluster_default_runs_differ():
     at = open_page("5_coclustering.py", spec=BLOCKS)
-    widget(at, "Count matrix").set_value("current")
+    by_key(at, "cc_matrix").set_value("current")
     at.run()
-    click(at, "Run")
+    click(at, submit(at, "cocluster_form"))
     T1 = at.session_state["cocluster_result"]["dp"].T_
-    click(at, "Run")
+    click(at, submit(at, "cocluster_form"))
     T2 = at.session_state["cocluster_result"]["dp"].T_
     assert T1.shape != T2.shape or not np.array_equal(T1, T2)
     assert_no_seed(at)
@@ -113,18 +107,18 @@ def test_cocluster_default_runs_differ():
 
 def kmeans_sulq_run(at):
     """On the k-means page: a small Gaussian mixture of the page's own, SuLQ k-means only."""
-    widget(at, "Dataset").set_value("gaussians")
+    by_key(at, "km_data").set_value("gaussians")
     at.run()
-    widget(at, "points n").set_value(600)
-    widget(at, "private methods").set_value(["sulq"])
-    click(at, "Run")
+    by_key(at, "km_n").set_value(600)
+    by_key(at, "km_methods").set_value(["sulq"])
+    click(at, by_key(at, "km_run"))
 
 
 def test_kmeans_default_runs_differ():
     at = open_page("6_kmeans.py", spec=SMALL)
     kmeans_sulq_run(at)
     c1 = at.session_state["kmeans_result"]["cmp"].results[0].centres
-    click(at, "Run")
+    click(at, by_key(at, "km_run"))
     c2 = at.session_state["kmeans_result"]["cmp"].results[0].centres
     assert not np.allclose(c1, c2)
     assert_no_seed(at)
@@ -157,14 +151,14 @@ PU_SMALL = {"kind": "subspaces", "n": 150, "d": 5, "k": 2, "q": 1, "sigma": 0.05
 
 def test_default_sweeps_differ_hide_run_seeds_and_meter_only_private_runs():
     at = open_page("7_privacy_utility.py", spec=PU_SMALL, timeout=180)
-    widget(at, "methods").set_value(["SuLQ-10", "SuLQ k-means"])   # SuLQ k-means reads its radius off this data
-    widget(at, "metrics").set_value(["cost"])
-    widget(at, "ε points").set_value(1)
-    widget(at, "trials").set_value(1)
-    next(r for r in at.radio if r.label == "workers").set_value(1)
-    click(at, "Run sweep")
+    by_key(at, "pu_methods").set_value(["SuLQ-10", "SuLQ k-means"])   # SuLQ k-means reads its radius off this data
+    by_key(at, "pu_metrics").set_value(["cost"])
+    by_key(at, "pu_points").set_value(1)
+    by_key(at, "pu_trials").set_value(1)
+    by_key(at, "pu_jobs").set_value(1)
+    click(at, submit(at, "sweep_form"))
     first = at.session_state["privacy_utility"]["df"]
-    click(at, "Run sweep")
+    click(at, submit(at, "sweep_form"))
     second = at.session_state["privacy_utility"]["df"]
     assert "seed" not in first.columns                   # per-run seeds would give the secret noise away
     assert not first["cost"].equals(second["cost"])      # fresh noise in each sweep
@@ -179,8 +173,8 @@ def test_meter_records_the_dataset_the_page_used():
     """The co-clustering and k-means pages pick their own data: the meter must charge their
     runs to it, not to the Data page's dataset (here a union of subspaces)."""
     at = open_page("5_coclustering.py", spec=SMALL)
-    assert widget(at, "Count matrix").value == "blocks"
-    click(at, "Run")
+    assert by_key(at, "cc_matrix").value == "blocks"
+    click(at, submit(at, "cocluster_form"))
     assert [r["dataset"] for r in meter(at).runs] == ["block matrix (200×150, 3×3 blocks)"]
     at = open_page("6_kmeans.py", spec=SMALL)
     kmeans_sulq_run(at)

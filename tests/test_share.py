@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from apptest_helpers import link_of, open_page
+from apptest_helpers import by_key, link_of, open_page, press
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"kind": "subspaces", "n": 300, "d": 6, "k": 2, "q": 2, "sigma": 0.01, "random_state": 0}
@@ -18,42 +18,35 @@ def page(path=CLUSTER, query=None, spec=SMALL):
     return open_page(Path(path).name, spec=spec, query=query)
 
 
-def widget(at, label):
-    for group in (at.number_input, at.selectbox, at.select_slider, at.text_input):
-        for w in group:
-            if w.label.startswith(label):
-                return w
-    raise KeyError(label)
-
-
-def reproducible(at):
-    """Tick the page's "reproducible (noise public)" box: only then do the seed, the link and
-    the script repeat a run."""
-    next(c for c in at.checkbox if c.label == "reproducible (noise public)").check()
+def reproducible(at, prefix):
+    """Tick the page's "reproducible (noise public)" box (``<prefix>_repro``): only then do the
+    seed, the link and the script repeat a run."""
+    by_key(at, f"{prefix}_repro").check()
     at.run()                        # the box sits outside the form: ticking it shows the seed
 
 
 def controls(at):
+    """The page's view: every input's value by its key (all have one)."""
     out = {}
     for group in (at.number_input, at.selectbox, at.select_slider, at.text_input):
         for w in group:
-            if w.label != "Preset":     # the preset picker is a shortcut, not part of the view
-                out[w.label] = w.value
+            assert w.key, f"the input {w.label!r} has no key"
+            if not w.key.endswith("_preset"):     # the preset picker is a shortcut, not part of the view
+                out[w.key] = w.value
     return out
 
 
 def test_link_round_trip_restores_the_controls():
     at = page()
-    widget(at, "Method").set_value("sulq")
+    by_key(at, "cl_method").set_value("sulq")
     at.run()
-    widget(at, "privacy budget ε").set_value(10.0)
-    reproducible(at)
-    widget(at, "seed").set_value(7)
-    widget(at, "iterations T").set_value(20)
-    widget(at, "composition").set_value("basic")
-    next(b for b in at.button if b.label == "Run").click()
-    at.run()
-    assert not at.exception and not at.error
+    by_key(at, "sulq_eps").set_value(10.0)
+    reproducible(at, "cl")
+    by_key(at, "cl_seed").set_value(7)
+    by_key(at, "sulq_T").set_value(20)
+    by_key(at, "sulq_comp").set_value("basic")
+    press(at, "cluster_form")
+    assert not at.error
     link = link_of(at)
     # bound widgets write a selectbox under its label, as the user reads it
     assert json.loads(link["data"]) == SMALL and link["cl_method"].startswith("SuLQ k-plane") and link["sulq_eps"] == "10.0"
@@ -76,33 +69,31 @@ def test_bad_link_parameters_are_ignored_with_a_warning(query, name):
     assert not at.exception
     assert any(name in w.value and "Ignored link parameters" in w.value for w in at.warning)
     assert at.session_state["dataset"]["spec"] == SMALL          # the dataset stays
-    next(b for b in at.button if b.label == "Run").click()       # and the page still works
-    at.run()
-    assert not at.exception and not at.error
+    press(at, "cluster_form")                                    # and the page still works
+    assert not at.error
 
 
 def test_preset_sets_all_controls_and_the_dataset():
     at = page()
-    widget(at, "Preset").set_value("Yale B, 5 faces: LRR")
+    by_key(at, "cluster_preset").set_value("Yale B, 5 faces: LRR")
     at.run()
     assert not at.exception
     assert at.session_state["dataset"]["spec"]["kind"] == "yaleb"
-    assert widget(at, "Method").value == "lrr"
-    assert (widget(at, "clusters k").value, widget(at, "subspace dimension q").value) == (5, 9)
-    widget(at, "Preset").set_value("Paper Fig. 2: SuLQ-10 at ε = 10")
+    assert by_key(at, "cl_method").value == "lrr"
+    assert (by_key(at, "cl_k").value, by_key(at, "cl_q").value) == (5, 9)
+    by_key(at, "cluster_preset").set_value("Paper Fig. 2: SuLQ-10 at ε = 10")
     at.run()
-    assert widget(at, "Method").value == "sulq" and widget(at, "privacy budget ε").value == 10.0
+    assert by_key(at, "cl_method").value == "sulq" and by_key(at, "sulq_eps").value == 10.0
     assert at.session_state["dataset"]["spec"]["n"] == 1000
 
 
 @pytest.mark.parametrize("method", ["kplane", "sa"])
 def test_reproduce_snippet_runs_and_gives_the_same_numbers(method):
     at = page()
-    widget(at, "Method").set_value(method)
+    by_key(at, "cl_method").set_value(method)
     at.run()
-    reproducible(at)
-    next(b for b in at.button if b.label == "Run").click()
-    at.run()
+    reproducible(at, "cl")
+    press(at, "cluster_form")
     res = at.session_state["cluster_result"]
     code = res["code"]
     assert code and any(code.strip() in c.value for c in at.code)      # the page shows it
@@ -125,18 +116,17 @@ GIBBS = str(ROOT / "pages" / "4_gibbs.py")
 
 def test_gibbs_link_preset_and_snippet():
     at = page(GIBBS)
-    widget(at, "Preset").set_value("Quick look: ε = 1 and 10, 200 sweeps")
+    by_key(at, "gibbs_preset").set_value("Quick look: ε = 1 and 10, 200 sweeps")
     at.run()
-    assert widget(at, "ε values").value == "1, 10" and widget(at, "sweeps per chain").value == 200
+    assert by_key(at, "g_eps").value == "1, 10" and by_key(at, "g_iter").value == 200
     assert at.session_state["dataset"]["spec"]["n"] == 1000            # the preset's dataset
     at.session_state["dataset"] = {"spec": SMALL}                        # keep the test fast
-    widget(at, "sweeps per chain").set_value(20)
-    widget(at, "chains").set_value(2)
-    reproducible(at)
-    widget(at, "seed").set_value(3)
-    next(b for b in at.button if b.label == "Run chains").click()
-    at.run()
-    assert not at.exception and not at.error
+    by_key(at, "g_iter").set_value(20)
+    by_key(at, "g_chains").set_value(2)
+    reproducible(at, "g")
+    by_key(at, "g_seed").set_value(3)
+    press(at, "gibbs_form")
+    assert not at.error
     link = link_of(at)
     again = page(GIBBS, query=link, spec=None)
     assert controls(again) == controls(at)
@@ -154,15 +144,14 @@ COCLUSTER = str(ROOT / "pages" / "5_coclustering.py")
 
 def test_cocluster_preset_link_and_snippet():
     at = page(COCLUSTER)
-    widget(at, "Preset").set_value("Synthetic blocks, 3×3 co-clusters")
+    by_key(at, "cocluster_preset").set_value("Synthetic blocks, 3×3 co-clusters")
     at.run()
-    assert widget(at, "Count matrix").value == "blocks"
-    widget(at, "privacy budget ε").set_value(2.0)
-    reproducible(at)
-    widget(at, "seed").set_value(5)
-    next(b for b in at.button if b.label == "Run").click()
-    at.run()
-    assert not at.exception and not at.error
+    assert by_key(at, "cc_matrix").value == "blocks"
+    by_key(at, "cc_eps").set_value(2.0)
+    reproducible(at, "cc")
+    by_key(at, "cc_seed").set_value(5)
+    press(at, "cocluster_form")
+    assert not at.error
     link = link_of(at)
     assert link["cc_matrix"] == "synthetic block matrix" and link["cc_eps"] == "2.0" and link["cc_seed"] == "5"
     again = page(COCLUSTER, query=link, spec=None)
@@ -180,21 +169,21 @@ KMEANS = str(ROOT / "pages" / "6_kmeans.py")
 
 def test_kmeans_preset_link_and_snippet():
     at = page(KMEANS)
-    widget(at, "Preset").set_value("The leaking radius (Λ read off the data)")
+    by_key(at, "kmeans_preset").set_value("The leaking radius (Λ read off the data)")
     at.run()
-    assert widget(at, "Dataset").value == "gaussians" and widget(at, "clusters k").value == 8
-    widget(at, "points n").set_value(800)           # keep the test fast
-    reproducible(at)
-    widget(at, "seed").set_value(4)
-    next(c for c in at.checkbox if c.label.startswith("use Λ")).uncheck()
-    next(b for b in at.button if b.label == "Run").click()
+    assert by_key(at, "km_data").value == "gaussians" and by_key(at, "km_k").value == 8
+    by_key(at, "km_n").set_value(800)               # keep the test fast
+    reproducible(at, "km")
+    by_key(at, "km_seed").set_value(4)
+    by_key(at, "km_leak").uncheck()
+    by_key(at, "km_run").click()
     at.run()
     assert not at.exception and not at.error
     link = link_of(at)
     assert link["km_methods"] == ["candidate set + local swaps", "SuLQ k-means"] and link["km_n"] == "800" and link["km_leak"] == "false"
     again = page(KMEANS, query=link, spec=None)
     before, after = controls(at), controls(again)
-    del before["centres to draw"]          # a result widget: the new session has not run yet
+    del before["km_show"]                  # "centres to draw", a result widget: the new session has not run yet
     assert after == before
     assert [m.value for m in again.multiselect] == [m.value for m in at.multiselect]
     res = at.session_state["kmeans_result"]
@@ -210,13 +199,13 @@ DATA = str(ROOT / "pages" / "2_data.py")
 def test_data_page_presets_and_link():
     at = page(DATA, spec=None)
     for label in ["Yale B, 5 faces", "classic3 co-clustering", "64 Gaussians in R^100", "Paper Fig. 2 (n=1000, d=10)"]:
-        widget(at, "Preset").set_value(label)
+        by_key(at, "data_preset").set_value(label)
         at.run()
         assert not at.exception and not at.error, label
-    widget(at, "Preset").set_value("64 Gaussians in R^100")
+    by_key(at, "data_preset").set_value("64 Gaussians in R^100")
     at.run()
     link = link_of(at)
     again = page(DATA, query=link, spec=None)
     assert again.session_state["dataset"]["spec"]["k"] == 64
     assert controls(again) == controls(at)
-    assert widget(again, "components k").value == 64 and widget(again, "dimension d").value == 100
+    assert by_key(again, "data_gaussians_k").value == 64 and by_key(again, "data_gaussians_d").value == 100

@@ -19,7 +19,8 @@ import scipy.io as sio
 import scipy.sparse as sp
 from streamlit.testing.v1 import AppTest
 
-from apptest_helpers import open_page
+from apptest_helpers import by_key, open_page, press
+from apptest_helpers import submit as form_button
 from dpcore.data import DATASETS, load_dataset, make_union_of_subspaces
 from dpcore.upload import MAX_BYTES, MAX_CELLS, load_upload, registered, reload_code, upload_key
 import dpcore.upload as upload_mod
@@ -139,20 +140,21 @@ FILE_CASES = [
     ("a single point", "one_row.csv", b"1,2,3\n", {}, "at least 2 points (rows) are needed"),
 ]
 
-# (id, dpcore spec, Data page kind, {widget label: value} or None to inject the spec, expected substring)
+# (id, dpcore spec, Data page kind, {parameter: value} set in the inputs data_<kind>_<parameter>, or None to
+# inject the spec, expected substring)
 PARAM_CASES = [
     ("n < k", {"kind": "subspaces", "n": 2, "d": 5, "k": 3, "q": 2}, "subspaces",
-     {"points n": 2, "subspaces k": 3}, "n must be >= k"),
+     {"n": 2, "k": 3}, "n must be >= k"),
     ("q >= d", {"kind": "subspaces", "n": 50, "d": 3, "k": 2, "q": 3}, "subspaces",
-     {"ambient dimension d": 3, "subspace dimension q": 3}, "q must be < d"),
+     {"d": 3, "q": 3}, "q must be < d"),
     # the form's inputs cannot go below their limits (dpcore.data.GENERATOR_LIMITS): such specs come from a session
     ("sigma < 0", {"kind": "subspaces", "n": 50, "d": 5, "k": 2, "q": 2, "sigma": -0.1}, None, None,
      "sigma must be a number from 0 to 10"),
     ("centre box 0", {"kind": "gaussians", "n": 50, "center_box": 0.0}, None, None,
      "center_box must be a number from 0.01 to 100"),
     ("n × d above the cap", {"kind": "gaussians", "n": 100_000, "d": 101}, "gaussians",
-     {"points n": 100_000, "dimension d": 101}, "n × d must be at most 10,000,000 cells"),
-    ("row clusters > rows", {"kind": "blocks", "n_rows": 3, "k": 5}, "blocks", {"rows": 3, "row clusters": 5},
+     {"n": 100_000, "d": 101}, "n × d must be at most 10,000,000 cells"),
+    ("row clusters > rows", {"kind": "blocks", "n_rows": 3, "k": 5}, "blocks", {"n_rows": 3, "k": 5},
      "k must be an integer in [1, 3]"),
     ("unknown dataset", {"kind": "mnist"}, None, None, "kind must be one of"),
 ]
@@ -313,7 +315,7 @@ def summary(at):
 
 
 def choose_kind(at, kind):
-    box = next(s for s in at.selectbox if s.label == "Dataset type")
+    box = by_key(at, "data_kind")
     if box.value != kind:
         box.set_value(kind)
         at.run()
@@ -321,18 +323,18 @@ def choose_kind(at, kind):
 
 
 def submit(at):
-    next(b for b in at.button if b.label == "Generate / load").click()
+    """Press the Data page's "Generate / load" (an error box is what some tests expect)."""
+    form_button(at, "dataset_form").click()
     at.run()
 
 
 def upload(at, name, data, kind="points", labels="none", transpose=False, norm="none"):
     choose_kind(at, "upload")
     at.file_uploader[0].set_value((name, data, "application/octet-stream"))
-    next(r for r in at.radio if r.label == "load as").set_value(kind)
-    next(s for s in at.selectbox if s.label == "norm bound (points)").set_value(norm)
-    boxes = {c.label: c for c in at.checkbox}
-    boxes["last column is the class label"].set_value(labels == "last_column")
-    boxes["columns are points (transpose)"].set_value(transpose)
+    by_key(at, "data_upload_data_kind").set_value(kind)
+    by_key(at, "data_upload_norm").set_value(norm)
+    by_key(at, "data_upload_labels").set_value(labels == "last_column")
+    by_key(at, "data_upload_transpose").set_value(transpose)
     submit(at)
 
 
@@ -369,8 +371,8 @@ def test_page_bad_parameters_show_error_and_keep_dataset(spec, kind, widgets, me
         at = data_page()
         before = summary(at)
         choose_kind(at, kind)
-        for label, value in widgets.items():
-            next(w for w in at.number_input if w.label == label).set_value(value)
+        for name, value in widgets.items():
+            by_key(at, f"data_{kind}_{name}").set_value(value)
         submit(at)
         assert not at.exception, at.exception
         assert len(at.error) == 1 and message in at.error[0].value
@@ -400,7 +402,7 @@ def test_page_csv_with_labels():
     spec = at.session_state["dataset"]["spec"]
     assert spec["kind"] == "upload" and spec["labels"] == "last_column" and spec["data_kind"] == "points"
     # the form now shows the upload's options (the page reran with them)
-    assert next(c for c in at.checkbox if c.label == "last column is the class label").value is True
+    assert by_key(at, "data_upload_labels").value is True
     assert len(at.get("plotly_chart")) >= 1
 
 
@@ -463,12 +465,11 @@ def test_cluster_page_runs_kplane_on_uploaded_points():
     at.run()
     assert not at.exception, at.exception
     assert "upload: two_planes.csv" in " ".join(c.value for c in at.caption)
-    next(s for s in at.selectbox if s.label == "Method").set_value("kplane")
+    by_key(at, "cl_method").set_value("kplane")
     at.run()
-    next(w for w in at.number_input if w.label == "subspace dimension q").set_value(2)
-    next(b for b in at.button if b.label == "Run").click()
-    at.run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
+    by_key(at, "cl_q").set_value(2)
+    press(at, "cluster_form")
+    assert not at.error, [e.value for e in at.error]
     df = at.dataframe[0].value
     m = dict(zip(df.index, df["value"]))
     assert float(m["accuracy"]) >= 0.95          # two planes in R^5, σ = 0.02: k-plane separates them
@@ -496,15 +497,14 @@ def test_privacy_utility_sweep_runs_in_process_on_an_upload():
     truth = make_union_of_subspaces(n=120, d=12, k=2, q=3, sigma=0.01, random_state=5)
     ds = load_upload("planes12.csv", csv_bytes(truth.X, labels=truth.labels), labels="last_column")
     at = _with_upload("7_privacy_utility.py", ds, timeout=300)
-    workers = next(r for r in at.radio if r.label == "workers")
+    workers = by_key(at, "pu_jobs")
     assert list(workers.options) == ["1"]         # uploads cannot be rebuilt in worker processes
-    next(m for m in at.multiselect if m.label == "methods").set_value(["k-plane", "SuLQ-10"])
-    next(m for m in at.multiselect if m.label == "metrics").set_value(["cost", "nmi"])
-    next(w for w in at.number_input if w.label == "ε points").set_value(2)
-    next(w for w in at.number_input if w.label == "trials").set_value(1)
-    next(b for b in at.button if b.label == "Run sweep").click()
-    at.run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
+    by_key(at, "pu_methods").set_value(["k-plane", "SuLQ-10"])
+    by_key(at, "pu_metrics").set_value(["cost", "nmi"])
+    by_key(at, "pu_points").set_value(2)
+    by_key(at, "pu_trials").set_value(1)
+    press(at, "sweep_form")
+    assert not at.error, [e.value for e in at.error]
     df = at.session_state["privacy_utility"]["df"]
     assert len(df) == 1 + 2 and df["nmi"].notna().all()
     assert upload_mod._REGISTRY == {}                  # nothing outlives the sweep
@@ -517,13 +517,11 @@ def test_default_sweep_and_audit_run_on_two_planes():
     at d − 1 (now dpcore.defaults.default_subspace_dim, shared by pages, sweeps and audits)."""
     ds = load_upload("two_planes.csv", (SAMPLES / "two_planes.csv").read_bytes(), labels="last_column")
     at = _with_upload("7_privacy_utility.py", ds, timeout=600)
-    next(b for b in at.button if b.label == "Run sweep").click()             # every control at its default
-    at.run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
+    press(at, "sweep_form")                                                      # every control at its default
+    assert not at.error, [e.value for e in at.error]
     df = at.session_state["privacy_utility"]["df"]
     assert len(df) > 0 and df["warnings"].str.contains("subspace_dim").sum() == 0
     at = _with_upload("8_audit.py", ds, timeout=600)
-    next(b for b in at.button if b.label == "Run audit").click()
-    at.run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
+    press(at, "audit_form")
+    assert not at.error, [e.value for e in at.error]
     assert at.session_state["audit"]["res"].n_runs > 0

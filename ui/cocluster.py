@@ -381,7 +381,8 @@ def _show_fig1(fig1, tag=""):
 
 
 def figure1_section():
-    """The paper's Fig. 1 (A and A′, their best co-clusterings) and the frequency simulation."""
+    """The paper's Fig. 1 (A and A′, their best co-clusterings) and the frequency simulation
+    (form ``fig1_form``, inputs ``cc_fig1_eps`` and ``cc_fig1_runs``, not bound to the URL)."""
     st.subheader("Why co-clustering leaks more than clustering (the paper's Fig. 1)")
     sol = figure1_solutions()
     show_chart(figure1_leak(sol["A"], sol["A_prime"],
@@ -400,11 +401,12 @@ def figure1_section():
     with st.form("fig1_form"):
         c1, c2 = st.columns(2)
         eps_fig = c1.number_input("ε for the simulation", FIG1_EPS_MIN, FIG1_EPS_MAX, 1.0, step=0.5, format="%.2f",
+                                  key="cc_fig1_eps",
                                   help=f"Budget of each simulated DP-τCC run (K0 = L0 = 2, 𝓘 = 1), from "
                                        f"{FIG1_EPS_MIN:g} to {FIG1_EPS_MAX:g}. The smaller ε, the narrower the "
                                        "band and the more alike the two bars.")
         runs_fig = c2.number_input("runs on each matrix", FIG1_RUNS_MIN, FIG1_RUNS_MAX, 400, step=100,
-                                   help="More runs = shorter whiskers (about 5 ms per run).")
+                                   key="cc_fig1_runs", help="More runs = shorter whiskers (about 5 ms per run).")
         go_fig = st.form_submit_button("Simulate DP-τCC on A and A′")
     bar, slot = st.empty(), ResultSlot()
     previous = st.session_state.get(FIG1_KEY)

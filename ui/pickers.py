@@ -9,7 +9,11 @@ picker's inputs into its link merges :func:`picker_url_fields` into its ``URL_FI
 same numbers as parsers) and passes ``url_fields=URL_FIELDS`` to :func:`dataset_picker`, which
 then binds those inputs to the URL. A dataset whose n × d is above
 :data:`dpcore.data.MAX_GENERATED_CELLS` is refused by dpcore when it is built (the page shows
-the error)."""
+the error).
+
+Keyed inputs whose default depends on the dataset (the Data page's form, the k-means page's
+projection dimension) take it through :func:`follow_default`: a keyed widget keeps its value
+when its default changes, an unkeyed one is reset."""
 from __future__ import annotations
 
 import streamlit as st
@@ -26,6 +30,20 @@ BLOCK_LIMITS = {"rows": (2, 20_000), "cols": (2, 20_000), "bk": (1, 50), "bl": (
                 "noise": (0.0, 100.0)}
 CAP_HELP = f" The dataset may have at most {MAX_GENERATED_CELLS:,} cells (n × d)."
 CURRENT_LABEL = "current dataset (from the Data page)"
+
+
+def follow_default(key, default):
+    """Set the keyed widget ``key`` to ``default`` when it is drawn anew (not drawn in the
+    previous run) or when ``default`` differs from the last run's: what an unkeyed widget does
+    (its identity includes its default), which a keyed one does not (Streamlit identifies it
+    by its key alone). Call before drawing the widget, and draw it WITHOUT a default value
+    (Streamlit's rule: a keyed widget gets its value from its default or from the session
+    state, not both). The write goes through the session state, so the browser shows it too.
+    Not for widgets bound to the URL (their default decides what a link leaves out)."""
+    mark = f"_default_of_{key}"
+    if key not in st.session_state or st.session_state.get(mark) != default:
+        st.session_state[key] = default
+    st.session_state[mark] = default
 
 
 def _bind(key, url_fields):
