@@ -409,8 +409,10 @@ def multiselect_keep(page, label, keep):
 
 
 def press(page, label, timeout=ACTION_TIMEOUT):
-    """Click the button (or form submit button) with this text and wait for the run it starts."""
-    button = page.locator(f'{MAIN} button').filter(has_text=re.compile(rf"^\s*{re.escape(label)}\s*$")).first
+    """Click the button (or form submit button) with this text (or whose text matches this
+    compiled pattern) and wait for the run it starts."""
+    pattern = label if isinstance(label, re.Pattern) else re.compile(rf"^\s*{re.escape(label)}\s*$")
+    button = page.locator(f'{MAIN} button').filter(has_text=pattern).first
     with rerun(page, timeout=timeout):
         button.click()
 
