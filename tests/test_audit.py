@@ -25,6 +25,7 @@ def laplace_count(count, rng):
     return float(laplace_mechanism(count, 1.0, 1.0, rng))
 
 
+@pytest.mark.slow
 def test_laplace_audit_never_exceeds_nominal_epsilon():
     # 20 audit seeds at 95 % confidence: each bound exceeds ε = 1 with probability ≤ 5 %,
     # and the bound is typically well below ε with 2 × 2000 runs, so all 20 stay ≤ 1.

@@ -143,6 +143,7 @@ def test_a_registered_method_runs_in_a_sweep_on_two_worker_processes(registered)
     assert two.drop(columns="seconds").equals(one.drop(columns="seconds"))
 
 
+@pytest.mark.slow
 def test_runs_in_worker_processes_are_charged_to_the_callers_accountant(registered):
     """A sweep on worker processes inside ``with acc:`` charges every private run, as the same
     sweep in this process does through the estimators' fit wrapper; a budget the sweep would
@@ -172,6 +173,7 @@ def test_a_worker_runs_a_task_without_the_parents_registry(registered):
     assert row["name"] == "own_noisy_lloyd" and row["epsilon_spent"] == 5.0
 
 
+@pytest.mark.slow
 def test_a_registered_method_runs_on_a_two_worker_dask_cluster(registered):
     distributed = pytest.importorskip("distributed")
     sweep = Sweep(dataset=_DATA["kmeans"], algorithms=["own_noisy_lloyd", "kmeanspp"], epsilons=[1.0, 10.0],
@@ -184,6 +186,7 @@ def test_a_registered_method_runs_on_a_two_worker_dask_cluster(registered):
     assert df.drop(columns="seconds").equals(run_sweep(sweep).drop(columns="seconds"))
 
 
+@pytest.mark.slow
 def test_the_example_script_runs_with_two_worker_processes(tmp_path):
     out = subprocess.run([sys.executable, str(ROOT / "examples" / "own_method.py")], cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
@@ -275,6 +278,7 @@ run_sweep(Sweep(dataset={DATA!r}, algorithms=["mine"], epsilons=[1.0, 2.0], tria
 """
 
 
+@pytest.mark.slow
 def test_a_script_without_the_main_guard_gets_a_clear_error_not_a_flood_of_workers(tmp_path):
     """A worker imports the script to load its class; the script's unguarded top level starts
     a sweep again. That sweep is refused with the fix, instead of a pool in every worker."""

@@ -120,6 +120,7 @@ def _run_outside(args, target, tmp_path, timeout=600):
                           capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_wheel_holds_the_package_its_data_its_licence_and_one_version(wheel):
     version = _source_version()
     assert wheel.name == f"dpcore-{version}-py3-none-any.whl"
@@ -147,6 +148,7 @@ def test_wheel_holds_the_package_its_data_its_licence_and_one_version(wheel):
                      "dp-accounting"}, core
 
 
+@pytest.mark.slow
 def test_installed_wheel_loads_the_data_and_reproduces_outside_the_repository(installed, tmp_path):
     check = textwrap.dedent(f"""
         import sys
@@ -172,6 +174,7 @@ def test_installed_wheel_loads_the_data_and_reproduces_outside_the_repository(in
     assert list((out / "cocluster-fig3").glob("*.csv")), sorted(p.name for p in out.rglob("*"))
 
 
+@pytest.mark.slow
 def test_installed_library_runs_without_numba_dask_and_streamlit(installed, tmp_path):
     """The extras stay optional: with them unimportable, the Gibbs kernels fall back to the
     numpy engine, the exact samplers to their numpy path, and the reproduction runs."""

@@ -26,6 +26,7 @@ def _panels(folder):
     return [p["name"] for p in json.loads((folder / "panels.json").read_text())["panels"]]
 
 
+@pytest.mark.slow
 def test_subspace_fig2_writes_one_csv_and_html_per_panel(tiny_out):
     d = tiny_out / "subspace-fig2"
     S = rp.SETTINGS["subspace-fig2"]["tiny"]
@@ -49,6 +50,7 @@ def test_subspace_fig2_writes_one_csv_and_html_per_panel(tiny_out):
     assert "## Checks of the paper's statements" in (d / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_html_loads_plotly_js_from_its_own_folder_not_a_cdn(tiny_out):
     for fig in ("subspace-fig2", "subspace-fig3", "cocluster-fig3"):
         d = tiny_out / fig
@@ -267,6 +269,7 @@ def test_the_command_line_runs_fig3_chains_in_worker_processes(tmp_path):
     assert (tmp_path / "subspace-fig3" / "random-init.csv").exists()
 
 
+@pytest.mark.slow
 def test_a_dask_cluster_reports_its_own_workers_and_their_memory(tmp_path, capsys):
     """Under --scheduler the workers are the cluster's (two here, not --jobs' one) and the worker
     memory is what the Dask worker processes report, not this process's children."""
