@@ -13,13 +13,13 @@ preset, a load) as an unkeyed widget would. No widget of this page is bound to t
 import pandas as pd
 import streamlit as st
 
-from dpcore.data import (CLUTO_NAMES, GENERATOR_LIMITS, MAX_DATA_SEED, MAX_GENERATED_CELLS, PAPER_SPECS,
+from dpcore.data import (CLUTO_NAMES, MAX_GENERATED_CELLS, PAPER_SPECS,
                          clipping_explanation)
 from dpcore.plots.data import face_grid, projection_note, projection_scatter, sparse_overview
 from dpcore.upload import LIMITS_TEXT, MAX_BYTES, WIDE_RATIO
 from ui.common import (DEFAULT_DATASET, current_dataset, current_spec_or_default, privacy_statement, set_dataset,
                        set_upload, show_chart)
-from ui.pickers import follow_default
+from ui.pickers import GeneratorInputs, follow_default
 from ui.share import Preset, check_link, preset_picker, publish_url
 
 KINDS = {
@@ -66,40 +66,16 @@ check_link("data", URL_FIELDS)          # the dataset spec travels in the link's
 preset_picker("data", PRESETS)
 
 spec = current_spec_or_default()
-follow_default("data_kind", spec["kind"])
+if spec["kind"] not in KINDS:           # e.g. the k-means page's digits: loaded there, not offered here
+    st.info(f"The current dataset ({spec['kind']}) was chosen on another page; this page does not offer it. "
+            "Choosing and loading a dataset here replaces it.")
+follow_default("data_kind", spec["kind"] if spec["kind"] in KINDS else next(iter(KINDS)))
 kind = st.selectbox("Dataset type", list(KINDS), format_func=KINDS.get, key="data_kind",
                     help="A generator or a real dataset of the papers, or your own file. The choice is kept for "
                          "the other pages.")
-same = spec["kind"] == kind
-
-
-def prev(name, default):
-    """The current dataset's value of a parameter when it is of the selected kind."""
-    return spec.get(name, default) if same else default
-
-
-def key_of(name, value):
-    """Key of the selected kind's input of the dataset parameter ``name``, set to ``value`` when
-    the input is new or ``value`` changed (see :func:`ui.pickers.follow_default`)."""
-    key = f"data_{kind}_{name}"
-    follow_default(key, value)
-    return key
-
-
+inputs = GeneratorInputs(kind, spec)
+prev, key_of, num, seed = inputs.prev, inputs.key, inputs.number, inputs.seed
 CAP_TEXT = f"n × d at most {MAX_GENERATED_CELLS:,} cells"
-
-
-def num(col, label, name, default, help, **kw):
-    """A number input of a generator parameter, limits from dpcore.data.GENERATOR_LIMITS."""
-    lo, hi = GENERATOR_LIMITS[kind][name]
-    span = f"{lo:,} to {hi:,}" if isinstance(lo, int) else f"{lo:g} to {hi:g}"
-    return col.number_input(label, lo, hi, key=key_of(name, type(lo)(prev(name, default))),
-                            help=f"{help} Allowed: {span}.", **kw)
-
-
-def seed(col, help="Random seed of the generator."):
-    return int(col.number_input("seed", 0, MAX_DATA_SEED, key=key_of("random_state", int(prev("random_state", 0))),
-                                help=help))
 
 
 with st.form("dataset_form"):

@@ -129,6 +129,15 @@ def test_data_page_inputs_follow_a_new_dataset_and_keep_the_users_choice_otherwi
     assert at.session_state["dataset"]["spec"]["n"] == 400 and by_key(at, "data_subspaces_n").value == 400
 
 
+def test_data_page_says_when_the_dataset_came_from_a_kind_it_does_not_offer():
+    """The k-means page's digits are not a Data page kind: the page says so instead of showing
+    another kind's inputs as if they described the dataset."""
+    at = open_page("2_data.py", query={"data": '{"kind": "digits"}'})
+    assert not at.exception and not at.error
+    assert any("digits" in i.value and "another page" in i.value for i in at.info)
+    assert by_key(at, "data_kind").value == "subspaces"          # the first kind offered, to choose from
+
+
 def test_data_page_high_dimensional_caption_says_what_a_projection_hides():
     at = page("2_data.py")                      # the default: Fig. 2, R^10
     text = " ".join(c.value for c in at.caption)

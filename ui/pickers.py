@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.data import CLUTO_NAMES, MAX_DATA_SEED, MAX_GENERATED_CELLS, PAPER_SPECS
+from dpcore.data import CLUTO_NAMES, GENERATOR_LIMITS, MAX_DATA_SEED, MAX_GENERATED_CELLS, PAPER_SPECS
 from ui.common import dataset_from_spec, is_upload_spec
 from ui.share import as_float, as_int
 
@@ -49,6 +49,37 @@ def follow_default(key, default):
 def _bind(key, url_fields):
     """``bind="query-params"`` for an input the page puts into its link."""
     return {"bind": "query-params"} if url_fields and key in url_fields else {}
+
+
+class GeneratorInputs:
+    """The Data page's inputs of one generator ``kind``: each keyed ``data_<kind>_<name>``, starting
+    at the current dataset's value when it is of this kind (``spec``), else at the default, and
+    following that value when it changes (:func:`follow_default`)."""
+
+    def __init__(self, kind, spec):
+        self.kind, self.spec, self.same = kind, spec, spec["kind"] == kind
+
+    def prev(self, name, default):
+        """The current dataset's value of a parameter when it is of this kind, else ``default``."""
+        return self.spec.get(name, default) if self.same else default
+
+    def key(self, name, value):
+        """The key of parameter ``name``'s input, set to ``value`` when the input is new or ``value`` changed."""
+        key = f"data_{self.kind}_{name}"
+        follow_default(key, value)
+        return key
+
+    def number(self, col, label, name, default, help, **kw):
+        """A number input of a generator parameter, limits from dpcore.data.GENERATOR_LIMITS."""
+        lo, hi = GENERATOR_LIMITS[self.kind][name]
+        span = f"{lo:,} to {hi:,}" if isinstance(lo, int) else f"{lo:g} to {hi:g}"
+        return col.number_input(label, lo, hi, key=self.key(name, type(lo)(self.prev(name, default))),
+                                help=f"{help} Allowed: {span}.", **kw)
+
+    def seed(self, col, help="Random seed of the generator."):
+        """The generator's seed input."""
+        return int(col.number_input("seed", 0, MAX_DATA_SEED,
+                                    key=self.key("random_state", int(self.prev("random_state", 0))), help=help))
 
 
 def _number(col, label, key, limits, value, help, url_fields, **kw):
