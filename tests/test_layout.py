@@ -260,3 +260,10 @@ type(lo)(value)
     assert all(line != 4 for line, _ in found)          # isinstance is not a construction
 
 
+
+
+def test_pages_are_thin():
+    """A page is widgets, a call into dpcore and a figure: at most 250 lines; the rest lives in ui/."""
+    long = {p.name: n for p in sorted((ROOT / "pages").glob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 250}
+    assert long == {}
