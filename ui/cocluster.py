@@ -130,7 +130,7 @@ def run_cocluster(ds, data_spec, p, bar):
     seed, n_init, fast, peers (labels of :data:`PEERS`).
 
     Fast-τCC's starts run one by one with one shared generator (``n_init=1`` each, the best
-    sum of the two τ kept, ties to the first): the same result as ``FastTauCC(n_init=…)``
+    sum of the two τ kept, ties to the first): the same result as Fast-τCC with ``n_init`` starts
     (see tests/test_cocluster.py), with a progress step per start - on reviews a start takes
     seconds."""
     n_init = check_int(p["n_init"], "n_init (Fast-τCC restarts)", 1, MAX_RESTARTS)
