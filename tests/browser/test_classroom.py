@@ -121,6 +121,13 @@ def test_sweep_on_an_uploaded_file(app_url, page):
         state="visible", timeout=sd.DEFAULT_TIMEOUT)
     page.locator('[data-testid="stCheckbox"]').filter(has_text="last column is the class label").first.click()
     sd.press(page, "Generate / load")
+    # a load ends with st.rerun(), whose run can start later than the driver's quiet period on a
+    # busy machine: wait for what the user waits for, the sidebar naming the file
+    sidebar = page.locator('[data-testid="stSidebar"]').filter(has_text="two_planes.csv")
+    try:
+        sidebar.first.wait_for(state="visible", timeout=sd.ACTION_TIMEOUT)
+    except Exception:       # noqa: BLE001 - reported by the assertion below, with the page's text
+        pass
     sd.check_page(page)
     assert "two_planes.csv" in page.locator('[data-testid="stSidebar"]').inner_text(), \
         page.locator(sd.MAIN).inner_text()[:1500]
