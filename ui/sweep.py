@@ -24,9 +24,8 @@ import numpy as np
 import streamlit as st
 
 from dpcore.lab.methods import DPNMF_PAPER, PRESETS as METHODS, get_method, preset, presets_for
-from dpcore.lab.sweeps import Sweep, warning_summary
+from dpcore.lab.sweeps import Sweep, row_event, warning_summary
 from dpcore.plots.experiments import METRIC_TITLES, privacy_utility_figure
-from dpcore.privacy import PrivacyEvent
 from ui.common import (DEFAULT_DATASET, current_dataset, gibbs_unchecked, planned, privacy_statement, record_run,
                        show_chart)
 from ui.seeds import seed_caveat
@@ -195,10 +194,9 @@ def record_sweep(df, seed, dataset=None):
     140 fits. Called after the sweep has finished, before its result is drawn: a stopped sweep
     shows nothing and charges nothing."""
     for _, r in df[df["private"]].iterrows():
-        if not np.isfinite(r["epsilon_spent"]):
+        event = row_event(r)
+        if event is None:
             continue                                  # nothing was spent (no ledger)
-        delta = 0.0 if np.isnan(r["delta"]) else float(r["delta"])
-        event = PrivacyEvent.approx_dp(float(r["epsilon_spent"]), delta)
         if seed is not None:
             ok, why = False, f"public master seed {seed} (reproducible mode)"
         elif r["name"] == "gibbs":

@@ -55,7 +55,7 @@ from ..subspace.common import single_threaded
 from ..privacy.accountant import PrivacyEvent, active_accountants
 from .methods import METHODS, Method, build_estimator, get_method, run_seed
 
-__all__ = ["METRICS", "Sweep", "run_sweep", "run_task", "summarize",
+__all__ = ["METRICS", "Sweep", "run_sweep", "run_task", "row_event", "summarize",
            "dask_executor", "worker_context", "warning_summary"]
 
 
@@ -270,7 +270,7 @@ def run_task(task) -> dict:
     ds = _dataset(json.dumps(task["dataset"], sort_keys=True))
     a = task["algorithm"]
     # the task's own spec (a worker imports the class from it); a task without one names a catalogue entry
-    entry = Method.from_spec(task["method"]) if task.get("method") else get_method(a["name"])
+    entry = _task_method(task)
     ss = run_seed(task["seed"], a["label"], task["epsilon"], task["trial"])
     rng = np.random.default_rng(ss)
     est = entry.build(ds, params=a["params"], epsilon=task["epsilon"] if entry.private else None,
@@ -487,7 +487,27 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
 
 
 def _task_method(task):
+    """A task's method: the spec it carries (a worker imports the class from it), else the catalogue entry it names."""
     return Method.from_spec(task["method"]) if task.get("method") else get_method(task["algorithm"]["name"])
+
+
+def row_event(row):
+    """The privacy event one run of a sweep spent, from its row (its ledger's totals), or None
+    when nothing was spent (a non-private method, no ledger).
+
+    Parameters
+    ----------
+    row : mapping
+        A row of :func:`run_sweep` (``private``, ``epsilon_spent``, ``delta``).
+
+    Returns
+    -------
+    dpcore.privacy.PrivacyEvent or None
+    """
+    if not row["private"] or not math.isfinite(row["epsilon_spent"]):
+        return None
+    delta = 0.0 if not math.isfinite(row["delta"]) else float(row["delta"])
+    return PrivacyEvent.approx_dp(float(row["epsilon_spent"]), delta)
 
 
 def _check_budgets(accs, todo):
@@ -511,11 +531,10 @@ def _check_budgets(accs, todo):
 
 def _charge(acc, task, row):
     """Record one run of a worker process in ``acc``: what its ledger spent, in its method's relation."""
-    entry = _task_method(task)
-    if not entry.private or not math.isfinite(row["epsilon_spent"]):
+    event = row_event(row)
+    if event is None:
         return
-    delta = 0.0 if not math.isfinite(row["delta"]) else float(row["delta"])
-    acc.record(PrivacyEvent.approx_dp(float(row["epsilon_spent"]), delta), relation=entry.relation,
+    acc.record(event, relation=_task_method(task).relation,
                label=f"sweep: {row['algorithm']}, ε = {row['epsilon']:g}, trial {row['trial']}",
                private=bool(row["released_private"]),
                reason="" if row["released_private"] else "the fit released nothing private (a non-private start "
