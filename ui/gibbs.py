@@ -157,9 +157,10 @@ def summarise(ds, models, seconds):
     for eps, m in models.items():
         v = mixing_verdict(m.traces_, m.burn_in_)
         one_chain = m.traces_["cost"].shape[0] == 1
-        text = v["text"].removeprefix("Not yet mixed: ").removeprefix("Mixed (by this rule): ")   # the heading says it
+        text = (v["text"].removeprefix("Not yet mixed: ").removeprefix("Mixed (by this rule): ")   # the heading says it
+                .removeprefix("Not judged: the chains did not move. "))
         text = text[:1].upper() + text[1:] + (" " + ONE_CHAIN_NOTE if one_chain else "")
-        verdicts[eps] = {"mixed": v["mixed"], "text": text,
+        verdicts[eps] = {"mixed": v["mixed"], "frozen": v["frozen"], "text": text,
                          "rule": v["rule"], "one_chain": one_chain}
         for r in diagnostics_table(m.traces_, m.burn_in_):
             if r["trace"] == "statistic":
@@ -167,7 +168,7 @@ def summarise(ds, models, seconds):
                 continue
             table.append({"ε": eps, "trace": TRACE_WORDS.get(r["trace"], r["trace"]), "split-R̂": r["split_rhat"],
                           "ESS": r["ess"], "mean after burn-in": r["mean"], "sd": r["sd"], "note": r["note"]})
-        row = {"ε": eps, "verdict": "mixed" if v["mixed"] else "not yet",
+        row = {"ε": eps, "verdict": "mixed" if v["mixed"] else "did not move" if v["frozen"] else "not yet",
                "released chain": m.selected_chain_, "cost of released sample": m.cost_,
                "cost, mean of last samples": m.cost_mean_}
         if ds.subspaces is not None and ds.subspaces.shape == m.subspaces_.shape:
@@ -222,8 +223,9 @@ def draw_result(res, stage):
     if not res["is_private"]:
         st.error("⚠️ **Not private.** " + " ".join(c for c in res["caveats"] if "non-private" in c or "not private" in c))
     for eps, v in res["verdicts"].items():
-        (st.success if v["mixed"] else st.warning)(
-            f"**ε = {eps:g}: {'mixed (by the rule below)' if v['mixed'] else 'not yet mixed'}.** {v['text']}")
+        heading = ("mixed (by the rule below)" if v["mixed"] else "not judged: the chains did not move"
+                   if v.get("frozen") else "not yet mixed")
+        (st.success if v["mixed"] else st.warning)(f"**ε = {eps:g}: {heading}.** {v['text']}")
     first_rule = next(iter(res["verdicts"].values()))["rule"]
     st.caption(f"Rule: {first_rule} (R̂ threshold {RHAT_THRESHOLD}, minimum ESS {MIN_ESS}.)")
     all_mixed = all(v["mixed"] for v in res["verdicts"].values())

@@ -79,14 +79,28 @@ def as_float(lo=None, hi=None) -> Callable[[str], float]:
 
 def one_of(options, format_func=str) -> Callable[[str], Any]:
     """The option whose label is the text: ``format_func(option)``, as a selectbox bound to
-    the URL writes it (pass the widget's ``format_func``)."""
+    the URL writes it (pass the widget's ``format_func``). The option's own value is accepted
+    too (``sulq`` for "SuLQ k-plane"), and a number by its value (``10`` for the option 10.0);
+    a refusal lists the labels the link may use, so it cannot name the text it refuses."""
     options = list(options)
 
     def parse(text):
         for o in options:
             if text == format_func(o):
                 return o
-        raise ValueError(f"{text!r} is not one of {options}")
+        for o in options:
+            if text == str(o):
+                return o
+        try:
+            x = float(text)
+        except (TypeError, ValueError):
+            x = None
+        if x is not None:
+            for o in options:
+                if isinstance(o, (int, float)) and not isinstance(o, bool) and float(o) == x:
+                    return o
+        labels = ", ".join(repr(format_func(o)) for o in options)
+        raise ValueError(f"{text!r} is not one of the choices: {labels}")
     return parse
 
 
