@@ -32,7 +32,9 @@ def discover_pages():
                     default=(i == 0)) for i, p in enumerate(files)]
 
 
-st.set_page_config(page_title="dpclust-explorer", page_icon=":material/lock:", layout="wide")
+# the icon is a file of ours: a ":material/…:" page icon is fetched from Google's font server (not offline)
+st.set_page_config(page_title="dpclust-explorer", page_icon=str(Path(__file__).parent / "ui" / "assets" / "lock.png"),
+                   layout="wide")
 navigation = st.navigation(discover_pages())
 meter_slot = sidebar_slot()   # the state before the page: what stays if the user presses Stop during a run
 st.session_state[IN_APP_KEY] = True
