@@ -61,6 +61,7 @@ import scipy.sparse as sp
 
 from .data import Dataset, register_dataset_kind
 from .preprocessing import clip_rows, normalize_rows
+from .validation import MAX_ABS_VALUE
 
 __all__ = ["register_upload_kind", "load_upload", "registered", "load_registered_upload", "upload_key", "reload_code", "MAX_BYTES", "MAX_CELLS",
            "MAX_SIDE", "WIDE_RATIO", "EXTENSIONS", "DATA_KINDS", "LABEL_MODES", "NORMS", "LIMITS_TEXT"]
@@ -716,6 +717,12 @@ def _check_values(fname, X, kind):
     if n == 0 or d == 0:
         raise ValueError(f"{fname} is empty: the matrix has shape {n}×{d}")
     _check_finite(fname, X)
+    hit = _flagged(X, lambda v: np.abs(v) > MAX_ABS_VALUE)
+    if hit is not None:
+        count, i, j, v = hit
+        raise ValueError(f"{fname}: {_entries(count)} larger than {MAX_ABS_VALUE:g} in magnitude, the first at row {i}, "
+                         f"column {j} (1-based): {v:g}. Squared distances of such values overflow floating point: "
+                         "rescale the file (divide every value by the same power of ten; the clusters do not change)")
     if kind == "counts":
         hit = _flagged(X, lambda v: v < 0)
         if hit is not None:

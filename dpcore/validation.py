@@ -13,6 +13,9 @@ import scipy.sparse as sp
 
 #: Bits drawn from a legacy ``numpy.random.RandomState`` to seed the Generator that replaces it.
 RANDOM_STATE_SEED_BITS = 128
+#: the largest |value| a data array may hold: every method sums squared distances over up to
+#: 10¹² entries (n·d), which overflow float64 (1.8e308) beyond |x| ≈ 1e148; 1e100 leaves room
+MAX_ABS_VALUE = 1e100
 
 
 def check_random_state(random_state) -> np.random.Generator:
@@ -163,6 +166,13 @@ def check_delta(delta, name: str = "delta", allow_zero: bool = False) -> float:
     return check_real(delta, name, 0.0, 1.0, low_inclusive=allow_zero, high_inclusive=False)
 
 
+def _check_magnitude(values, name):
+    if values.size and np.abs(values).max() > MAX_ABS_VALUE:
+        raise ValueError(f"{name} holds values up to {np.abs(values).max():.3g}: squared distances of values above "
+                         f"{MAX_ABS_VALUE:g} overflow floating point. Rescale the data (divide by a power of ten); "
+                         "clustering does not change when every value is scaled alike")
+
+
 def check_array(X, name: str = "X", ensure_2d: bool = True, allow_sparse: bool = False,
                 min_rows: int = 1) -> np.ndarray:
     """A finite float array (rows = points). Sparse input only when ``allow_sparse``.
@@ -187,7 +197,8 @@ def check_array(X, name: str = "X", ensure_2d: bool = True, allow_sparse: bool =
     ------
     ValueError
         If X is sparse without ``allow_sparse``, complex, not numeric, not 2-D (with
-        ``ensure_2d``), not finite, or has fewer than ``min_rows`` rows.
+        ``ensure_2d``), not finite, has a value above :data:`MAX_ABS_VALUE` in magnitude, or
+        has fewer than ``min_rows`` rows.
     """
     if sp.issparse(X):
         if not allow_sparse:
@@ -197,6 +208,7 @@ def check_array(X, name: str = "X", ensure_2d: bool = True, allow_sparse: bool =
         X = sp.csr_matrix(X, dtype=np.float64)
         if not np.all(np.isfinite(X.data)):
             raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+        _check_magnitude(X.data, name)
         data_shape = X.shape
     else:
         if np.iscomplexobj(X):
@@ -211,6 +223,7 @@ def check_array(X, name: str = "X", ensure_2d: bool = True, allow_sparse: bool =
             raise ValueError(f"{name} must be a 2-D array (n points x d features); got {X.ndim} dimension(s){hint}")
         if not np.all(np.isfinite(X)):
             raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+        _check_magnitude(X, name)
         data_shape = X.shape
     if data_shape[0] < min_rows:
         raise ValueError(f"{name} must have at least {min_rows} row(s); got {data_shape[0]}")
