@@ -512,6 +512,9 @@ def fits_words(n: int, private: bool = True) -> str:
     return f"{n:,} {'private' if private else 'non-private'} fit(s)" + (" (each a release)" if private else "")
 
 
+#: what a reload does to the meter (a classroom report: it reset without saying so)
+RELOAD_NOTE = ("This meter counts this tab's session only: reloading the page or opening a new tab starts it again at "
+               "0, but the data have still been used by every earlier run.")
 METER_HELP = ("Every private fit on this dataset in this session, added up (basic composition). " + FIT_WORDS
               + " Running a method again on the same data is a new fit and spends again; fits on other datasets are "
               "counted separately. " + CHARGE_RULE + " Each fit is counted in the weakest neighbouring relation "
@@ -557,6 +560,7 @@ def sidebar(container=None):
         st.caption(ds.description)
         meter = session_meter()
         eps = _show_dataset_meter(meter, ds.name, "Private ε spent on this dataset", METER_HELP)
+        st.caption(RELOAD_NOTE)
         budget = class_budget()
         if budget is not None:
             left = budget - eps
