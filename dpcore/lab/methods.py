@@ -349,6 +349,11 @@ _BUILT_IN = [
     _m("dplloyd", "dpcore.kmeans.baselines:DPLloydKMeans", "kmeans", True, relation="add_remove",
        label="DP-Lloyd (diffprivlib)", description="DP-Lloyd (diffprivlib)",
        presets={"DP-Lloyd": {"row_map": "clip"}}),
+    # today's practical peer (issue 25): Google's LSH tree → private coreset → k-means++, under replace-one
+    _m("lsh_coreset", "dpcore.kmeans.lsh_coreset:LSHCoresetKMeans", "kmeans", True, takes_delta=True,
+       relation="replace_one", label="LSH coreset (Google 2021)",
+       description="LSH tree → private coreset → k-means++ (Google's differential-privacy library)",
+       presets={"LSH coreset": {}}),
     # the co-clustering paper's peers (its Fig. 2): row clustering of count matrices
     _m("dphd", "dpcore.kmeans.dphd:DPHD", "documents", True, takes_delta=True, relation="replace_one", label="DPHD",
        description="DPHD: candidate-set k-means on L2-normalised documents (Balcan et al. 2017)",
@@ -381,7 +386,7 @@ PRESETS: dict[str, dict] = {}
 #: the order the built-in presets are offered in (the pages' option lists); registered ones follow
 _PRESET_ORDER = ("k-plane", "SSC", "LRR", "TSC", "SuLQ-10", "SuLQ-50", "s.a. TSC", "s.a. SSC", "s.a. k-plane", "Gibbs",
                  "Fast-τCC", "DP-τCC", "k-means++", "candidate set", "SuLQ k-means", "s.a. k-means", "DP-Lloyd",
-                 "candidate set + 8 SuLQ", "DPHD", "DP-KMeans", DPNMF_PAPER, "DPNMF (private start)")
+                 "LSH coreset", "candidate set + 8 SuLQ", "DPHD", "DP-KMeans", DPNMF_PAPER, "DPNMF (private start)")
 
 
 def _collect_presets():
