@@ -349,7 +349,7 @@ _BUILT_IN = [
     _m("dplloyd", "dpcore.kmeans.baselines:DPLloydKMeans", "kmeans", True, relation="add_remove",
        label="DP-Lloyd (diffprivlib)", description="DP-Lloyd (diffprivlib)",
        presets={"DP-Lloyd": {"row_map": "clip"}}),
-    # today's practical peer (issue 25): Google's LSH tree → private coreset → k-means++, under replace-one
+    # today's practical peer: Google's LSH tree → private coreset → k-means++, under replace-one
     _m("lsh_coreset", "dpcore.kmeans.lsh_coreset:LSHCoresetKMeans", "kmeans", True, takes_delta=True,
        relation="replace_one", label="LSH coreset (Google 2021)",
        description="LSH tree → private coreset → k-means++ (Google's differential-privacy library)",
