@@ -5,8 +5,8 @@ import streamlit as st
 
 from dpcore.cocluster.dptaucc import dptaucc_budget
 from dpcore.defaults import default_n_clusters
-from ui.cocluster import (EPS_MAX, EPS_MIN, MAX_CLUSTERS, MAX_ITER, MAX_RESTARTS, PEER_HELP, PEERS, PRESETS,
-                          RESULT_KEY, TAU_CR_LABEL, TAU_RC_LABEL, figure1_section, record_cocluster, run_cocluster,
+from ui.cocluster import (EPS_MAX, EPS_MIN, MAX_CLUSTERS, MAX_ITER, MAX_RESTARTS, PEER_HELP, PEERS, PEERS_NOTE,
+                          PRESETS, RESULT_KEY, TAU_CR_LABEL, TAU_RC_LABEL, figure1_section, record_cocluster, run_cocluster,
                           show_result, whole_number)
 from ui.share import as_bool, as_float, check_link, follow_dataset, list_of, preset_picker, publish_url
 from ui.common import ResultSlot, current_spec, dataset_from_spec, privacy_statement, run_guarded, stop_page
@@ -38,6 +38,8 @@ The paper compares it with three private methods that cluster the documents only
 **DPHD** (private k-means for high dimensions), **DP-KMeans** (private Lloyd) and **DPNMF**
 (private matrix factorisation, whose usual start reads the raw data and so is *not* private).
 """)
+with st.expander("The paper's peers: relations, and the DPNMF the paper ran"):
+    st.markdown(PEERS_NOTE)
 
 # ----------------------------------------------------------------------------- dataset
 check_link("cocluster", URL_FIELDS)

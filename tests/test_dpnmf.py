@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
 
-from dpcore.cocluster.dpnmf import DPNMF, STAT_SENSITIVITY_FACTOR, h_step, project_unit_rows
+from dpcore.cocluster.dpnmf import DPNMF, STAT_SENSITIVITY_FACTOR, h_step, project_unit_rows, w_step
 from dpcore.data import make_block_matrix
 from dpcore.metrics import nmi
 from dpcore.privacy import GaussianBudget
@@ -110,6 +110,11 @@ def test_h_step_row_depends_only_on_its_own_document(block):
     (dict(init="svd"), "init must be one of"),
     (dict(h_steps=0), "h_steps"),
     (dict(w_steps=0), "w_steps"),
+    (dict(w_step_size=0.0), "w_step_size"),
+    (dict(w_step_size=-1e-4), "w_step_size"),
+    (dict(w_step_size=float("nan")), "w_step_size"),
+    (dict(w_step_size="1e-4"), "w_step_size"),
+    (dict(w_step_size=True), "w_step_size"),
 ])
 def test_bad_parameters_are_refused_by_name(block, params, match):
     with pytest.raises(ValueError, match=match):
@@ -157,12 +162,60 @@ def test_same_seed_same_fit_and_callback(block):
 
 def test_clone_and_get_params():
     est = DPNMF(n_clusters=4, epsilon=0.3, delta=1e-6, n_iter=2, init="random", h_steps=7, w_steps=9,
-                random_state=3)
+                w_step_size=1e-3, random_state=3)
     params = est.get_params()
     assert params == dict(n_clusters=4, epsilon=0.3, delta=1e-6, n_iter=2, init="random", h_steps=7, w_steps=9,
-                          random_state=3)
+                          w_step_size=1e-3, random_state=3)
     twin = clone(est)
     assert twin is not est and twin.get_params() == params
     assert est.set_params(**params) is est
     with pytest.raises(TypeError):
         DPNMF(3)
+
+
+# ----------------------------------------------------------------------------- the W step (the paper's run: 1e-4)
+def test_one_w_step_moves_w_at_most_step_times_gradient():
+    """From a feasible W the projection is non-expansive: one step of size s moves W by at most
+    s·‖WA − B‖_F, whatever A and B (noisy statistics can be anything)."""
+    rng = np.random.default_rng(0)
+    for step in (1e-4, 1e-2, 1.0):
+        W = project_unit_rows(rng.random((3, 40))).T          # columns in the non-negative unit ball
+        A, B = rng.normal(size=(3, 3)), rng.normal(size=(40, 3))
+        moved = np.linalg.norm(w_step(W, A, B, 1, step) - W)
+        assert 0 < moved <= step * np.linalg.norm(W @ ((A + A.T) / 2) - B) + 1e-15
+
+
+def test_published_w_step_keeps_the_basis_at_its_start(block):
+    """The co-clustering paper's run (NNDSVD start, W stepped by 1e-4 once per iteration): with the
+    noise negligible (ε = 1e6), ‖∇‖_F ≤ √K + 1 (‖W‖_F ≤ √K, ‖A‖₂ ≤ 1, ‖B‖_F ≤ 1), so 𝓘 steps move W
+    by at most 𝓘·1e-4·(√K + 1); our 1/L step moves it by orders of magnitude more."""
+    K, I, step = 3, 4, 1e-4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                 # the NNDSVD start's warning (tested above)
+        pub = DPNMF(n_clusters=K, epsilon=1e6, n_iter=I, init="nndsvd", w_step_size=step, w_steps=1,
+                    random_state=0).fit(block.X)
+        ours = DPNMF(n_clusters=K, epsilon=1e6, n_iter=I, init="nndsvd", random_state=0).fit(block.X)
+    moved = np.linalg.norm(pub.components_ - pub.initial_components_)
+    assert 0 < moved <= I * step * (math.sqrt(K) + 1) * (1 + 1e-6)
+    np.testing.assert_array_equal(pub.initial_components_, ours.initial_components_)    # the same start
+    assert np.linalg.norm(ours.components_ - ours.initial_components_) > 100 * moved
+    assert pub.is_private_ is False                     # the start is not private, whatever the step
+
+
+def test_fixed_w_step_keeps_the_blind_start_private(block):
+    """The step size is public: from the blind start the run stays (ε, δ)-DP with the same σ."""
+    a = DPNMF(n_clusters=3, epsilon=0.5, init="random", w_step_size=1e-4, random_state=0).fit(block.X)
+    b = DPNMF(n_clusters=3, epsilon=0.5, init="random", random_state=0).fit(block.X)
+    assert a.is_private_ and a.released_private_ and a.noise_sigma_ == b.noise_sigma_
+    np.testing.assert_array_equal(a.initial_components_, b.initial_components_)
+    assert not np.allclose(a.components_, b.components_)
+
+
+def test_default_w_step_is_one_over_l(block):
+    """``w_step_size=None`` (the default) is the 1/L step: the private DPNMF is unchanged."""
+    A = np.array([[2.0, 0.5], [0.5, 1.0]])
+    B = np.abs(np.random.default_rng(1).normal(size=(6, 2)))
+    W = project_unit_rows(np.random.default_rng(2).random((2, 6))).T
+    L = np.linalg.eigvalsh(A)[-1]
+    np.testing.assert_array_equal(w_step(W, A, B, 5), w_step(W, A, B, 5, 1.0 / L))
+    assert DPNMF().w_step_size is None

@@ -23,6 +23,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.cocluster.examples import column_partition_frequencies, figure1_solutions
+from dpcore.lab.figures.cocluster import DPNMF_AS_PUBLISHED, fig2_relations
 from dpcore.lab.methods import DPNMF_PAPER, PRESETS as METHOD_PRESETS, build_estimator, get_method, run_seed
 from dpcore.export import estimator_snippet
 from dpcore.metrics import nmi
@@ -57,7 +58,9 @@ PEER_HELP = {
             "private centres; protects one whole document, replaced.",
     "DP-KMeans": "DP-Lloyd with diffprivlib's mechanism and budget split on L2-normalised documents (our sparse "
                  "version: runs on every set): private centres; protects one document added or removed.",
-    DPNMF_PAPER: "private NMF (δ = 1e-5, 𝓘 = 4) from the paper's NNDSVD start, which reads the raw data: NOT private.",
+    DPNMF_PAPER: "private NMF (δ = 1e-5, 𝓘 = 4) from the paper's NNDSVD start, which reads the raw data: NOT private. "
+                 "Its basis moves by our 1/L steps; the paper's own run moved it by 1e-4 and so kept the start "
+                 "(see 'The paper's peers' above).",
     "DPNMF (private start)": "the same private NMF from a blind random start: the basis is (ε, δ)-DP; protects one "
                              "document, replaced.",
 }
@@ -72,6 +75,25 @@ PEER_CLAIM = {lab: get_method(METHOD_PRESETS[lab]["name"]).relation for lab in P
 PEER_DELTA = {"DPHD": 1e-5, "DPNMF (private start)": 1e-5}
 #: DP-τCC's neighbouring relation (the catalogue's): one count changed by ±1
 DPTauCC_RELATION = get_method("dp_taucc").relation
+
+#: The page's text on the paper's peers: the relation each runs under here (from the catalogue), how the paper
+#: ran them, and what the paper's DPNMF released and how it was evaluated (facts of the authors' code,
+#: github.com/rupensa/dptaucc: src/dpkmeans/k_means.py divides the per-coordinate sensitivity by d,
+#: src/dpnmf/dpnmf.py steps W by alpha_W = 1e-4 and its curve uses the farthest basis vector).
+_REL = fig2_relations()
+PEERS_NOTE = f"""
+**The paper's peers and their neighbouring relations.** Here each method protects what its own
+guarantee states: DP-τCC {_REL["DP-τCC"]} (one word occurrence), DPHD and DPNMF
+{_REL["DPHD"]}, DP-KMeans {_REL["DP-KMeans"]}. The paper ran every peer under its
+one-cell relation instead, with the per-coordinate sensitivity divided by d (the number of
+terms, 1,000 to 18,483 on the CLUTO sets): far less noise, and not a valid bound - one extra
+word can move a whole document to another cluster. So its peers' curves are not comparable with
+ours, and DP-KMeans stays at NMI 0 here at every ε of the paper (a blind start from a random
+partition does too). **The paper's DPNMF** (its authors' code) starts from an SVD of the raw
+documents (not private) and moves the basis by steps of 10⁻⁴, so the basis never leaves that
+start; its plotted curve also put every document in its *farthest* topic. The Paper figures
+page shows that run as "{DPNMF_AS_PUBLISHED}".
+"""
 
 TAU_HELP = ("Goodman–Kruskal τ of the table T: how much knowing the {given} cluster of a random word occurrence "
             "(one unit of count) reduces the error of guessing its {guessed} cluster; 0 = not at all, "
@@ -312,6 +334,9 @@ def peer_privacy(peers):
             + (f"; {DPNMF_PAPER} protects nothing (its start reads the raw documents)" if DPNMF_PAPER in peers else "")
             + ". DPNMF's analytic Gaussian noise is (ε, δ)-DP for "
             "every ε (the paper's classic σ needs ε < 1).")
+        caveats.append("The paper ran every peer under its one-cell relation with the per-coordinate sensitivity "
+                       "divided by d: less noise than these runs, but not a valid bound (one extra word can move a "
+                       "whole document to another cluster).")
         caveats.append("The privacy meter adds DP-τCC and the peers up for one cell ±1, the only relation they all "
                        "share: a document replaced covers a changed cell (ε), a document added or removed costs up "
                        "to 2ε for it (DP-KMeans).")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from dpcore.lab.methods import DPNMF_PAPER, PRESETS as METHODS, get_method, preset, presets_for
+from dpcore.lab.methods import NOT_PRIVATE_PRESETS, PRESETS as METHODS, get_method, preset, presets_for
 from dpcore.lab.sweeps import Sweep, row_event, warning_summary
 from dpcore.plots.experiments import METRIC_TITLES, privacy_utility_figure
 from ui.common import (DEFAULT_DATASET, current_dataset, gibbs_unchecked, planned, privacy_statement, record_run,
@@ -170,7 +170,7 @@ def counted(ds, algorithm):
     Gibbs, whose mixing a sweep does not check: :data:`GIBBS_REASON`)."""
     a = algorithm if isinstance(algorithm, dict) else preset(algorithm)
     return (get_method(a["name"]).private and a["name"] != "gibbs" and a.get("params", {}).get("init") != "nndsvd"
-            and a.get("label") != DPNMF_PAPER and not radius_from_data(ds, a))
+            and a.get("label") not in NOT_PRIVATE_PRESETS and not radius_from_data(ds, a))
 
 
 def planned_sweep(sweep, ds, seed):
@@ -382,8 +382,9 @@ def show_privacy(res):
     if not res or "gibbs" in names:
         caveats.append("Gibbs is private only asymptotically, when its chain has mixed: in a sweep the meter lists "
                        f"its fits as not private ({GIBBS_REASON}) and the class budget does not plan them.")
-    if res and DPNMF_PAPER in set(res["df"]["algorithm"]):
-        caveats.append(f"{DPNMF_PAPER} starts from an SVD of the raw documents (the co-clustering paper's setting): "
+    nndsvd = [p for p in NOT_PRIVATE_PRESETS if res and p in set(res["df"]["algorithm"])]
+    for p in nndsvd:
+        caveats.append(f"{p} starts from an SVD of the raw documents (the co-clustering paper's setting): "
                        "its runs are not private, whatever ε they spend, and the meter does not count them; "
                        "'DPNMF (private start)' is the private variant.")
     if not res or "kmeans" in families:
@@ -395,7 +396,6 @@ def show_privacy(res):
         not_private=["the metrics: they compare releases with the data and the true labels (evaluation only)"]
         + (["labels from assigning raw points to released subspaces or centres"] if families - {"cocluster"} or not res
            else [])
-        + ([f"{DPNMF_PAPER}'s basis (its start reads the raw documents)"]
-           if res and DPNMF_PAPER in set(res["df"]["algorithm"]) else []),
+        + [f"{p}'s basis (its start reads the raw documents)" for p in nndsvd],
         caveats=caveats,
         execution=[get_method(n).target.rsplit(":", 1)[-1] for n in names])

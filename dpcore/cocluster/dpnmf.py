@@ -37,6 +37,16 @@ Decisions where the published code differs from the paper's argument
 - **No outlier matrix R.** The paper's model is X ≈ WH + R; the public code the
   co-clustering paper ran never updates R (its ``update_H_R`` updates H only), so R is
   omitted.
+- **The W step.** ``w_step_size=None`` (default) steps W by 1/L (L the largest eigenvalue of
+  the symmetrised noisy A), so the released statistics move the basis. A float is a fixed step
+  instead: the co-clustering paper's run of the public code used 1e-4 (``alpha_W``), and that
+  code's W-loop stops after one step at ε ≥ 0.5 (at ε = 0.1 its noise makes it run 201 steps
+  per iteration), so W moves by at most about 4·10⁻⁴·‖∇‖ over 4 iterations and stays at its
+  NNDSVD start. ``init="nndsvd", w_step_size=1e-4, w_steps=1`` is that run ("DPNMF as
+  published"); since the start is not private and W barely leaves it, it is in effect a
+  non-private NNDSVD clustering. Its plotted curve also assigned each document to its
+  *farthest* basis vector (Euclidean distance of A/max(A) to the columns of W, its ``nmi_xc``
+  column); ``labels_`` here is always the argmax of h (the nearest topic), never that.
 - **Initialisation.** ``init="random"`` (default) is a blind start (uniform random factors,
   no data access), for which the released basis is (ε, δ)-DP. ``init="nndsvd"`` (the paper's
   setting, only when asked, with a :class:`~dpcore.exceptions.PrivacyLeakWarning`) starts from
@@ -138,10 +148,12 @@ def h_step(V, W, H, n_steps):
     return H
 
 
-def w_step(W, A, B, n_steps):
+def w_step(W, A, B, n_steps, step_size=None):
     """The W-step from the released statistics only (post-processing): ``n_steps`` projected
     gradient steps on ½ tr(WᵀWA) − tr(WᵀB) (gradient WA − B, step 1/λ_max of the
-    symmetrised A), every column of W projected onto {w ≥ 0, ‖w‖ ≤ 1}.
+    symmetrised A, or ``step_size``), every column of W projected onto {w ≥ 0, ‖w‖ ≤ 1}.
+    The projection is non-expansive, so from a feasible W one step moves W by at most
+    step·‖WA − B‖_F (Frobenius).
 
     Parameters
     ----------
@@ -151,13 +163,15 @@ def w_step(W, A, B, n_steps):
     B : ndarray of shape (m, K)
         Released (noisy) XᵀH/n.
     n_steps : int ≥ 1
+    step_size : float > 0, optional
+        A fixed step; None = 1/λ_max(A).
 
     Returns
     -------
     ndarray of float64 of shape (m, K)
     """
     A = (A + A.T) / 2.0
-    step = 1.0 / _top_eigenvalue(A)
+    step = 1.0 / _top_eigenvalue(A) if step_size is None else float(step_size)
     for _ in range(n_steps):
         W = project_unit_rows((W - step * (W @ A - B)).T).T
     return W
@@ -230,6 +244,10 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
         Projected gradient steps ≥ 1 of each H-step (fixed, no data-dependent stopping).
     w_steps : int, default=50
         Projected gradient steps ≥ 1 of each W-step (on the released statistics).
+    w_step_size : float or None, default=None
+        Step of the W-steps: None = 1/L (see the module docstring); a float > 0 = that fixed
+        step. The co-clustering paper's run used 1e-4 with one step per iteration
+        (``w_steps=1``): W then moves by at most 𝓘·1e-4·‖WA − B‖_F and stays at its start.
     random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator of every random draw (start, SVD seed, noise).
 
@@ -278,7 +296,7 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
     claimed_relation = "replace_one"
 
     def __init__(self, *, n_clusters=3, epsilon=0.5, delta=1e-5, n_iter=4, init="random", h_steps=50,
-                 w_steps=50, random_state=None):
+                 w_steps=50, w_step_size=None, random_state=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.delta = delta
@@ -286,6 +304,7 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
         self.init = init
         self.h_steps = h_steps
         self.w_steps = w_steps
+        self.w_step_size = w_step_size
         self.random_state = random_state
 
     def _check_params(self):
@@ -297,7 +316,13 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
             raise ValueError(f"init must be one of {DPNMF_INITS}; got {self.init!r}")
         h_steps = check_int(self.h_steps, "h_steps", 1)
         w_steps = check_int(self.w_steps, "w_steps", 1)
-        return k, eps, dlt, n_iter, h_steps, w_steps
+        step = self.w_step_size
+        if step is not None:
+            if isinstance(step, bool) or not isinstance(step, (int, float, np.integer, np.floating)) \
+                    or not (math.isfinite(step) and step > 0):
+                raise ValueError(f"w_step_size must be None or a finite number > 0; got {step!r}")
+            step = float(step)
+        return k, eps, dlt, n_iter, h_steps, w_steps, step
 
     def fit(self, X, y=None, *, callback=None):
         """Factorise the non-negative matrix X (rows = documents) privately.
@@ -324,7 +349,7 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
         """
         dtype = input_float_dtype(X)
         record_features(self, X)
-        k, eps, dlt, n_iter, h_steps, w_steps = self._check_params()
+        k, eps, dlt, n_iter, h_steps, w_steps, w_step_size = self._check_params()
         X = check_array(X, "X", allow_sparse=True)
         n, m = X.shape
         if m < 1:
@@ -354,7 +379,7 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
             H = h_step(V, W, H, h_steps)
             A = budget.release(H.T @ H / n, sens, rng)
             B = budget.release(np.asarray(V.T @ H) / n, sens, rng)
-            W = w_step(W, A, B, w_steps)
+            W = w_step(W, A, B, w_steps, w_step_size)
             if callback is not None:
                 callback(t, n_iter)
 

@@ -39,6 +39,7 @@ from ..privacy.accountant import RELATIONS
 from ..privacy.accounting import PrivateEstimatorMixin
 
 __all__ = ["Method", "METHODS", "FAMILIES", "FAMILY_DEFAULTS", "FAMILY_KINDS", "PRESETS", "DPNMF_PAPER",
+           "DPNMF_AS_PUBLISHED", "NOT_PRIVATE_PRESETS",
            "register_method", "unregister_method", "get_method", "build_estimator", "run_seed", "preset",
            "presets_for"]
 
@@ -294,6 +295,12 @@ def _method_from_spec(spec):
 # ----------------------------------------------------------------------------- the catalogue
 #: the label of DPNMF in the co-clustering paper's setting (its NNDSVD start reads the raw data)
 DPNMF_PAPER = "DPNMF (NNDSVD start, not private)"
+#: the DPNMF the co-clustering paper ran (its public code, github.com/rupensa/dptaucc, src/dpnmf/dpnmf.py):
+#: NNDSVD start of the raw data, basis W stepped by 1e-4, one step per iteration at ε ≥ 0.5 (its W-loop
+#: stops after one step), so W never leaves its non-private start
+DPNMF_AS_PUBLISHED = "DPNMF as published: basis fixed at the NNDSVD start (not private)"
+#: the presets whose runs are not private although their method is (their start reads the raw data)
+NOT_PRIVATE_PRESETS = (DPNMF_PAPER, DPNMF_AS_PUBLISHED)
 
 
 def _m(name, target, family, private, *, takes_delta=False, relation=None, label="", description="", params=None,
@@ -373,7 +380,8 @@ _BUILT_IN = [
        label="DPNMF",
        description="DPNMF (Saha & Imtiaz 2024); private with its default blind start, NOT private from the "
                    "paper's NNDSVD start",
-       presets={DPNMF_PAPER: {"init": "nndsvd"}, "DPNMF (private start)": {"init": "random"}}),
+       presets={DPNMF_PAPER: {"init": "nndsvd"}, "DPNMF (private start)": {"init": "random"},
+                DPNMF_AS_PUBLISHED: {"init": "nndsvd", "w_step_size": 1e-4, "w_steps": 1}}),
 ]
 
 #: the catalogue: name -> :class:`Method` (built-in methods, then the registered ones)
@@ -386,7 +394,8 @@ PRESETS: dict[str, dict] = {}
 #: the order the built-in presets are offered in (the pages' option lists); registered ones follow
 _PRESET_ORDER = ("k-plane", "SSC", "LRR", "TSC", "SuLQ-10", "SuLQ-50", "s.a. TSC", "s.a. SSC", "s.a. k-plane", "Gibbs",
                  "Fast-τCC", "DP-τCC", "k-means++", "candidate set", "SuLQ k-means", "s.a. k-means", "DP-Lloyd",
-                 "LSH coreset", "candidate set + 8 SuLQ", "DPHD", "DP-KMeans", DPNMF_PAPER, "DPNMF (private start)")
+                 "LSH coreset", "candidate set + 8 SuLQ", "DPHD", "DP-KMeans", DPNMF_PAPER, DPNMF_AS_PUBLISHED,
+                 "DPNMF (private start)")
 
 
 def _collect_presets():
