@@ -22,7 +22,7 @@ from .validation import check_array, check_int, check_random_state, check_real
 from .preprocessing import clip_rows, normalize_rows
 
 __all__ = ["Dataset", "DATASETS", "CLUTO_NAMES", "make_union_of_subspaces", "make_gaussian_mixture",
-           "make_block_matrix", "load_yaleb", "load_cluto", "load_digits", "DIGITS_RADIUS", "PAPER_SPECS", "random_subspaces", "data_rng", "DATA_STREAM",
+           "make_block_matrix", "make_circle", "load_yaleb", "load_cluto", "load_digits", "DIGITS_RADIUS", "PAPER_SPECS", "random_subspaces", "data_rng", "DATA_STREAM",
            "orthonormal_basis", "load_dataset", "DATASET_KINDS", "register_dataset_kind",
            "MAX_DENSE_CELLS", "MAX_GENERATED_CELLS", "check_generated_size", "GENERATOR_LIMITS", "MAX_DATA_SEED",
            "check_spec_limits", "clipping_explanation"]
@@ -56,6 +56,7 @@ GENERATOR_LIMITS = {
     "subspaces": {"n": (1, 1_000_000), "d": (1, 10_000), "k": (1, 50), "q": (1, 9_999), "sigma": (0.0, 10.0)},
     "gaussians": {"n": (1, 1_000_000), "d": (1, 10_000), "k": (1, 200), "sigma": (0.0, 10.0),
                   "center_box": (0.01, 100.0)},
+    "circle": {"n": (2, 1_000_000), "sigma": (0.0, 10.0)},
     "blocks": {"n_rows": (2, 1_000_000), "n_cols": (2, 1_000_000), "k": (1, 50), "l": (1, 50),
                "signal": (0.0, 100.0), "noise": (0.0, 100.0)},
 }
@@ -77,6 +78,12 @@ PAPER_SPECS = {
                  "random_state": 10},
     "planes_r3": {"kind": "subspaces", "n": 400, "d": 3, "k": 2, "q": 2, "sigma": 0.03, "spread": "ball",
                   "random_state": 10},
+    # subspace paper, Fig. 1 (d = 2, k = 2, q = 1): points evenly spaced on the unit circle, which no two lines
+    # fit (n = 1000: enough for sample-aggregate's subsets); and for contrast two well-separated lines of R²
+    # (data seed 6 draws them 83° apart; σ = 0.005 meets the paper's well-separation condition, Def. 3.2)
+    "circle": {"kind": "circle", "n": 1000},
+    "lines_r2": {"kind": "subspaces", "n": 1000, "d": 2, "k": 2, "q": 1, "sigma": 0.005, "spread": "ball",
+                 "random_state": 6},
     # a strong synthetic co-clustering: 200 documents × 150 terms, 3×3 blocks
     "blocks": {"kind": "blocks", "n_rows": 200, "n_cols": 150, "k": 3, "l": 3, "signal": 5.0, "noise": 0.5,
                "random_state": 0},
@@ -424,6 +431,57 @@ def make_block_matrix(n_rows=200, n_cols=150, k=3, l=3, signal=5.0, noise=0.5, r
         params=dict(kind="blocks", n_rows=n_rows, n_cols=n_cols, k=k, l=l, signal=signal, noise=noise))
 
 
+def make_circle(n=24, extra_angle=None, sigma=0.0, random_state=None):
+    """Points evenly spaced on the unit circle of R² (Fig. 1 of the subspace paper, d = 2).
+
+    Point i is at angle 360°·i/n; ``extra_angle`` adds one more point on the circle at that
+    angle (the figure's cross: the neighbouring dataset that moves the optimal lines). With
+    ``sigma`` > 0 each point gets Gaussian noise N(0, σ² I₂) and is clipped to the unit ball.
+    The data have no planted subspaces and no classes: no two lines fit a circle (§3.2).
+
+    Parameters
+    ----------
+    n : int ≥ 2, default 24
+        Number of evenly spaced points.
+    extra_angle : float in [0, 360), optional
+        Angle in degrees of one additional point (the last row); None: none.
+    sigma : float ≥ 0, default 0.0
+        Noise level.
+    random_state : None, int or numpy.random.Generator, optional
+        Seed of the noise (:func:`data_rng`); unused when ``sigma`` = 0.
+
+    Returns
+    -------
+    Dataset
+        Kind "points", d = 2, no labels, no subspaces.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` < 2, ``extra_angle`` is outside [0, 360) or ``sigma`` < 0.
+    """
+    n = check_int(n, "n", 2)
+    check_generated_size(n + 1, 2)
+    sigma = check_real(sigma, "sigma", 0.0, None)
+    angles = 2.0 * np.pi * np.arange(n) / n
+    if extra_angle is not None:
+        extra_angle = check_real(extra_angle, "extra_angle", 0.0, 360.0, high_inclusive=False)
+        angles = np.append(angles, np.radians(extra_angle))
+    X = np.column_stack([np.cos(angles), np.sin(angles)])
+    n_clipped = 0
+    if sigma > 0:
+        X = X + sigma * data_rng(random_state).standard_normal(X.shape)
+        X, n_clipped = clip_rows(X, 1.0)
+    more = "" if extra_angle is None else f", one more at {extra_angle:g}°"
+    return Dataset(
+        name=f"points on a circle (n={n}{more}" + (f", σ={sigma:g})" if sigma else ")"),
+        description=f"{n} points evenly spaced on the unit circle of R²{more} (subspace paper, Fig. 1)"
+                    + (f", Gaussian noise σ={sigma:g}" if sigma else "") + ": no two lines fit them well",
+        X=X, kind="points", privacy_note="points on (or clipped to) the public unit circle",
+        extras={"n_clipped": n_clipped},
+        params=dict(kind="circle", n=n, extra_angle=extra_angle, sigma=sigma))
+
+
 # ----------------------------------------------------------------------------- real data
 def _read_npz(resource):
     """Every array of the shipped ``.npz`` file ``resource`` (a traversable of :data:`DATASETS`)."""
@@ -608,6 +666,7 @@ DATASET_KINDS = {
     "subspaces": make_union_of_subspaces,
     "gaussians": make_gaussian_mixture,
     "blocks": make_block_matrix,
+    "circle": make_circle,
     "yaleb": load_yaleb,
     "cluto": load_cluto,
     "digits": load_digits,

@@ -36,7 +36,7 @@ if not shipped:
 
 figure = st.selectbox("Figure", FIGURES, index=next((i for i, f in enumerate(FIGURES) if f in shipped), 0),
                       format_func=lambda f: INFO[f].label, key=FIGURE_KEY, bind="query-params",
-                      help="The five figures of the three papers; those not shipped can still be rerun live.")
+                      help="Every reproduced figure of the three papers; those not shipped can still be rerun live.")
 info, fig = INFO[figure], shipped.get(figure)
 st.markdown(f"{info.paper}\n\n**The paper:** {info.shows}\n\n**Ours:** {info.ours}")
 

@@ -59,7 +59,23 @@ def rerun_button(at):
 
 
 def checks_table(at):
-    return next(t.value for t in at.table if list(t.value.columns) == ["holds", "statement", "detail"])
+    return next(t.value for t in at.table if list(t.value.columns)[:2] == ["holds", "our check"])
+
+
+def assert_checks_shown(at, folder, figure):
+    """The page's checks table is checks.csv: the verdicts, our checks, the paper's words beside
+    them (or, for results without them, a line saying how to write them again) and the details."""
+    csv = pd.read_csv(folder / figure / "checks.csv")
+    table = checks_table(at)
+    assert list(table["our check"]) == list(csv["check"])
+    assert list(table["holds"]) == ["✅ yes" if ok else "❌ no" for ok in csv["ok"]]
+    assert list(table["detail"]) == list(csv["detail"].fillna(""))
+    words = csv["paper"].fillna("").astype(str).str.strip() if "paper" in csv else pd.Series([""] * len(csv))
+    if (words != "").any():
+        assert list(table["the paper says"]) == [w or "–" for w in words]
+    else:
+        assert "the paper says" not in table and "written before each check carried the paper" in texts(at.caption)
+    return csv
 
 
 def test_nothing_shipped_says_which_command(monkeypatch, tmp_path):
@@ -80,16 +96,34 @@ def test_shipped_figures_with_their_checks_and_provenance(monkeypatch, shipped):
     assert "2030-01-02 03:04 UTC" in cap and "1 h 06 min" in cap and "300 MB" in cap
     assert "tiny" in texts(at.warning)                                     # not the papers' settings
     assert len(charts(at)) == n_panels(shipped, "cocluster-fig3")         # one chart per panel
-    csv = pd.read_csv(shipped / "cocluster-fig3" / "checks.csv")
-    table = checks_table(at)
-    assert list(table["statement"]) == list(csv["check"])
-    assert list(table["holds"]) == ["✅ yes" if ok else "❌ no" for ok in csv["ok"]]
+    csv = assert_checks_shown(at, shipped, "cocluster-fig3")
     assert f"{int(csv['ok'].sum())} of {len(csv)}" in texts(at.markdown)  # how many checks hold
     figure_box(at).set_value("highdim-fig2").run()
     assert not at.exception and not at.error
     assert len(charts(at)) == n_panels(shipped, "highdim-fig2") >= 2     # vs-k, vs-eps, …
     figure_box(at).set_value("subspace-fig2").run()                        # not shipped: says how
     assert not charts(at) and "python -m dpcore.reproduce subspace-fig2" in texts(at.info)
+
+
+def test_fig1_with_the_papers_words_beside_each_check(monkeypatch, tmp_path):
+    """Subspace Fig. 1 (cheap at every level): its three panels, and every check beside the paper's
+    words; results written before the ``paper`` column show the checks with a line instead."""
+    out = tmp_path / "out"
+    path, checks, seconds = run_figure("subspace-fig1", "tiny", out=out, jobs=1, log=lambda m: None)
+    folder = ship(out, tmp_path / "ship", ["subspace-fig1"],
+                  {**MANIFEST, "figures": [{"figure": "subspace-fig1", "level": "tiny", "seconds": seconds}]})
+    at = page(monkeypatch, folder)
+    assert figure_box(at).value == "subspace-fig1" and not at.error
+    assert len(charts(at)) == n_panels(folder, "subspace-fig1") == 3
+    assert "evenly spaced points on the unit circle" in texts(at.markdown).lower()
+    csv = assert_checks_shown(at, folder, "subspace-fig1")
+    assert csv["paper"].str.contains("§3").all()
+    old = tmp_path / "old"                                                 # shipped before the paper column
+    shutil.copytree(folder, old)
+    csv.drop(columns=["paper"]).to_csv(old / "subspace-fig1" / "checks.csv", index=False)
+    at = page(monkeypatch, old)
+    assert not at.error and "the paper says" not in checks_table(at)
+    assert_checks_shown(at, old, "subspace-fig1")
 
 
 def test_nothing_is_recorded_in_the_privacy_meter(monkeypatch, shipped):
@@ -160,14 +194,18 @@ def test_progress_follows_the_log_lines():
         def progress(self, value, text=""):
             self.calls.append((value, text))
     bar = Bar()
-    log = gallery.Progress(bar, "cocluster-fig3", "quick", 9)             # 4 datasets: 4 sweeps
+    log = gallery.Progress(bar, "cocluster-fig3", "quick", 9)             # one sweep per dataset
+    n = len(gallery.SETTINGS["cocluster-fig3"]["quick"]["datasets"])
     for line in ("  [cocluster-fig3/classic3] 30/30 runs, 3 s", "  [cocluster-fig3/cstr] 10/30 runs, 10 s",
                  "  [cocluster-fig3/cstr] 30/30 runs, 12 s"):
         log(line)
-    assert [round(v, 4) for v, _ in bar.calls] == [0.25, round((1 + 10 / 30) / 4, 4), 0.5]
+    assert [round(v, 4) for v, _ in bar.calls] == [round(1 / n, 4), round((1 + 10 / 30) / n, 4), round(2 / n, 4)]
     assert "panel cstr: 10/30 runs" in bar.calls[1][1]
     log("  [subspace-fig3] 8 runs of 8 chains × 500 sweeps")               # no counts: time-based, below 1
     assert 0 <= bar.calls[-1][0] <= 0.95 and "8 runs of 8 chains" in bar.calls[-1][1]
+    # subspace Fig. 2: its three panels and the d-only comparison's sweeps (one per d)
+    S = gallery.SETTINGS["subspace-fig2"]["quick"]
+    assert gallery.sweep_panels("subspace-fig2", "quick") == len(S["panels"]) + len(S["d_scaling"]["ds"]) == 6
 
 
 def test_provenance_prefers_the_figures_own_entry():

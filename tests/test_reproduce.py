@@ -18,7 +18,7 @@ RUN_COLUMNS = {"figure", "panel", "algorithm", "name", "private", "epsilon", "tr
 @pytest.fixture(scope="module")
 def tiny_out(tmp_path_factory):
     out = tmp_path_factory.mktemp("repro")
-    assert rp.main(["subspace-fig2", "subspace-fig3", "cocluster-fig3", "--tiny", "--out", str(out)]) == 0
+    assert rp.main(["subspace-fig1", "subspace-fig2", "subspace-fig3", "cocluster-fig3", "--tiny", "--out", str(out)]) == 0
     return out
 
 
@@ -46,8 +46,17 @@ def test_subspace_fig2_writes_one_csv_and_html_per_panel(tiny_out):
         html = (d / f"{panel}.html").read_text()
         assert "Gibbs" in html
     checks = pd.read_csv(d / "checks.csv")
-    assert list(checks.columns) == ["check", "ok", "detail"] and len(checks) > 0
-    assert "## Checks of the paper's statements" in (d / "summary.md").read_text()
+    assert list(checks.columns) == ["check", "paper", "ok", "detail"] and len(checks) > 0
+    summary = (d / "summary.md").read_text()
+    assert "## Checks of the paper's statements" in summary and "  - The paper: §5" in summary
+    # the d-only comparison: SuLQ-10 and Gibbs at every d, one ε, the left panel's n, k, q, σ
+    D = S["d_scaling"]
+    ds = pd.read_csv(d / "d-scaling.csv")
+    assert set(ds["algorithm"]) == {"SuLQ-10", "Gibbs", "random subspaces (median)"}
+    runs = ds[ds["private"]]                          # the reference line has one row per d, no run
+    assert sorted(runs["d"].unique()) == sorted(ds.loc[~ds["private"], "d"]) == D["ds"]
+    assert {json.loads(s)["n"] for s in runs["dataset"]} == {D["dataset"]["n"]}
+    assert (runs["epsilon"] == D["epsilon"]).all()
 
 
 @pytest.mark.slow
@@ -66,7 +75,7 @@ def test_an_image_per_panel_when_kaleido_and_a_browser_are_here(tiny_out):
     reason = rp.image_backend()
     if reason is not None:
         pytest.skip(f"no image backend: {reason}")
-    for fig in ("subspace-fig2", "subspace-fig3", "cocluster-fig3"):
+    for fig in ("subspace-fig1", "subspace-fig2", "subspace-fig3", "cocluster-fig3"):
         for name in _panels(tiny_out / fig):
             png = (tiny_out / fig / f"{name}.png").read_bytes()
             assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000, (fig, name)

@@ -81,6 +81,8 @@ def test_first_render_shows_the_shipped_figure(gallery_server, gpage):
     text = main_text(gpage)
     assert "made by python -m dpcore.reproduce cocluster-fig3 highdim-fig2 --tiny" in text
     assert "uncommitted changes:" in text and "checked on these runs" in text and "not private releases" in text
+    # each check beside the paper's words (or, for results written before them, how to write them again)
+    assert "our check" in text and ("the paper says" in text or "written before each check carried" in text)
 
 
 def test_a_link_opens_the_same_figure(gallery_server, gallery_context, chromium, gpage):
