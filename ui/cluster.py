@@ -556,7 +556,8 @@ def show_result(ds, spec):
     name = f"cluster {res['method']} {res['dataset']}" + (f" eps {res['params']['epsilon']:g}" if res["private"] else "")
     with right:
         show_chart(res["figs"][0], name)
-        view = ("The points and subspaces are drawn in their own coordinates: drag to turn them." if res_ds.d <= 3
+        view = ("The points and subspaces are drawn in their own coordinates." if res_ds.d <= 2
+                else "The points and subspaces are drawn in their own coordinates: drag to turn them." if res_ds.d == 3
                 else f"The data (d = {res_ds.d}) are shown through their top three principal directions: subspaces "
                      "that are well apart can overlap in this view (the colours then look mixed), so judge by the "
                      "metrics.")
