@@ -34,8 +34,11 @@ method of **Balcan et al. (ICML 2017)** works in four stages, each paying a shar
    optionally a few private Lloyd (SuLQ) iterations refine the centres (§7).
 
 Its baselines: **SuLQ k-means** (noisy Lloyd iterations), **sample and aggregate** (k-means on
-random subsets, the most central answer plus noise) and **DP-Lloyd** (diffprivlib). Every run
-is compared with non-private **k-means++**.
+random subsets, the most central answer plus noise) and **DP-Lloyd** (diffprivlib). Beside them,
+what one would use today (not in the paper): the **LSH coreset**, the design of Google's
+open-source private k-means (2021) — a tree of random hyperplanes with noisy counts, a private
+coreset of noisy leaf means, and k-means++ on that coreset. Every run is compared with
+non-private **k-means++**.
 """)
 
 # ----------------------------------------------------------------------------- dataset
@@ -74,7 +77,7 @@ with st.form("kmeans_form"):
                              key="km_radius", bind="query-params",
                              help="A bound on ‖x‖ chosen WITHOUT looking at the data (here: from the dataset's "
                                   "definition). Points outside are clipped onto the sphere of radius Λ.")
-    methods = st.multiselect("private methods", list(METHODS), default=["candidate", "sulq", "sample_aggregate"],
+    methods = st.multiselect("private methods", list(METHODS), default=["candidate", "sulq", "sample_aggregate", "lsh"],
                              key="km_methods", bind="query-params", format_func=method_label,
                              help="Each selected method runs with the same k, ε, δ and Λ (each run spends ε). "
                                   "k-means++ (non-private) always runs as the reference.")

@@ -64,7 +64,8 @@ def test_page_runs_and_shows_objectives_ledger_and_statement():
     at.run()
     assert not at.exception and not at.error
     table = result_table(at)
-    assert list(table["method"])[0] == "k-means++ (non-private)" and len(table) == 4  # reference + 3 defaults
+    assert list(table["method"])[0] == "k-means++ (non-private)" and len(table) == 5  # reference + 4 defaults
+    assert list(table["method"])[-1] == "LSH coreset (Google 2021)"                   # today's peer, by default
     assert table["÷ k-means++"].iloc[0] == 1.0
     assert (table["ε spent"].iloc[1:] == 1.0).all()
     # numbers at 4 significant digits at most (no 468533.3054 in a student's table)
@@ -78,14 +79,15 @@ def test_page_runs_and_shows_objectives_ledger_and_statement():
     assert "true classes" in text and "_" not in text          # words, no attribute names
     # every private run went into the session meter, one fit each, its noise events counted: the candidate method's
     # candidate set, its T + 1 local swaps and its noisy means; SuLQ's 20 noisy Lloyd steps; one for
-    # sample-aggregate; all three for one row replaced
+    # sample-aggregate; the LSH coreset's counts (a +1 and a −1 at each of its 20 levels under
+    # replacement) and its leaf sums; all four for one row replaced
     runs = meter_runs(at)
-    assert [r["relation"] for r in runs] == ["replace_one"] * 3 and all(r["private"] for r in runs)
-    cand, sulq, sa = (r["events"] for r in runs)
-    assert cand >= 1 + 3 + 1 and sulq == 20 and sa == 1
+    assert [r["relation"] for r in runs] == ["replace_one"] * 4 and all(r["private"] for r in runs)
+    cand, sulq, sa, lsh = (r["events"] for r in runs)
+    assert cand >= 1 + 3 + 1 and sulq == 20 and sa == 1 and lsh == 2 * 20 + 1
     meter = at.session_state["session_meter"]
-    assert meter.n_events(runs[0]["dataset"]) == cand + sulq + sa and meter.n_fits(runs[0]["dataset"]) == 3
-    assert meter.private_total(runs[0]["dataset"])[0] == pytest.approx(3.0)
+    assert meter.n_events(runs[0]["dataset"]) == cand + sulq + sa + lsh and meter.n_fits(runs[0]["dataset"]) == 4
+    assert meter.private_total(runs[0]["dataset"])[0] == pytest.approx(4.0)
 
 
 def expect_refused(at, key, words, before, n_runs):
@@ -162,6 +164,20 @@ def test_epsilon_side_by_side_one_panel_per_epsilon_and_one_meter_entry_each():
     assert "the centres released by each of the 3 runs" in info_text(at)     # the privacy box
 
 
+def test_the_lsh_peer_from_a_link_side_by_side_through_the_catalogue():
+    at = page(query={"km_eps_method": "LSH coreset (Google 2021)", "km_eps_list": ["1", "100"]})
+    assert not at.warning and by_key(at, "km_eps_method").value == "lsh"
+    set_small_mixture(at)
+    button(at, SIDE_BY_SIDE).click()
+    at.run()
+    assert not at.exception and not at.error
+    assert list(series_table(at)["ε"]) == [1.0, 100.0]
+    runs = [r for r in meter_runs(at) if "side by side" in r["label"]]
+    assert [r["epsilon"] for r in runs] == [1.0, 100.0] and all("LSH coreset" in r["label"] for r in runs)
+    assert all(r["relation"] == "replace_one" and r["private"] for r in runs)
+    assert any("LSH coreset" in m.value for m in at.markdown)                 # the page introduces the peer
+
+
 def test_leaking_radius_privacy_box_has_no_private_line():
     at = page()
     set_small_mixture(at)
@@ -214,7 +230,7 @@ def test_bad_list_values_in_a_link_warn():
     warnings = " ".join(w.value for w in at.warning)
     assert "km_eps_list" in warnings and "km_methods" in warnings
     assert by_key(at, "km_eps_list").value == DEFAULT_EPS_SERIES
-    assert by_key(at, "km_methods").value == ["candidate", "sulq", "sample_aggregate"]
+    assert by_key(at, "km_methods").value == ["candidate", "sulq", "sample_aggregate", "lsh"]
     # a list with one good value: Streamlit's binding keeps the good one (it seeds from the link as
     # loaded, whatever check_link removed), the warning names the parameter; 0.3 is never used
     at = page(query={"km_eps_list": ["0.3", "1"]})

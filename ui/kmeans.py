@@ -70,12 +70,13 @@ PRESETS = {
     "64 Gaussians in R^100 (§7: n = 20,000, k = 16, ε = 1)": Preset(
         {"km_data": "gaussians", "km_n": 20_000, "km_d": 100, "km_comp": 64, "km_sigma": 0.1, "km_dseed": 0,
          "km_k": 16, "km_eps": 1.0, "km_delta": 1e-6, "km_radius": 14.0, "km_leak": False,
-         "km_methods": ["candidate", "sulq", "sample_aggregate", "dplloyd"],
+         "km_methods": ["candidate", "sulq", "sample_aggregate", "dplloyd", "lsh"],
          "km_eps_list": [0.01, 0.1, 1.0, 10.0], "km_eps_method": "candidate"},
-        about="The paper's synthetic data (scaled to seconds). Objective ÷ k-means++: about 1.3 for the candidate "
-              "set, 1.4 for SuLQ, 8.6 for sample-and-aggregate, 4 for DP-Lloyd (they vary a little with the secret "
-              "noise). Λ = 14 comes from the generator. Side by side: the candidate set from ε = 0.01 (noise wins, "
-              "≈ 8.5) to ε = 10 (≈ 1.1)."),
+        about="The paper's synthetic data (scaled to seconds). Objective ÷ k-means++ in our runs: about 1.3 for "
+              "the candidate set, 1.4 for SuLQ, 8.6 for sample-and-aggregate, 4 to 8 for DP-Lloyd, and 1.2 for the "
+              "LSH coreset, today's practical peer (not in the paper): here it beats the paper's method. Λ = 14 comes "
+              "from the generator. Side by side: the candidate set from ε = 0.01 (noise wins, ≈ 8.5) to ε = 10 "
+              "(≈ 1.1)."),
     "ε side by side: 8 Gaussians in R^50, ε = 0.1 to 100": Preset(
         {"km_data": "gaussians", "km_n": 5000, "km_d": 50, "km_comp": 8, "km_sigma": 0.1, "km_dseed": 0,
          "km_k": 8, "km_eps": 1.0, "km_delta": 1e-6, "km_radius": 10.0, "km_leak": False,
@@ -99,16 +100,18 @@ PRESETS = {
 # Offered once the shared dataset picker (ui/pickers.py) lists scikit-learn's digits (PAPER_SPECS["digits"]):
 # a preset whose dataset the picker does not offer would silently fall back to another dataset.
 # Measured with dpcore.lab.compare.compare_methods, seeds 0-4: objective ÷ k-means++ median
-# (range) candidate 2.17 (1.99-2.62), SuLQ 2.51 (2.32-2.85), s.a. 26.7 (24-28), DP-Lloyd 154 (144-225).
+# (range) candidate 2.23 (2.03-2.92), SuLQ 2.56 (2.51-2.59), s.a. 26.2 (25-27), DP-Lloyd 149 (144-154),
+# LSH coreset 4.06 (2.99-5.14).
 DIGITS_PRESET = {
     "Handwritten digits (real data, k = 10, ε = 1)": Preset(
         {"km_data": "digits", "km_k": 10, "km_eps": 1.0, "km_delta": 1e-6, "km_radius": 8.0, "km_leak": False,
-         "km_methods": ["candidate", "sulq", "sample_aggregate", "dplloyd"], "km_eps_list": DEFAULT_EPS_SERIES,
-         "km_eps_method": "candidate"},
-        about="1797 scanned digits of 8 × 8 pixels (scikit-learn), the real-data panel of the paper's Fig. 2(d) "
-              "(which uses MNIST). Pixels scaled to [0, 1], so Λ = √64 = 8 is public. Objective ÷ k-means++ in our "
-              "runs: about 2.2 for the candidate set, 2.5 for SuLQ, 27 for sample-and-aggregate, 150 for DP-Lloyd "
-              "(its start, uniform in the box [−8, 8]^64, lies far from the digits)."),
+         "km_methods": ["candidate", "sulq", "sample_aggregate", "dplloyd", "lsh"],
+         "km_eps_list": DEFAULT_EPS_SERIES, "km_eps_method": "candidate"},
+        about="1797 scanned digits of 8 × 8 pixels (scikit-learn), our stand-in for the real-data panel of the "
+              "paper's Fig. 2(d) (which uses MNIST, 70,000 × 784). Pixels scaled to [0, 1], so Λ = √64 = 8 is "
+              "public. Objective ÷ k-means++ in our runs: about 2.2 for the candidate set, 2.6 for SuLQ, 4 for the "
+              "LSH coreset (3 to 5: 1,797 points leave few per tree leaf), 26 for sample-and-aggregate, 150 for "
+              "DP-Lloyd (its start, uniform in the box [−8, 8]^64, lies far from the digits)."),
 }
 if "digits" in PICKERS["points"][1]:
     PRESETS.update(DIGITS_PRESET)
@@ -340,8 +343,9 @@ def draw_comparison(res, live=True):
                "are evaluated on the clipped points (evaluation only).")
     show_chart(objective_bars(cmp.ratios()), f"k-means objectives, {rds.name}, eps {prm['epsilon']:g}", key="km_bars" + tag)
     st.caption("What to look for: bars near 1 are as good as non-private k-means++. On well separated clusters the "
-               "candidate-set method is usually the lowest private bar (the paper's §7); the bars move from run to "
-               "run with the secret noise.")
+               "candidate-set method is usually below SuLQ, sample-and-aggregate and DP-Lloyd (the paper's §7); the "
+               "LSH coreset (today's practical peer, not in the paper) is often lower still on large data and higher "
+               "on small sets such as the digits. The bars move from run to run with the secret noise.")
     labels = {r.label: r for r in cmp.results}
     shown = st.selectbox("centres to draw", list(labels), key="km_show" + tag, disabled=not live,
                          help="Whose released centres are drawn over the points.")

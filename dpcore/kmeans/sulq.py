@@ -1,6 +1,16 @@
 """SuLQ k-means (Blum, Dwork, McSherry & Nissim 2005) as run in §7 of Balcan et al. 2017:
 private Lloyd iterations with Gaussian noise on the per-cluster sums and counts, 20
-iterations, centres initialised uniformly at random in the public bounding box.
+iterations, centres initialised uniformly at random in a public box.
+
+The start box. §7: "The SuLQ algorithm initializes its centers to be k randomly chosen points
+from the bounding box of the data." The data's own box would leak; the default public box is
+[−Λ/√d, Λ/√d]^d, the cube inscribed in the ball B(0, Λ) (its corners lie on the sphere), derived
+from Λ alone and so private. It matches the data's scale: a point of norm ≤ Λ has coordinates of
+typical size Λ/√d, and the start centres have norm ≈ Λ/√3 in every dimension. The box [−Λ, Λ]^d
+of the ball itself (the earlier default, still available as ``bounds="ball"``) puts them at
+norm ≈ Λ·√(d/3), far outside the ball in high dimension (≈ 81 against data of norm ≈ 5.8 on the
+paper's mixture, d = 100, Λ = 14): most clusters then never receive a point and keep their
+start, and SuLQ used 1–4 of 10 clusters at every ε.
 
 Budget: the ``n_iter`` releases of (sums, Λ·counts) — L2 sensitivity 2Λ each when one
 point is replaced (:data:`dpcore.kmeans.recovery.MEANS_SENSITIVITY_FACTOR`) — share
@@ -25,7 +35,48 @@ from ..preprocessing import clip_rows, row_sq_norms
 from .common import CentresPredictMixin, RADIUS_LEAK_REASON, check_points, resolve_radius, warn_if_data_scaled
 from .recovery import MEANS_SENSITIVITY_FACTOR, private_lloyd
 
-__all__ = ["SuLQKMeans"]
+__all__ = ["SuLQKMeans", "START_BOXES", "start_box"]
+
+#: the named public start boxes (``bounds=``): half-width of the cube as a function of (Λ, d)
+START_BOXES = {"inscribed": lambda lam, d: lam / np.sqrt(d), "ball": lambda lam, d: lam}
+
+
+def start_box(bounds, radius, d):
+    """The public box ``(lower, upper)`` of the initial centres (each an array of length d).
+
+    Parameters
+    ----------
+    bounds : {"inscribed", "ball"} or tuple (lower, upper)
+        A name of :data:`START_BOXES` ([−Λ/√d, Λ/√d]^d or [−Λ, Λ]^d) or an explicit box.
+    radius : float
+        The public radius Λ.
+    d : int
+        Dimension.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(lower, upper)``, float64.
+
+    Raises
+    ------
+    ValueError
+        An unknown name, a box of the wrong shape, not finite or with lower > upper.
+    """
+    if isinstance(bounds, str):
+        if bounds not in START_BOXES:
+            raise ValueError(f"bounds must be one of {', '.join(map(repr, START_BOXES))} or (lower, upper); "
+                             f"got {bounds!r}")
+        h = float(START_BOXES[bounds](radius, d))
+        return np.full(d, -h), np.full(d, h)
+    try:
+        lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (d,)) for b in bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"bounds must be 'inscribed', 'ball' or (lower, upper), scalars or arrays of length d={d}; "
+                         f"got {bounds!r}") from None
+    if not np.all(np.isfinite(lo)) or not np.all(np.isfinite(hi)) or np.any(lo > hi):
+        raise ValueError("bounds must be finite with lower <= upper in every coordinate")
+    return lo, hi
 
 
 class SuLQKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
@@ -46,10 +97,13 @@ class SuLQKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseE
         Exact number of Lloyd iterations, in [1, 1000] (default 20, as §7; all run, no early
         stopping, as ``n_iter`` means in every dpcore estimator - ``max_iter`` is a cap with
         early stop).
-    bounds : tuple (lower, upper) or None, default=None
-        Public bounding box ``(lower, upper)`` (scalars or arrays of length d, finite, lower ≤
-        upper) in which the initial centres are drawn uniformly; None for [−Λ, Λ]^d, the box
-        of the public ball. A box computed from the data would leak, as the radius.
+    bounds : {"inscribed", "ball"} or tuple (lower, upper), default="inscribed"
+        Public box in which the initial centres are drawn uniformly: ``"inscribed"``, the cube
+        [−Λ/√d, Λ/√d]^d inscribed in B(0, Λ) (the scale of the data's box, which §7 uses; see
+        the module docstring); ``"ball"``, the box [−Λ, Λ]^d of the ball (the earlier default:
+        in high dimension its centres lie far outside the data); or an explicit ``(lower,
+        upper)`` (scalars or arrays of length d, finite, lower ≤ upper). A box computed from
+        the data would leak, as the radius.
     random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator for the initial centres and the noise.
 
@@ -77,7 +131,8 @@ class SuLQKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseE
         Column names, when X is a DataFrame with string column names.
     """
 
-    def __init__(self, *, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, n_iter=20, bounds=None, random_state=None):
+    def __init__(self, *, n_clusters=8, epsilon=1.0, radius=None, delta=1e-6, n_iter=20, bounds="inscribed",
+                 random_state=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.radius = radius
@@ -111,15 +166,7 @@ class SuLQKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseE
         T = check_int(self.n_iter, "n_iter", 1, 1000)
         warn_if_data_scaled(X, type(self).__name__)
         lam, derived = resolve_radius(self.radius, X)
-        if self.bounds is None:
-            lo, hi = np.full(d, -lam), np.full(d, lam)
-        else:
-            try:
-                lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (d,)) for b in self.bounds)
-            except (TypeError, ValueError):
-                raise ValueError(f"bounds must be (lower, upper), scalars or arrays of length d={d}") from None
-            if not np.all(np.isfinite(lo)) or not np.all(np.isfinite(hi)) or np.any(lo > hi):
-                raise ValueError("bounds must be finite with lower <= upper in every coordinate")
+        lo, hi = start_box(self.bounds, lam, d)
         rng = check_random_state(self.random_state)
         X, self.n_clipped_ = clip_rows(X, lam)
         sq = row_sq_norms(X)

@@ -20,14 +20,19 @@ from ..metrics import kmeans_objective, kmedian_objective
 from ..preprocessing import clip_rows
 from ..kmeans.common import check_points, data_radius, resolve_radius
 from ..data import MAX_DENSE_CELLS
-from .methods import SPARSITY, build_estimator, get_method, run_seed
+from .methods import SPARSITY, build_estimator, get_method, preset, run_seed
 
-__all__ = ["METHODS", "CATALOGUE_NAMES", "REFERENCE", "MethodResult", "Comparison", "compare_methods"]
+__all__ = ["METHODS", "CATALOGUE_NAMES", "LSH_PRESET", "REFERENCE", "MethodResult", "Comparison", "compare_methods"]
 
+#: the catalogue preset of today's practical peer (not in the paper): Google's LSH-coreset k-means
+LSH_PRESET = "LSH coreset"
+_LSH = preset(LSH_PRESET)
 #: the comparison's method keys (the k-means page's, in its links) -> catalogue names
 CATALOGUE_NAMES = {"candidate": "candidate_kmeans", "candidate_sparse": "candidate_sparse",
                    "candidate_kmedian": "candidate_kmedian", "sulq": "sulq_kmeans", "sample_aggregate": "sa_kmeans",
-                   "dplloyd": "dplloyd"}
+                   "dplloyd": "dplloyd", "lsh": _LSH["name"]}
+#: fixed parameters of a key's catalogue preset (applied before k, Λ and the user's options)
+_PRESET_PARAMS = {"lsh": _LSH["params"]}
 #: the catalogue name of the non-private reference
 REFERENCE = "kmeanspp"
 #: what the comparison says of each method (the catalogue's label; a longer description)
@@ -36,11 +41,14 @@ _ABOUT = {
                  "exponential mechanism, noisy means in R^d",
     "candidate_sparse": "the same, with centres kept s-sparse by Alg. 5 (for sparse data such as documents)",
     "candidate_kmedian": "the same candidate set and local search for the k-median loss, private 1-medians",
-    "sulq": "Blum et al. 2005: 20 private Lloyd iterations from a random start in the public box",
+    "sulq": "Blum et al. 2005: 20 private Lloyd iterations from a random start in the public box "
+            "[−Λ/√d, Λ/√d]^d (the paper's start in the data's box, at a public scale)",
     "sample_aggregate": "Nissim et al. 2007: k-means on random subsets, the most central solution released with "
                         "smooth-sensitivity noise",
     "dplloyd": "diffprivlib's DP k-means (Su et al. 2016) with public bounds [−Λ, Λ] and a public number of "
                "iterations (2 unless set; never read off n)",
+    "lsh": "today's practical peer, not in the paper: Google's open-source private k-means (2021) - an LSH tree "
+           "with noisy counts, a private coreset of noisy leaf means, k-means++ on the coreset",
 }
 #: key -> (label, short description)
 METHODS = {key: (get_method(name).label, _ABOUT[key]) for key, name in CATALOGUE_NAMES.items()}
@@ -124,7 +132,7 @@ def _build(key, k, epsilon, delta, radius, lam, opts, seed):
     the method takes one), the radius (DP-Lloyd: the clip bound Λ itself, rows clipped) and the
     method's options from ``opts``."""
     name = CATALOGUE_NAMES[key]
-    params = {"n_clusters": k, "radius": radius}
+    params = {**_PRESET_PARAMS.get(key, {}), "n_clusters": k, "radius": radius}
     if key == "candidate_sparse":
         params["sparsity"] = SPARSITY
     if key == "dplloyd":
