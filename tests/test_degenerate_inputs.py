@@ -27,3 +27,17 @@ def test_estimators_refuse_huge_values_before_any_solver(name):
     est = build_estimator(name, None, epsilon=1.0, random_state=0)
     with pytest.raises(ValueError, match="Rescale"):
         est.fit(X)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("rows, radius, message", [
+    (np.ones((500, 5)), 1.0, "all rows are the same point.*rows differ"),
+    (np.zeros((500, 5)), 1.0, "all rows are the same point"),
+    (np.zeros((500, 5)), "data", "every point is the zero vector"),
+    (np.repeat(np.eye(5)[:2], 250, axis=0), 2.0, r"only 2 distinct points.*k < 2"),
+])
+def test_the_kmeans_comparison_refuses_data_kmeanspp_fits_exactly(rows, radius, message):
+    """500 identical rows or all-zero points ended in ZeroDivisionError (objective ÷ k-means++'s 0)."""
+    from dpcore.lab.compare import compare_methods
+    with pytest.raises(ValueError, match=message):
+        compare_methods(rows, 3, 1.0, radius, random_state=0)

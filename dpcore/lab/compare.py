@@ -127,6 +127,25 @@ class Comparison:
         return {r.label: r.ratio for r in self.results}
 
 
+#: a reference objective at most this × the mean squared norm of the points is an exact fit
+EXACT_FIT_RTOL = 1e-12
+
+
+def _check_reference(ref, Xc, k):
+    """Refuse data that k-means++ fits exactly (at most k distinct points, e.g. identical rows):
+    every ratio to its objective would divide by (nearly) zero."""
+    sq = Xc.multiply(Xc).sum() if sp.issparse(Xc) else float(np.square(Xc).sum())
+    if ref.objective > EXACT_FIT_RTOL * max(sq / Xc.shape[0], np.finfo(float).tiny):
+        return
+    dense = Xc.toarray() if sp.issparse(Xc) else np.asarray(Xc)
+    m = len(np.unique(dense, axis=0))
+    what = "all rows are the same point" if m == 1 else f"only {m} distinct points"
+    todo = ("Choose data whose rows differ: one point is fitted exactly by any k" if m == 1 else
+            f"Choose fewer clusters than distinct points (k < {m})")
+    raise ValueError(f"k-means++ fits these data exactly ({what}, k = {k}): its objective is 0, so no method can be "
+                     f"compared with it (every ratio would divide by 0). {todo}.")
+
+
 def _build(key, k, epsilon, delta, radius, lam, opts, seed):
     """The unfitted estimator of comparison method ``key``, through the catalogue: k, ε, δ (where
     the method takes one), the radius (DP-Lloyd: the clip bound Λ itself, rows clipped) and the
@@ -193,6 +212,9 @@ def compare_methods(X, n_clusters, epsilon, radius, methods=("candidate", "sulq"
     opts = options or {}
     if radius == "data":
         lam, derived = data_radius(X), True
+        if lam == 0:
+            raise ValueError("every point is the zero vector: there is nothing to cluster (every distance is 0), and "
+                             "a radius read off these data would be 0. Choose other data.")
     else:
         lam, derived = resolve_radius(radius, X)
     Xc, n_clipped = clip_rows(X, lam)
@@ -206,6 +228,7 @@ def compare_methods(X, n_clusters, epsilon, radius, methods=("candidate", "sulq"
     ref = MethodResult("kmeans++", "k-means++ (non-private)", km, km.cluster_centers_,
                        kmeans_objective(Xc, km.cluster_centers_),
                        kmedian_objective(Xc, km.cluster_centers_), 1.0, 1.0, time.perf_counter() - t0, private=False)
+    _check_reference(ref, Xc, k)
     out = Comparison(ref, [], lam, derived, n_clipped)
     for i, key in enumerate(methods):
         report((i + 1) / (len(methods) + 1), METHODS[key][0])
