@@ -14,7 +14,9 @@
    - OURS (dpcore.subspace.gibbs.GibbsSubspaceClustering) on each engine: "numba" (compiled
      kernels, dpcore.subspace.gibbs_kernels: ACG per column after a tridiagonalisation, or for
      D ≥ 20 first a Lanczos shift + Cholesky envelope; chains in parallel threads; G = QᵀAQ
-     updated by the null-space reflections) and "numpy" (batched z-step, exact ACG column
+     updated by the null-space reflections; plain IEEE arithmetic in a fixed order, no
+     fast-math, BLAS, LAPACK or libm, so the same bits on every x86-64 CPU:
+     tests/test_cpu_identical.py) and "numpy" (batched z-step, exact ACG column
      draws after an eigendecomposition, Householder-updated null spaces), 1 chain and 8
      chains batched;
    and the ratios per chain-sweep, summarised at the end under RATIOS (the three figures of

@@ -196,6 +196,53 @@ def test_vectorised_exp_is_as_accurate_as_libm():
     assert np.array_equal(gk.exp_rows(np.array([-41.0, -1e300, -np.inf])), np.full(3, math.exp(-40.0)))
 
 
+def _ulps(a, b):
+    return np.abs(np.asarray(a, dtype=np.float64).view(np.int64) - np.asarray(b, dtype=np.float64).view(np.int64))
+
+
+@needs_numba
+def test_plain_arithmetic_log_and_exp_are_within_one_ulp_of_libm():
+    """gibbs_kernels._log, _exp (fdlibm's algorithms in plain IEEE arithmetic, so the same bits on
+    every CPU) and _log1p against libm (< 0.52 ulp): at most 1 ulp apart (2 for log1p) over the
+    normal range, subnormals and the special values."""
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.uniform(0.0, 1.0, 3000), np.exp(rng.uniform(-700.0, 700.0, 3000)),
+                        rng.uniform(0.99, 1.01, 1000), [5e-324, 1e-310, 0.5, 1.0, 2.0, 1.7e308]])
+    assert _ulps([gk._log(v) for v in x], [math.log(v) for v in x]).max() <= 1
+    y = np.concatenate([rng.uniform(-745.0, 709.0, 3000), rng.uniform(-40.0, 0.0, 3000), rng.uniform(-1e-3, 1e-3, 500),
+                        [-745.0, -708.5, 709.7, 1e-300, -1e-300]])
+    assert _ulps([gk._exp(v) for v in y], [math.exp(v) for v in y]).max() <= 1
+    u = np.concatenate([rng.uniform(0.0, 10.0, 2000), np.exp(rng.uniform(-60.0, 3.0, 2000))])
+    assert _ulps([gk._log1p(v) for v in u], [math.log1p(v) for v in u]).max() <= 2
+    assert gk._exp(0.0) == 1.0 and gk._exp(-np.inf) == 0.0 and gk._exp(np.inf) == np.inf and gk._exp(-800.0) == 0.0
+    assert gk._log(1.0) == 0.0 and gk._log(0.0) == -np.inf and math.isnan(gk._log(-1.0)) and gk._log(np.inf) == np.inf
+
+
+@needs_numba
+def test_householder_bases_random_start_and_reorthonormalisation():
+    """full_basis keeps U and completes it to an orthogonal matrix; reorthonormalize returns the Q
+    factor with R's diagonal > 0 (an orthonormal U comes back as itself, to rounding); the
+    random start is orthonormal, a function of the seed, and Haar (E U₁₁² = 1/d)."""
+    rng = np.random.default_rng(5)
+    U = random_stiefel((40, 3), 7, 2, rng)
+    Q = gk.full_basis(U)
+    assert Q.shape == (40, 3, 7, 7) and Q.flags.c_contiguous and np.array_equal(Q[..., :2], U)
+    assert np.allclose(np.einsum("...ai,...aj->...ij", Q, Q), np.eye(7), atol=1e-14)
+    R = gk.reorthonormalize(Q, 2)
+    assert np.allclose(R[..., :2], U, atol=1e-14) and np.allclose(np.einsum("...ai,...aj->...ij", R, R), np.eye(7),
+                                                                 atol=1e-14)
+    W = U + 0.01 * rng.standard_normal(U.shape)                 # drifted: R's diagonal stays positive
+    R = gk.reorthonormalize(gk.full_basis(W), 2)
+    assert np.all(np.einsum("...ai,...ai->...i", R[..., :2], W) > 0)
+    assert np.allclose(np.einsum("...ai,...aj->...ij", R, R), np.eye(7), atol=1e-14)
+    S = gk.random_stiefel((4000,), 5, 2, np.random.default_rng(6))
+    assert S.shape == (4000, 5, 2) and np.allclose(np.einsum("mai,maj->mij", S, S), np.eye(2), atol=1e-14)
+    assert np.array_equal(S, gk.random_stiefel((4000,), 5, 2, np.random.default_rng(6)))
+    assert not np.array_equal(S, gk.random_stiefel((4000,), 5, 2, np.random.default_rng(7)))
+    m = S[:, 0, :] ** 2                                          # each entry² ~ Beta(1/2, 2): mean 1/5, sd 0.2138
+    assert np.all(np.abs(m.mean(axis=0) - 0.2) <= 4 * 0.2138 / math.sqrt(4000))
+
+
 @needs_numba
 def test_lambda_max_upper_bound_is_above_and_within_tolerance():
     """The shift c of the ACG envelope (Laguerre's iteration, bisection fallback): for random

@@ -498,7 +498,7 @@ def _run_numba(Xc, Uflat, Ucomp, C, k, sqn_mean, half, n_iter, rng, callback, re
     Returns (start time, Uflat (C·k, d, q), z (C, n))."""
     _kernels.warmup()                                                      # no-op once done in this process
     d, q = Uflat.shape[1:]
-    Q = _kernels.full_basis(Uflat.reshape(C, k, d, q), Ucomp.reshape(C, k, d, d - q))
+    Q = _kernels.full_basis(Uflat.reshape(C, k, d, q))                     # U⊥ the same on every CPU (not LAPACK's)
     X = np.ascontiguousarray(Xc, dtype=np.float64)
     state = _kernels.seed_state(rng, C)
     A, zprev, env, stats = _kernels.new_state(Q, X.shape[0], q)
@@ -526,10 +526,7 @@ def _run_numba(Xc, Uflat, Ucomp, C, k, sqn_mean, half, n_iter, rng, callback, re
         if end % B == 0 or end == n_iter:
             flush(end, (end - 1) % B + 1)
         if end % _REORTHO_EVERY == 0:
-            Uf = Q[..., :q].reshape(C * k, d, q)
-            Qr, Rr = np.linalg.qr(Uf)
-            Uf = Qr * np.where(np.einsum("mii->mi", Rr) < 0, -1.0, 1.0)[:, None, :]
-            Q = _kernels.full_basis(Uf.reshape(C, k, d, q), _complement(Uf).reshape(C, k, d, d - q))
+            Q = _kernels.reorthonormalize(Q, q)                             # Householder QR, the same on every CPU
         if callback is not None and (end % report_every == 0 or end == n_iter):
             callback(end, n_iter)
     return t0, np.ascontiguousarray(Q[..., :q]).reshape(C * k, d, q), z
@@ -596,6 +593,9 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
         warm-up, is compiling the kernels for the first time). For a fixed ``random_state`` each engine
         gives identical results from run to run, but the two engines give different draws
         (the numba kernels use their own xoshiro256** stream, seeded from the Generator).
+        ``"numba"`` gives the same bits on every x86-64 CPU (with ``init="random"``; see
+        docs/gibbs_engine.md, "The same bits on every CPU"); ``"numpy"`` calls BLAS and LAPACK,
+        whose last bits depend on the CPU.
     random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState, default=None
         Seed or generator for the initial subspaces, the sampler and the chain selection.
 
@@ -749,9 +749,9 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
         return X, n, d, k, q, eps, n_iter, C, m, burn, T, y
 
     # ------------------------------------------------------------------ init
-    def _initial_subspaces(self, X, C, k, d, q, rng):
-        if self.init == "random":
-            return random_stiefel((C, k), d, q, rng)
+    def _initial_subspaces(self, X, C, k, d, q, rng, engine="numpy"):
+        if self.init == "random":                    # numba: the same bits on every CPU (gibbs_kernels.random_stiefel)
+            return (_kernels.random_stiefel if engine == "numba" else random_stiefel)((C, k), d, q, rng)
         from .solvers import make_solver  # the non-private solvers (imported lazily)
         if self.init == "kplane":
             seeds = rng.integers(0, 2**31 - 1, size=C)
@@ -809,12 +809,12 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
         rng = check_random_state(self.random_state)
         Xc, n_clipped = clip_rows(X, 1.0)
 
-        U = self._initial_subspaces(Xc, C, k, d, q, rng)
+        U = self._initial_subspaces(Xc, C, k, d, q, rng, engine)
         Uflat = U.reshape(C * k, d, q).copy()
-        Ucomp = _complement(Uflat)
+        Ucomp = _complement(Uflat) if engine == "numpy" else None
         XXp, full = _outer_packed(Xc)
         XT = np.ascontiguousarray(Xc.T)
-        sqn_mean = float(np.einsum("nd,nd->", Xc, Xc)) / n
+        sqn_mean = _kernels.mean_sq_norm(Xc) if engine == "numba" else float(np.einsum("nd,nd->", Xc, Xc)) / n
         half = 0.5 * eps
         track_acc = y is not None and int(y.max()) + 1 == k
 

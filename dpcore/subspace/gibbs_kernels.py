@@ -10,6 +10,10 @@ generators, one per chain, seeded from the Generator passed as ``random_state``
 (:func:`seed_state`). Without numba ``AVAILABLE`` is False and the numpy engine runs; kernels
 are cached by numba after the first compile (:func:`warmup`).
 
+Bit-identical on every x86-64 CPU for one seed: no fast-math flag, no BLAS/LAPACK and no libm
+transcendental on the chain's path (the random start, the sweeps, the re-orthonormalisation;
+see "arithmetic that is the same on every CPU" below and ``docs/gibbs_engine.md``).
+
 The design and why every draw stays exact: ``docs/gibbs_engine.md``; measured cost against the
 numpy engine and the paper's Alg. 3-4: ``docs/benchmarks.md``.
 """
@@ -23,7 +27,9 @@ import numpy as np
 
 try:  # pragma: no cover - exercised by the fallback test through AVAILABLE
     import numba
-    from numba import njit
+    from llvmlite import ir as _llvm_ir
+    from numba import njit, types as _nbtypes
+    from numba.extending import intrinsic as _intrinsic
     AVAILABLE = True
 except Exception:  # noqa: BLE001 - any failure to import numba means: use the numpy engine
     numba = None
@@ -35,7 +41,8 @@ except Exception:  # noqa: BLE001 - any failure to import numba means: use the n
         return lambda f: f
 
 __all__ = ["AVAILABLE", "seed_state", "run_block", "run", "new_state", "prepare", "n_threads", "ready", "compiling",
-           "contingency", "sample_vector_bingham", "sample_vector_bingham_two_envelopes", "exp_rows", "warmup"]
+           "contingency", "sample_vector_bingham", "sample_vector_bingham_two_envelopes", "exp_rows", "warmup",
+           "full_basis", "reorthonormalize", "random_stiefel", "mean_sq_norm"]
 
 _FAST_MIN_P = 2.0 ** -20
 _CHUNK = 14.0
@@ -43,6 +50,175 @@ _U53 = 1.0 / 9007199254740992.0
 _LANCZOS_MIN_D = 2            # columns with D = d − q + 1 ≥ this try the Lanczos/Cholesky envelope first (all)
 _LANCZOS_STEPS = 14           # Lanczos steps for its shift c: min(this, D // 2 + 1)
 _FAST_MAX_PROPOSALS = 12      # proposals from it before falling back to the tridiagonal path
+
+
+# ============================================================================ arithmetic that is the same on every CPU
+# No kernel of this module has a fast-math flag, so LLVM neither contracts a·b + c into an FMA
+# nor reorders a sum: every +, −, ×, ÷ and √ is one IEEE-754 operation, correctly rounded, in the
+# order the source gives, whatever the target (SSE2, AVX2, AVX-512; vectorised loops run the
+# same operations lane by lane). Nothing on the chain's path calls a library whose result depends
+# on the CPU: no BLAS or LAPACK (matrix products, QR, Cholesky: the loops below), no libm
+# transcendental (glibc picks FMA variants of exp and log at load time, which round differently
+# in rare cases): _log and _exp are fdlibm's algorithms (Sun's, those of Java's StrictMath) in
+# plain arithmetic. math.sqrt and math.floor compile to exact operations.
+if AVAILABLE:
+    @_intrinsic
+    def _bits(typingctx, x):
+        """The IEEE-754 bits of a float64 as an int64 (a bit cast, no conversion)."""
+        if x != _nbtypes.float64:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return builder.bitcast(args[0], _llvm_ir.IntType(64))
+        return _nbtypes.int64(x), codegen
+
+    @_intrinsic
+    def _from_bits(typingctx, i):
+        """The float64 whose IEEE-754 bits are the 64-bit integer i."""
+        if not (isinstance(i, _nbtypes.Integer) and i.bitwidth == 64):
+            return None
+
+        def codegen(context, builder, sig, args):
+            return builder.bitcast(args[0], _llvm_ir.DoubleType())
+        return _nbtypes.float64(i), codegen
+else:  # pragma: no cover - the pure-Python module without numba
+    import struct as _struct
+
+    def _bits(x):
+        return _struct.unpack("<q", _struct.pack("<d", x))[0]
+
+    def _from_bits(i):
+        return _struct.unpack("<d", _struct.pack("<q", int(i)))[0]
+
+
+_LN2_HI = 6.93147180369123816490e-01                  # ln 2 in two parts (Cody & Waite): _LN2_HI has
+_LN2_LO = 1.90821492927058770002e-10                  # trailing zero bits, so k·_LN2_HI is exact for |k| < 2¹¹
+_TWO54 = 1.80143985094819840000e+16
+_LG1, _LG2, _LG3, _LG4 = 6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01, \
+    2.222219843214978396e-01
+_LG5, _LG6, _LG7 = 1.818357216161805012e-01, 1.531383769920937332e-01, 1.479819860511658591e-01
+_INVLN2 = 1.44269504088896338700e+00
+_P1, _P2, _P3, _P4, _P5 = 1.66666666666666019037e-01, -2.77777777770155933842e-03, 6.61375632143793436117e-05, \
+    -1.65339022054652515390e-06, 4.13813679705723846039e-08
+_TWOM1000 = 9.33263618503218878990e-302               # 2⁻¹⁰⁰⁰
+
+
+@njit(cache=True)
+def _log(x):
+    """Natural logarithm, fdlibm's __ieee754_log (error < 1 ulp) in plain IEEE arithmetic: the
+    same bits on every CPU (unlike libm's log, whose FMA variant rounds differently in rare cases)."""
+    bits = _bits(x)
+    hx = bits >> 32                                   # high word, signed
+    k = 0
+    if hx < 0x00100000:                               # x < 2⁻¹⁰²² (or negative, zero)
+        if ((hx & 0x7FFFFFFF) | (bits & 0xFFFFFFFF)) == 0:
+            return -np.inf
+        if hx < 0:
+            return np.nan
+        k -= 54
+        x *= _TWO54                                   # subnormal: scale up
+        bits = _bits(x)
+        hx = bits >> 32
+    if hx >= 0x7FF00000:
+        return x + x
+    k += (hx >> 20) - 1023
+    hx &= 0x000FFFFF
+    i = (hx + 0x95F64) & 0x100000
+    x = _from_bits(((hx | (i ^ 0x3FF00000)) << 32) | (bits & 0xFFFFFFFF))   # x or x/2 in [√2/2, √2)
+    k += i >> 20
+    f = x - 1.0
+    dk = float(k)
+    if (0x000FFFFF & (2 + hx)) < 3:                   # |f| < 2⁻²⁰
+        if f == 0.0:
+            return dk * _LN2_HI + dk * _LN2_LO
+        R = f * f * (0.5 - 0.33333333333333333 * f)
+        return dk * _LN2_HI - ((R - dk * _LN2_LO) - f)
+    s = f / (2.0 + f)
+    z = s * s
+    i = hx - 0x6147A
+    w = z * z
+    j = 0x6B851 - hx
+    t1 = w * (_LG2 + w * (_LG4 + w * _LG6))
+    t2 = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7)))
+    i |= j
+    R = t2 + t1
+    if i > 0:
+        hfsq = 0.5 * f * f
+        return dk * _LN2_HI - ((hfsq - (s * (hfsq + R) + dk * _LN2_LO)) - f)
+    return dk * _LN2_HI - ((s * (f - R) - dk * _LN2_LO) - f)
+
+
+@njit(cache=True)
+def _exp(x):
+    """e^x, fdlibm's __ieee754_exp (error < 1 ulp) in plain IEEE arithmetic (see :func:`_log`);
+    e^−∞ = 0, e^0 = 1."""
+    bits = _bits(x)
+    hx = (bits >> 32) & 0x7FFFFFFF                    # high word of |x|
+    neg = bits < 0
+    if hx >= 0x4086232B:                              # |x| ≥ 708.39…, inf or NaN
+        if x != x:
+            return x
+        if x > 709.782712893383973096:
+            return np.inf
+        if x < -745.13321910194110842:
+            return 0.0
+    if hx > 0x3FD62E42:                               # |x| > ln 2 / 2: x = k ln 2 + r
+        if hx >= 0x3FF0A2B2:                          # |x| ≥ 1.5 ln 2
+            k = int(_INVLN2 * x + (-0.5 if neg else 0.5))
+        else:
+            k = -1 if neg else 1
+        dk = float(k)
+        hi = x - dk * _LN2_HI                         # exact
+        lo = dk * _LN2_LO
+        x = hi - lo
+    elif hx > 0x3E300000:                             # 2⁻²⁸ < |x|
+        k = 0
+        hi = x
+        lo = 0.0
+    else:
+        return 1.0 + x
+    xx = x * x
+    c = x - xx * (_P1 + xx * (_P2 + xx * (_P3 + xx * (_P4 + xx * _P5))))
+    y = 1.0 + (x * c / (2.0 - c) - lo + hi)
+    if k == 0:
+        return y
+    if k > 1023:
+        return y * _from_bits(np.int64(1023 + 1023) << 52) * 2.0
+    if k >= -1022:
+        return y * _from_bits(np.int64(k + 1023) << 52)                      # exact (or one rounding into subnormals)
+    return y * _from_bits(np.int64(k + 1000 + 1023) << 52) * _TWOM1000    # exact, then one rounding
+
+
+@njit(cache=True)
+def _log1p(u):
+    """log(1 + u) for u ≥ 0 from :func:`_log` (Goldberg's correction: a few ulp)."""
+    w = 1.0 + u
+    if w == 1.0:
+        return u
+    return _log(w) * (u / (w - 1.0))
+
+
+@njit(cache=True, inline="always")
+def _dot(x, xo, y, yo, m):
+    """Σ_{t<m} x[xo + t]·y[yo + t] in a fixed order: four partial sums (t mod 4, the tail into
+    the first) added as (s0 + s1) + (s2 + s3). Four independent chains instead of one (a loop
+    sum without fast-math is one chain of dependent additions); the order is the source's, so
+    the result is the same on every CPU however LLVM vectorises it."""
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    t = 0
+    while t + 4 <= m:
+        s0 += x[xo + t] * y[yo + t]
+        s1 += x[xo + t + 1] * y[yo + t + 1]
+        s2 += x[xo + t + 2] * y[yo + t + 2]
+        s3 += x[xo + t + 3] * y[yo + t + 3]
+        t += 4
+    while t < m:
+        s0 += x[xo + t] * y[yo + t]
+        t += 1
+    return (s0 + s1) + (s2 + s3)
 
 
 # ============================================================================ random numbers
@@ -96,7 +272,7 @@ def _normals(s, out, m):
         r2 = u1 * u1 + u2 * u2
         if r2 >= 1.0 or r2 == 0.0:
             continue
-        f = math.sqrt(-2.0 * math.log(r2) / r2)
+        f = math.sqrt(-2.0 * _log(r2) / r2)
         out[i] = u1 * f
         if i + 1 < m:
             out[i + 1] = u2 * f
@@ -105,7 +281,7 @@ def _normals(s, out, m):
 
 @njit(cache=True, inline="always")
 def _exponential(s):
-    return -math.log(1.0 - _uniform(s))
+    return -_log(1.0 - _uniform(s))
 
 
 # ============================================================================ z-step
@@ -117,7 +293,7 @@ def _bernoulli_exp(L, s):
     rem = L
     while True:
         c = rem if rem < _CHUNK else _CHUNK
-        if not _uniform(s) < math.exp(-c):
+        if not _uniform(s) < _exp(-c):
             return False
         if rem <= _CHUNK:
             return True
@@ -144,23 +320,21 @@ def _categorical_logspace(lg, k, s):
         acc = 0.0
         for j in range(k):
             if j != top:
-                acc += math.exp(lg[j] - m2)
-        logR = math.log(acc) + m2 - mx               # R = Σ_{j≠top} e^(l_j − l_top)
-        L = math.log1p(math.exp(logR)) - logR        # −log P(not top | remaining)
+                acc += _exp(lg[j] - m2)
+        logR = _log(acc) + m2 - mx               # R = Σ_{j≠top} e^(l_j − l_top)
+        L = _log1p(_exp(logR)) - logR        # −log P(not top | remaining)
         if not _bernoulli_exp(L, s):
             return top
         lg[top] = -np.inf
 
 
 _LOG2E = 1.4426950408889634
-_LN2_HI = 6.93147180369123816490e-01                  # ln 2 in two parts (Cody & Waite): _LN2_HI has
-_LN2_LO = 1.90821492927058770002e-10                  # trailing zero bits, so k·_LN2_HI is exact for |k| < 2¹¹
 _EXP_MIN = -40.0                                      # e^−40 < 2⁻⁵⁷: such weights never take the fast path
 _EXP_C = (1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320, 1.0 / 362880,
           1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800)
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit(cache=True)
 def _exp_rows(Lm, mx, Wt, kb, kbf, k, n):
     """Wt[j, i] = exp(max(Lm[j, i] − mx[i], −40)) for every point, in loops that vectorise (libm's
     exp is a call per value and does not). exp(x) = 2ᵏ·e^r, k = round(x/ln 2), r = x − k ln 2
@@ -263,7 +437,7 @@ def _z_step(pn, half, z, s, L, Wt, mx, tot, u, lg, kb):
 
 
 # ============================================================================ vector Bingham (tridiagonal ACG)
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True)
 def _tridiagonalize(M, D, V, tau, alpha, e, wk):
     """Householder tridiagonalisation of the symmetric M[:D, :D] (its lower triangle is read and
     overwritten): M = P T Pᵀ with
@@ -271,10 +445,16 @@ def _tridiagonalize(M, D, V, tau, alpha, e, wk):
     p = wk[0]
     v = wk[1]
     for j in range(D - 2):
-        sig = 0.0
-        for a in range(j + 1, D):
-            sig += M[a, j] * M[a, j]
-        sig = math.sqrt(sig)
+        s0 = 0.0                                      # ‖M[j+1:, j]‖² (a column: stride D), two partial sums
+        s1 = 0.0
+        a = j + 1
+        while a + 2 <= D:
+            s0 += M[a, j] * M[a, j]
+            s1 += M[a + 1, j] * M[a + 1, j]
+            a += 2
+        if a < D:
+            s0 += M[a, j] * M[a, j]
+        sig = math.sqrt(s0 + s1)
         x0 = M[j + 1, j]
         if sig == 0.0:
             tau[j] = 0.0
@@ -284,9 +464,7 @@ def _tridiagonalize(M, D, V, tau, alpha, e, wk):
         for a in range(j + 1, D):
             v[a] = M[a, j]
         v[j + 1] = x0 - al
-        vv = 0.0
-        for a in range(j + 1, D):
-            vv += v[a] * v[a]
+        vv = _dot(v, j + 1, v, j + 1, D - j - 1)
         if vv == 0.0:
             tau[j] = 0.0
             e[j] = x0
@@ -302,15 +480,12 @@ def _tridiagonalize(M, D, V, tau, alpha, e, wk):
         for a in range(j + 1, D):
             row = M[a]
             va = v[a]
-            acc = row[a] * va
             for b in range(j + 1, a):
-                acc += row[b] * v[b]
                 p[b] += row[b] * va
-            p[a] += acc
-        pv = 0.0
+            p[a] += row[a] * va + _dot(row, j + 1, v, j + 1, a - j - 1)
         for a in range(j + 1, D):
             p[a] *= t
-            pv += p[a] * v[a]
+        pv = _dot(p, j + 1, v, j + 1, D - j - 1)
         h = 0.5 * t * pv
         for a in range(j + 1, D):
             p[a] -= h * v[a]
@@ -477,7 +652,7 @@ def _acg_setup(alpha, e, D, c, diagL, offL, wk):
 def _acg_draw(alpha, e, D, c, b, diagL, offL, s, w, gbuf):
     """One exact draw y (written to w[:D], unit) of p(y) ∝ exp(−yᵀΛy), Λ = cI − T, in
     tridiagonal coordinates (ACG rejection, Kent et al. 2018)."""
-    const = 0.5 * (D - b) - 0.5 * D * math.log(D)
+    const = 0.5 * (D - b) - 0.5 * D * _log(float(D))
     halfD = 0.5 * D
     while True:
         _normals(s, gbuf, D)
@@ -492,7 +667,7 @@ def _acg_draw(alpha, e, D, c, b, diagL, offL, s, w, gbuf):
         for i in range(D - 1):
             quad -= 2.0 * e[i] * w[i] * w[i + 1]
         t = quad / ss
-        log_ratio = halfD * math.log(b + 2.0 * t) - t + const
+        log_ratio = halfD * _log(b + 2.0 * t) - t + const
         if _exponential(s) >= -log_ratio:
             inv = 1.0 / math.sqrt(ss)
             for i in range(D):
@@ -500,17 +675,14 @@ def _acg_draw(alpha, e, D, c, b, diagL, offL, s, w, gbuf):
             return
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True)
 def _apply_P(V, tau, D, y):
     """y ← P y = H_0(H_1(⋯H_{D−3} y)) in place."""
     for j in range(D - 3, -1, -1):
         t = tau[j]
         if t == 0.0:
             continue
-        acc = 0.0
-        for a in range(j + 1, D):
-            acc += V[j, a] * y[a]
-        acc *= t
+        acc = _dot(V[j], j + 1, y, j + 1, D - j - 1) * t
         for a in range(j + 1, D):
             y[a] -= acc * V[j, a]
 
@@ -526,7 +698,7 @@ def _bingham_draw(M, D, s, V, tau, alpha, e, diagL, offL, y, gbuf, wk):
     _apply_P(V, tau, D, y)
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True)
 def _lanczos_top(M, D, m, Qv, la, lb, w):
     """Lanczos on M[:D, :D] (full, symmetric) from e₁: writes the tridiagonal (la, lb) of at most
     m steps and returns its size. Its largest eigenvalue θ (a Ritz value) satisfies θ ≤ λ_max(M)
@@ -539,14 +711,27 @@ def _lanczos_top(M, D, m, Qv, la, lb, w):
     for j in range(m):
         qj = Qv[j]
         for a in range(D):
-            row = M[a]
-            acc = 0.0
-            for b in range(D):
-                acc += row[b] * qj[b]
-            w[a] = acc
-        aj = 0.0
-        for a in range(D):
-            aj += w[a] * qj[a]
+            w[a] = 0.0
+        b = 0                                         # w = M qⱼ as Σ_b qⱼ[b]·(row b of M), four rows at a time:
+        while b + 4 <= D:                             # loops over independent entries, which vectorise (M is
+            r0 = M[b]                                 # symmetric)
+            r1 = M[b + 1]
+            r2 = M[b + 2]
+            r3 = M[b + 3]
+            q0 = qj[b]
+            q1 = qj[b + 1]
+            q2 = qj[b + 2]
+            q3 = qj[b + 3]
+            for a in range(D):
+                w[a] += (r0[a] * q0 + r1[a] * q1) + (r2[a] * q2 + r3[a] * q3)
+            b += 4
+        while b < D:
+            row = M[b]
+            qb = qj[b]
+            for a in range(D):
+                w[a] += row[a] * qb
+            b += 1
+        aj = _dot(w, 0, qj, 0, D)
         la[j] = aj
         if j > 0:
             bp = lb[j - 1]
@@ -556,10 +741,7 @@ def _lanczos_top(M, D, m, Qv, la, lb, w):
         else:
             for a in range(D):
                 w[a] -= aj * qj[a]
-        bj = 0.0
-        for a in range(D):
-            bj += w[a] * w[a]
-        bj = math.sqrt(bj)
+        bj = math.sqrt(_dot(w, 0, w, 0, D))
         scale = max(scale, abs(aj), bj)
         if j == m - 1 or bj <= 1e-13 * scale:
             return j + 1
@@ -571,56 +753,63 @@ def _lanczos_top(M, D, m, Qv, la, lb, w):
     return m
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True)
 def _cholesky_omega(M, D, c, b, Lc):
     """Lower Cholesky factor Lc[:D, :D] of Ω = I + (2/b)(cI − M[:D, :D]) (M's lower triangle is
     read, not written). False if a pivot is not positive (the envelope (c, b) is not valid
-    for this M: Ω is not positive definite)."""
+    for this M: Ω is not positive definite). Right-looking: after column j is scaled, it is
+    copied into row j's upper part (Lc's upper triangle is scratch), so that the update of
+    the trailing lower triangle runs along rows (loops that vectorise); every entry's
+    subtractions in the order j = 0, 1, …, on every CPU."""
     sc = 2.0 / b
     for i in range(D):
         Li = Lc[i]
         for j in range(i + 1):
-            Lj = Lc[j]
-            acc = -sc * M[i, j]
-            for m in range(j):
-                acc -= Li[m] * Lj[m]
-            if j < i:
-                Li[j] = acc / Lj[j]
-            else:
-                acc += 1.0 + sc * c
-                if not acc > 0.0:
-                    return False
-                Li[i] = math.sqrt(acc)
+            Li[j] = -sc * M[i, j]
+        Li[i] += 1.0 + sc * c
+    for j in range(D):
+        piv = Lc[j, j]
+        if not piv > 0.0:
+            return False
+        piv = math.sqrt(piv)
+        Lc[j, j] = piv
+        Lj = Lc[j]
+        for r in range(j + 1, D):
+            v = Lc[r, j] / piv
+            Lc[r, j] = v
+            Lj[r] = v
+        for r in range(j + 1, D):
+            f = Lc[r, j]
+            Lr = Lc[r]
+            for i in range(j + 1, r + 1):
+                Lr[i] -= f * Lj[i]
     return True
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True)
 def _acg_draw_chol(Lc, D, b, s, w, gbuf, max_proposals):
     """At most ``max_proposals`` ACG proposals for p(y) ∝ exp(−yᵀΛy), Ω = I + 2Λ/b = Lc Lcᵀ:
     w ~ N(0, Ω⁻¹) by solving Lcᵀw = g, g ~ N(0, I) (O(D²)), and t = yᵀΛy for y = w/‖w‖ from
     wᵀΩw = ‖g‖²: t = (b/2)(‖g‖²/‖w‖² − 1) (O(D)). The acceptance test is :func:`_acg_draw`'s
     (b + 2t = b‖g‖²/‖w‖² > 0 always). Returns the number of proposals made (the unit y in
     w[:D]) or −1 if all were rejected (w is then garbage)."""
-    const = 0.5 * (D - b) - 0.5 * D * math.log(D)
+    const = 0.5 * (D - b) - 0.5 * D * _log(float(D))
     halfD = 0.5 * D
     for it in range(max_proposals):
         _normals(s, gbuf, D)
-        gg = 0.0
         for i in range(D):
             w[i] = gbuf[i]
-            gg += gbuf[i] * gbuf[i]
+        gg = _dot(gbuf, 0, gbuf, 0, D)
         for i in range(D - 1, -1, -1):
             Li = Lc[i]
             wi = w[i] / Li[i]
             w[i] = wi
             for j in range(i):
                 w[j] -= Li[j] * wi
-        ss = 0.0
-        for i in range(D):
-            ss += w[i] * w[i]
+        ss = _dot(w, 0, w, 0, D)
         ratio = gg / ss
         t = 0.5 * b * (ratio - 1.0)
-        if _exponential(s) >= -(halfD * math.log(b * ratio) - t + const):
+        if _exponential(s) >= -(halfD * _log(b * ratio) - t + const):
             inv = 1.0 / math.sqrt(ss)
             for i in range(D):
                 w[i] *= inv
@@ -746,89 +935,129 @@ def sample_vector_bingham_two_envelopes(A, size, b, lanczos_steps, max_proposals
 
 
 # ============================================================================ one block of sweeps
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def _projections(X, XT, Q, k, q, P, pn_c, Ucat, S):
-    """pn_c[ℓ, i] = ‖U_ℓᵀ xᵢ‖² for one chain (Q: (k, d, d), U_ℓ = Q[ℓ, :, :q]; Ucat (d, kq) and
-    S (3, n) work). Small d: loops vectorised over the points, three columns of U_ℓ and two
-    coordinates per pass (fewer loads and stores per multiply-add); large d: one BLAS product."""
-    n, d = X.shape
-    if d <= 16:
-        c0 = S[0]
-        c1 = S[1]
-        c2 = S[2]
-        for l in range(k):
-            pnl = pn_c[l]
-            for i in range(n):
-                pnl[i] = 0.0
-            for r in range(0, q, 3):
-                g = min(3, q - r)
-                for i in range(n):
-                    c0[i] = 0.0
-                    c1[i] = 0.0
-                    c2[i] = 0.0
-                for a in range(0, d, 2):
-                    b = a + 1 if a + 1 < d else a
-                    wb = 1.0 if a + 1 < d else 0.0          # odd d: the last pass has one coordinate
-                    xa = XT[a]
-                    xb = XT[b]
-                    ua0 = Q[l, a, r]
-                    ub0 = wb * Q[l, b, r]
-                    ua1 = Q[l, a, r + 1] if g > 1 else 0.0
-                    ub1 = wb * Q[l, b, r + 1] if g > 1 else 0.0
-                    ua2 = Q[l, a, r + 2] if g > 2 else 0.0
-                    ub2 = wb * Q[l, b, r + 2] if g > 2 else 0.0
-                    for i in range(n):
-                        x1 = xa[i]
-                        x2 = xb[i]
-                        c0[i] += ua0 * x1 + ub0 * x2
-                        c1[i] += ua1 * x1 + ub1 * x2
-                        c2[i] += ua2 * x1 + ub2 * x2
-                for i in range(n):
-                    pnl[i] += c0[i] * c0[i] + c1[i] * c1[i] + c2[i] * c2[i]
-        return
+@njit(cache=True)
+def _projections(XT, Q, k, q, pn_c, S):
+    """pn_c[ℓ, i] = ‖U_ℓᵀ xᵢ‖² for one chain (XT = Xᵀ (d, n) contiguous; Q: (k, d, d), U_ℓ =
+    Q[ℓ, :, :q]; S (3, n) work), for every d in loops over the points that vectorise: three
+    columns of U_ℓ and four coordinates per pass (fewer loads and stores per multiply-add).
+    Every point's sums run in the order of the source whatever the vector width (no BLAS,
+    whose kernels, chosen by CPU, round differently)."""
+    d, n = XT.shape
+    c0 = S[0]
+    c1 = S[1]
+    c2 = S[2]
     for l in range(k):
-        for a in range(d):
-            for r in range(q):
-                Ucat[a, l * q + r] = Q[l, a, r]
-    np.dot(X, Ucat, P)
-    for l in range(k):
+        pnl = pn_c[l]
         for i in range(n):
-            acc = 0.0
-            for r in range(q):
-                v = P[i, l * q + r]
-                acc += v * v
-            pn_c[l, i] = acc
-
-
-@njit(cache=True, fastmath={"reassoc", "contract"})
-def _qtaq_small(Ql, A, G, tmp):
-    """G = Qlᵀ A Ql for a small d (A symmetric)."""
-    d = Ql.shape[0]
-    for j in range(d):
-        for a in range(d):
-            acc = 0.0
-            for b in range(d):
-                acc += A[a, b] * Ql[b, j]
-            tmp[a] = acc
-        for i in range(j + 1):
-            acc = 0.0
-            for a in range(d):
-                acc += Ql[a, i] * tmp[a]
-            G[i, j] = acc
-            G[j, i] = acc
+            pnl[i] = 0.0
+        for r in range(0, q, 3):
+            g = min(3, q - r)
+            for i in range(n):
+                c0[i] = 0.0
+                c1[i] = 0.0
+                c2[i] = 0.0
+            for a in range(0, d, 4):
+                m = min(4, d - a)                      # the last pass may have fewer coordinates:
+                a1 = a + 1 if m > 1 else a             # the others get weight 0
+                a2 = a + 2 if m > 2 else a
+                a3 = a + 3 if m > 3 else a
+                w1 = 1.0 if m > 1 else 0.0
+                w2 = 1.0 if m > 2 else 0.0
+                w3 = 1.0 if m > 3 else 0.0
+                x0 = XT[a]
+                x1 = XT[a1]
+                x2 = XT[a2]
+                x3 = XT[a3]
+                u00 = Q[l, a, r]
+                u10 = w1 * Q[l, a1, r]
+                u20 = w2 * Q[l, a2, r]
+                u30 = w3 * Q[l, a3, r]
+                u01 = Q[l, a, r + 1] if g > 1 else 0.0
+                u11 = w1 * Q[l, a1, r + 1] if g > 1 else 0.0
+                u21 = w2 * Q[l, a2, r + 1] if g > 1 else 0.0
+                u31 = w3 * Q[l, a3, r + 1] if g > 1 else 0.0
+                u02 = Q[l, a, r + 2] if g > 2 else 0.0
+                u12 = w1 * Q[l, a1, r + 2] if g > 2 else 0.0
+                u22 = w2 * Q[l, a2, r + 2] if g > 2 else 0.0
+                u32 = w3 * Q[l, a3, r + 2] if g > 2 else 0.0
+                for i in range(n):
+                    y0 = x0[i]
+                    y1 = x1[i]
+                    y2 = x2[i]
+                    y3 = x3[i]
+                    c0[i] += (u00 * y0 + u10 * y1) + (u20 * y2 + u30 * y3)
+                    c1[i] += (u01 * y0 + u11 * y1) + (u21 * y2 + u31 * y3)
+                    c2[i] += (u02 * y0 + u12 * y1) + (u22 * y2 + u32 * y3)
+            for i in range(n):
+                pnl[i] += c0[i] * c0[i] + c1[i] * c1[i] + c2[i] * c2[i]
 
 
 @njit(cache=True)
-def _u_step_cluster(A, Ql, half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, gbuf, perm, Nv, W, pv, wk, Lc, Qv,
-                    la, lb, env, stats):
+def _qtaq(Ql, A, G, T):
+    """G = Qlᵀ A Ql (A symmetric; T (d, d) work): T = A Ql row by row, then the upper triangle
+    of G, mirrored, each as sums of scaled rows, four at a time (loops over independent
+    entries, which vectorise; every entry's sum in the order of the source, on every CPU)."""
+    d = Ql.shape[0]
+    for a in range(d):
+        Ta = T[a]
+        Aa = A[a]
+        for j in range(d):
+            Ta[j] = 0.0
+        b = 0
+        while b + 4 <= d:
+            a0 = Aa[b]
+            a1 = Aa[b + 1]
+            a2 = Aa[b + 2]
+            a3 = Aa[b + 3]
+            Q0 = Ql[b]
+            Q1 = Ql[b + 1]
+            Q2 = Ql[b + 2]
+            Q3 = Ql[b + 3]
+            for j in range(d):
+                Ta[j] += (a0 * Q0[j] + a1 * Q1[j]) + (a2 * Q2[j] + a3 * Q3[j])
+            b += 4
+        while b < d:
+            ab = Aa[b]
+            Qb = Ql[b]
+            for j in range(d):
+                Ta[j] += ab * Qb[j]
+            b += 1
+    for i in range(d):
+        Gi = G[i]
+        for j in range(i, d):
+            Gi[j] = 0.0
+        a = 0
+        while a + 4 <= d:
+            q0 = Ql[a, i]
+            q1 = Ql[a + 1, i]
+            q2 = Ql[a + 2, i]
+            q3 = Ql[a + 3, i]
+            T0 = T[a]
+            T1 = T[a + 1]
+            T2 = T[a + 2]
+            T3 = T[a + 3]
+            for j in range(i, d):
+                Gi[j] += (q0 * T0[j] + q1 * T1[j]) + (q2 * T2[j] + q3 * T3[j])
+            a += 4
+        while a < d:
+            qa = Ql[a, i]
+            Ta = T[a]
+            for j in range(i, d):
+                Gi[j] += qa * Ta[j]
+            a += 1
+        for j in range(i + 1, d):
+            G[j, i] = Gi[j]
+
+
+@njit(cache=True)
+def _u_step_cluster(A, Ql, half, q, s, G, T, M, V, tau, alpha, e, diagL, offL, y, gbuf, perm, Nv, W, pv, wk, Lc,
+                    Qv, la, lb, env, stats):
     """Hoff's column-wise sweep (App. D Alg. 3) for one cluster: Ql = [U, U⊥] (d, d) is
-    updated in place; A (d, d) = Σ_{zᵢ=ℓ} xᵢxᵢᵀ; env (q, 1) and stats (5,) as in :func:`_column_draw`."""
+    updated in place; A (d, d) = Σ_{zᵢ=ℓ} xᵢxᵢᵀ; G and T (d, d) work; env (q, 1) and stats (5,)
+    as in :func:`_column_draw`."""
     d = Ql.shape[0]
     D = d - q + 1
-    if d > 16:
-        np.dot(Ql.T, np.dot(A, Ql), G)
-    else:                                           # small d: loops beat two BLAS calls and their allocations
-        _qtaq_small(Ql, A, G, Nv)
+    _qtaq(Ql, A, G, T)
     # random column order (Fisher–Yates)
     for r in range(q):
         perm[r] = r
@@ -863,10 +1092,7 @@ def _u_step_cluster(A, Ql, half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, g
         # Q update
         for i in range(d):
             Qi = Ql[i]
-            acc = Qi[r] * p0
-            for a in range(1, D):
-                acc += Qi[q + a - 1] * pv[a]
-            Nv[i] = acc / c1
+            Nv[i] = (Qi[r] * p0 + _dot(Qi, q, pv, 1, D - 1)) / c1
         for i in range(d):
             Qi = Ql[i]
             nv = Nv[i]
@@ -877,14 +1103,8 @@ def _u_step_cluster(A, Ql, half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, g
         # G update: G_II ← F H G_II H F, G_JI ← G_JI H F (J: the other q − 1 columns)
         for a in range(D):
             Ga = G[r if a == 0 else q + a - 1]
-            acc = Ga[r] * p0
-            for b in range(1, D):
-                acc += Ga[q + b - 1] * pv[b]
-            W[a] = acc / c1                          # W = G_II v / c1
-        gam = 0.0
-        for a in range(D):
-            gam += pv[a] * W[a]
-        gam /= c1
+            W[a] = (Ga[r] * p0 + _dot(Ga, q, pv, 1, D - 1)) / c1     # W = G_II v / c1
+        gam = _dot(pv, 0, W, 0, D) / c1
         w0 = W[0]
         for a in range(D):
             Ga = G[r if a == 0 else q + a - 1]
@@ -901,10 +1121,7 @@ def _u_step_cluster(A, Ql, half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, g
             if jj == r:
                 continue
             Gj = G[jj]
-            acc = Gj[r] * p0
-            for a in range(1, D):
-                acc += Gj[q + a - 1] * pv[a]
-            acc /= c1
+            acc = (Gj[r] * p0 + _dot(Gj, q, pv, 1, D - 1)) / c1
             Gj[r] -= acc * p0
             for a in range(1, D):
                 Gj[q + a - 1] -= acc * pv[a]
@@ -930,25 +1147,56 @@ def _packed_outer(X):
 
 
 @njit(cache=True)
-def _scatter_full_blas(X, z, A):
-    """A[ℓ] = Σ_{zᵢ=ℓ} xᵢxᵢᵀ from scratch for a large d: rows of each cluster gathered, one BLAS product."""
+def _scatter_full_rows(X, z, A, idx, start):
+    """A[ℓ] = Σ_{zᵢ=ℓ} xᵢxᵢᵀ from scratch for a large d (no packed products): the points sorted
+    by cluster (idx (n,), start (k + 1,) int64 work), then each cluster's upper triangle from
+    four points at a time in index order (loops over a row's entries, which vectorise), mirrored."""
     n, d = X.shape
     k = A.shape[0]
-    counts = np.zeros(k, dtype=np.int64)
+    for l in range(k + 1):
+        start[l] = 0
     for i in range(n):
-        counts[z[i]] += 1
+        start[z[i] + 1] += 1
     for l in range(k):
-        if counts[l] == 0:
-            A[l] = 0.0
-            continue
-        Xl = np.empty((counts[l], d))
-        j = 0
-        for i in range(n):
-            if z[i] == l:
-                for a in range(d):
-                    Xl[j, a] = X[i, a]
-                j += 1
-        A[l] = np.dot(Xl.T, Xl)
+        start[l + 1] += start[l]
+    for i in range(n):                                # start[ℓ] as the cursor of cluster ℓ ...
+        idx[start[z[i]]] = i
+        start[z[i]] += 1
+    for l in range(k, 0, -1):                         # ... then back to the first index of cluster ℓ
+        start[l] = start[l - 1]
+    start[0] = 0
+    for l in range(k):
+        Al = A[l]
+        for a in range(d):
+            for b in range(d):
+                Al[a, b] = 0.0
+        t = start[l]
+        end = start[l + 1]
+        while t + 4 <= end:
+            x0 = X[idx[t]]
+            x1 = X[idx[t + 1]]
+            x2 = X[idx[t + 2]]
+            x3 = X[idx[t + 3]]
+            for a in range(d):
+                c0 = x0[a]
+                c1 = x1[a]
+                c2 = x2[a]
+                c3 = x3[a]
+                row = Al[a]
+                for b in range(a, d):
+                    row[b] += (c0 * x0[b] + c1 * x1[b]) + (c2 * x2[b] + c3 * x3[b])
+            t += 4
+        while t < end:
+            x0 = X[idx[t]]
+            for a in range(d):
+                c0 = x0[a]
+                row = Al[a]
+                for b in range(a, d):
+                    row[b] += c0 * x0[b]
+            t += 1
+        for a in range(d):
+            for b in range(a + 1, d):
+                Al[b, a] = Al[a, b]
 
 
 @njit(cache=True)
@@ -1007,7 +1255,7 @@ def _scatter_moves_packed(XXp, z, zp, A, Ap):
     _unpack(Ap, A)
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True)
 def _scatter_move(X, i, A_from, A_to):
     """Point i moves from one cluster to another: A_from −= xxᵀ, A_to += xxᵀ."""
     d = X.shape[1]
@@ -1028,11 +1276,11 @@ def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, q, n
     k = Qc.shape[0]
     D = d - q + 1
     packed = XXp.shape[0] > 0
-    P = np.empty((n, k * q))
-    Ucat = np.empty((d, k * q))
     S3 = np.empty((3, n))
     pn = np.empty((k, n))
     z = np.empty(n, dtype=np.int64)
+    idx = np.empty(n, dtype=np.int64)
+    start = np.empty(k + 1, dtype=np.int64)
     lg = np.empty(k)
     Ap = np.empty((k, d * (d + 1) // 2))
     Lb = np.empty((k, n))
@@ -1042,6 +1290,7 @@ def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, q, n
     ub = np.empty(n)
     kb = np.empty(n, dtype=np.int64)
     G = np.empty((d, d))
+    T = np.empty((d, d))
     M = np.empty((D, D))
     V = np.zeros((D, D))
     tau = np.zeros(D)
@@ -1062,7 +1311,7 @@ def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, q, n
     lb = np.zeros(_LANCZOS_STEPS)
     if packed and zp[0] >= 0:
         _pack(Ac, Ap)                                # the state between calls is A: exact copies
-    _projections(X, XT, Qc, k, q, P, pn, Ucat, S3)
+    _projections(XT, Qc, k, q, pn, S3)
     for t in range(n_sweeps):
         _z_step(pn, half, z, s, Lb, Wb, mxb, totb, ub, lg, kb)
         moved = 0
@@ -1074,7 +1323,7 @@ def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, q, n
             if packed:
                 _scatter_full(XXp, z, Ac, Ap)
             else:
-                _scatter_full_blas(X, z, Ac)
+                _scatter_full_rows(X, z, Ac, idx, start)
         elif packed:
             _scatter_moves_packed(XXp, z, zp, Ac, Ap)
         else:
@@ -1084,9 +1333,9 @@ def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, q, n
         for i in range(n):
             zp[i] = z[i]
         for l in range(k):
-            _u_step_cluster(Ac[l], Qc[l], half, q, s, G, M, V, tau, alpha, e, diagL, offL, y, gbuf, perm,
+            _u_step_cluster(Ac[l], Qc[l], half, q, s, G, T, M, V, tau, alpha, e, diagL, offL, y, gbuf, perm,
                             Nv, W, pv, wk, Lc, Qv, la, lb, env[l], stats)
-        _projections(X, XT, Qc, k, q, P, pn, Ucat, S3)
+        _projections(XT, Qc, k, q, pn, S3)
         # eq. (3) cost: max over clusters in passes over the points (branch-free, vectorised)
         for i in range(n):
             mxb[i] = pn[0, i]
@@ -1174,7 +1423,7 @@ def run_block(X, sqn_mean, Q, A, zprev, env, stats, t_start, half, q, n_sweeps, 
     Uh = np.empty((n_sweeps, C, k, d, q))
     zh = np.empty((n_sweeps if store_z else 0, C, n), dtype=np.int64)
     zlast = np.empty((C, n), dtype=np.int64)
-    XT, XXp = prepare(X) if prep is None else prep    # small d: packed outer products; large d: BLAS
+    XT, XXp = prepare(X) if prep is None else prep    # small d: packed outer products; large d: none
     args = (X, XT, XXp, float(sqn_mean), Q, A, zprev, env, stats, int(t_start), float(half), int(q), n_sweeps, states,
             bool(store_z))
     T = max(1, min(int(n_threads), C))
@@ -1246,13 +1495,134 @@ def run(X, Q, half, q, n_sweeps, states, sqn_mean=0.0, store_z=False, stats=None
     return out
 
 
+@njit(cache=True)
+def _householder_bases(U, Q, keep):
+    """For every m: Q[m] (d, d) orthogonal, its last d − q columns an orthonormal basis of
+    range(U[m])^⊥, its first q columns U[m] itself if ``keep``, else the Q factor of U[m]'s QR
+    with R's diagonal ≥ 0 (Householder reflections H = I − τvvᵀ in plain arithmetic, so the
+    same on every CPU, unlike LAPACK's, which calls BLAS kernels chosen by CPU)."""
+    m_all, d, q = U.shape
+    A = np.empty((d, q))
+    V = np.zeros((q, d))
+    tau = np.zeros(q)
+    sgn = np.ones(q)
+    for m in range(m_all):
+        for a in range(d):
+            for c in range(q):
+                A[a, c] = U[m, a, c]
+        for j in range(q):
+            nrm2 = 0.0
+            for a in range(j, d):
+                nrm2 += A[a, j] * A[a, j]
+            nrm = math.sqrt(nrm2)
+            for a in range(d):
+                V[j, a] = 0.0
+            if nrm == 0.0:                             # a zero column (not a frame): H = I
+                tau[j] = 0.0
+                sgn[j] = 1.0
+                continue
+            al = A[j, j]
+            beta = -nrm if al >= 0.0 else nrm          # R[j, j] (LAPACK's sign choice)
+            V[j, j] = al - beta
+            for a in range(j + 1, d):
+                V[j, a] = A[a, j]
+            vv = 0.0
+            for a in range(j, d):
+                vv += V[j, a] * V[j, a]
+            t = 2.0 / vv
+            tau[j] = t
+            sgn[j] = 1.0 if beta >= 0.0 else -1.0
+            for c in range(j + 1, q):                  # the remaining columns: A ← H A
+                acc = 0.0
+                for a in range(j, d):
+                    acc += V[j, a] * A[a, c]
+                acc *= t
+                for a in range(j, d):
+                    A[a, c] -= acc * V[j, a]
+        Qm = Q[m]
+        for a in range(d):                             # Q = H₀ H₁ ⋯ H_{q−1} (the identity's columns)
+            for c in range(d):
+                Qm[a, c] = 1.0 if a == c else 0.0
+        for j in range(q - 1, -1, -1):
+            t = tau[j]
+            if t == 0.0:
+                continue
+            for c in range(j, d):
+                acc = 0.0
+                for a in range(j, d):
+                    acc += V[j, a] * Qm[a, c]
+                acc *= t
+                for a in range(j, d):
+                    Qm[a, c] -= acc * V[j, a]
+        for c in range(q):
+            if keep:
+                for a in range(d):
+                    Qm[a, c] = U[m, a, c]
+            elif sgn[c] < 0.0:
+                for a in range(d):
+                    Qm[a, c] = -Qm[a, c]
+
+
 def full_basis(U, Ucomp=None):
-    """Q = [U, U⊥] as a C-contiguous (..., d, d) array (U⊥ computed by a complete QR if not given)."""
-    if Ucomp is None:
-        from .bingham import _complement
-        d, q = U.shape[-2:]
-        Ucomp = _complement(U.reshape(-1, d, q)).reshape(U.shape[:-1] + (d - q,))
-    return np.ascontiguousarray(np.concatenate([U, Ucomp], axis=-1))
+    """Q = [U, U⊥] as a C-contiguous (..., d, d) array: U exactly as given and U⊥ given or, if
+    not, computed by Householder reflections in plain arithmetic (the same bits on every CPU:
+    :func:`_householder_bases`)."""
+    U = np.asarray(U, dtype=np.float64)
+    d, q = U.shape[-2:]
+    if Ucomp is not None:
+        return np.ascontiguousarray(np.concatenate([U, Ucomp], axis=-1))
+    Q = np.empty(U.shape[:-1] + (d,))
+    _householder_bases(np.ascontiguousarray(U.reshape(-1, d, q)), Q.reshape(-1, d, d), True)
+    return Q
+
+
+def reorthonormalize(Q, q):
+    """[U, U⊥] from the first q columns of Q (..., d, d): U = the Q factor of their QR with R's
+    diagonal ≥ 0 and U⊥ its complement, by :func:`_householder_bases` (the same on every CPU).
+    The numba engine's clean-up of rounding drift every few hundred sweeps."""
+    d = Q.shape[-1]
+    out = np.empty(Q.shape)
+    _householder_bases(np.ascontiguousarray(Q[..., :q].reshape(-1, d, q)), out.reshape(-1, d, d), False)
+    return out
+
+
+@njit(cache=True)
+def _normal_array(s, m):
+    out = np.empty(m)
+    _normals(s, out, m)
+    return out
+
+
+def random_stiefel(shape, d, q, rng):
+    """Uniform random d×q orthonormal matrices (Haar), shape (*shape, d, q): the Q factor (R's
+    diagonal > 0) of a Gaussian matrix, as :func:`dpcore.subspace.bingham.random_stiefel`, but
+    with the normals drawn by this module's generator (one xoshiro256** stream seeded from the
+    Generator ``rng``: :func:`seed_state`) and the QR by :func:`_householder_bases`, so that
+    the same seed gives the same bits on every CPU (numpy's normals call libm's log1p in their
+    tail, and its QR calls BLAS). The numba engine's random start."""
+    shape = tuple(np.atleast_1d(shape)) if shape != () else ()
+    m = int(np.prod(shape, dtype=np.int64))
+    G = _normal_array(seed_state(rng), m * d * q).reshape(m, d, q)
+    Q = np.empty((m, d, d))
+    _householder_bases(G, Q, False)
+    return np.ascontiguousarray(Q[:, :, :q]).reshape(shape + (d, q))
+
+
+@njit(cache=True)
+def _mean_sq_norm(X):
+    n, d = X.shape
+    tot = 0.0
+    for i in range(n):
+        acc = 0.0
+        for a in range(d):
+            acc += X[i, a] * X[i, a]
+        tot += acc
+    return tot / n
+
+
+def mean_sq_norm(X):
+    """mean ‖xᵢ‖² over the rows of X, summed in a fixed order (the same on every CPU)."""
+    return float(_mean_sq_norm(np.ascontiguousarray(X, dtype=np.float64)))
 
 
 # ============================================================================ warm-up
@@ -1298,12 +1668,11 @@ def warmup(compile_in_child=False):
                 pass
         rng = np.random.default_rng(0)
         X = np.ascontiguousarray(rng.standard_normal((12, 3)) * 0.4)
-        from .bingham import random_stiefel
         U = random_stiefel((1, 2), 3, 1, rng)
         Q = full_basis(U)
         states = seed_state(rng, 1)
-        run(X, Q, 1.0, 1, 2, states, 0.1, True)
-        run(X, Q, 1.0, 1, 2, states, 0.1, False)
+        run(X, Q, 1.0, 1, 2, states, mean_sq_norm(X), True)
+        run(X, reorthonormalize(Q, 1), 1.0, 1, 2, states, 0.1, False)
         contingency(np.zeros((1, 12), dtype=np.int64), np.zeros(12, dtype=np.int64), 2, 2)
         _sample_vector_bingham(np.eye(3), 2, seed_state(rng))
         _status["ready"] = True
