@@ -250,3 +250,17 @@ def test_benchmark_data_is_googles_construction():
     centres = np.array([X[y == j].mean(axis=0) for j in range(64)])
     assert np.linalg.norm(centres, axis=1).max() <= 0.875 + 0.01
 
+
+
+def test_group_privacy_of_a_joint_pld_statement_is_that_of_the_whole_budget():
+    """With PLD calibration only the pair of releases is (ε, δ)-DP: the statement sits on the sums'
+    event whole, so restating it for another relation gives (2ε, (1 + e^ε)δ), as for the run."""
+    import math
+    from dpcore.kmeans.lsh_coreset import calibrate_lsh_noise
+    from dpcore.privacy.accountant import convert_event
+    cal = calibrate_lsh_noise(1.0, 1e-6, relation="add_remove")
+    assert cal.method == "pld"
+    counts, sums = cal.events()
+    assert counts.stated == (0.0, 0.0) and sums.stated == (1.0, 1e-6)
+    eps, delta = map(sum, zip(*(convert_event(e, "replace_one").stated for e in (counts, sums))))
+    assert eps == pytest.approx(2.0) and delta == pytest.approx((1 + math.e) * 1e-6)

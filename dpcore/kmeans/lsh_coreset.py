@@ -144,20 +144,29 @@ class LSHCalibration:
         return SUM_SENSITIVITY_FACTOR[self.relation] * radius
 
     def events(self):
-        """The run as typed events: the counts (pure, their own ε) and the sums (Gaussian, stated the
-        rest of (ε, δ)). With ``method == "pld"`` the two hold (ε, δ) together by PLD composition, not
-        the sums alone: the statements only share the joint budget out for basic composition.
+        """The run as typed events: the counts (discrete Laplace) and the sums (Gaussian), each with the
+        (ε, δ) statement basic composition adds up.
+
+        With ``method == "basic"`` each statement holds for its event alone (the counts' pure ε, the
+        analytic Gaussian's (ε − that, δ)). With ``method == "pld"`` only the pair is (ε, δ)-DP, by PLD
+        composition: a split of the joint budget would not hold for the Gaussian alone, and group
+        privacy applied to each part (:func:`dpcore.privacy.convert_event`) would then understate δ.
+        So the whole (ε, δ) is stated on the sums' event and (0, 0) on the counts' (already inside
+        it); the tight total composes the events' noise, not their statements.
 
         Returns
         -------
         list of PrivacyEvent
         """
         scale = self.count_scale
-        eps_counts = min(self.epsilon, float(self.n_count_releases / scale))
+        if self.method == "pld":
+            stated_counts, stated_sums = (0.0, 0.0), (self.epsilon, self.delta)
+        else:
+            eps_counts = min(self.epsilon, float(self.n_count_releases / scale))
+            stated_counts, stated_sums = (eps_counts, 0.0), (max(0.0, self.epsilon - eps_counts), self.delta)
         return [PrivacyEvent.discrete_laplace(scale, 1, count=self.n_count_releases, relation=self.relation,
-                                              stated=(eps_counts, 0.0)),
-                PrivacyEvent.gaussian(self.noise_multiplier, relation=self.relation,
-                                      stated=(max(0.0, self.epsilon - eps_counts), self.delta))]
+                                              stated=stated_counts),
+                PrivacyEvent.gaussian(self.noise_multiplier, relation=self.relation, stated=stated_sums)]
 
 
 def _pld_epsilon(alpha, n_counts, multiplier, delta):
