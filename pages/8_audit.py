@@ -27,7 +27,7 @@ PRESETS = {
         {"audit_data": "three_axes", "audit_algorithm": "gibbs", "audit_eps_gibbs": 0.5, "audit_sweeps": 10,
          "audit_init": "kplane", "audit_trials": 200, "audit_neighbour": "replace_outlier",
          "audit_repro": True, "audit_seed": 0},
-        about="The same start, 10 sweeps: measured ε̂ = 0 (2 sweeps: 0.58, 3: 0.09, 5: 0)."),
+        about="The same start, 10 sweeps: measured ε̂ = 0 (2 sweeps: 0.58, 3: 0.05, 5: 0)."),
     "Gibbs from the private random start, 1 sweep": Preset(
         {"audit_data": "three_axes", "audit_algorithm": "gibbs", "audit_eps_gibbs": 0.5, "audit_sweeps": 1,
          "audit_init": "random", "audit_trials": 200, "audit_neighbour": "replace_outlier",
@@ -105,7 +105,7 @@ if name == "gibbs":
             "itself is a non-private function of D and can leak far more than ε. On the three-axes set replacing "
             "one point by the far outlier flips the k-plane start, and one sweep at ε = 0.5 gives a measured "
             "ε̂ = 1.26 (200 runs per side, seed 0): the release **leaks more than claimed**. After 2, 3, 5 and "
-            "10 sweeps ε̂ drops to 0.58, 0.09, 0, 0: the chain forgets its start — but ε̂ = 0 is not a proof "
+            "10 sweeps ε̂ drops to 0.58, 0.05, 0, 0: the chain forgets its start — but ε̂ = 0 is not a proof "
             "that it has.")
 
 seed = seed_controls("audit", releases=own_data)   # outside the form: ticking it shows the seed at once
