@@ -81,15 +81,32 @@ def _narrowed_libraries():
     return env
 
 
-def _run(tmp_path, label, extra_env, own_cache):
+def target_cache(label):
+    """The numba cache of one CPU target, shared by the tests that compile for it (they run in one
+    worker: ``xdist_group("cpu_targets")``) and named by the kernels' source, so a changed kernel is
+    compiled again. numba keys its cache by the target's CPU name and features too, so nothing
+    compiled for one target is loaded for another."""
+    import hashlib
+    import tempfile
+    src = hashlib.sha1(Path(gk.__file__).read_bytes()).hexdigest()[:12]
+    path = Path(tempfile.gettempdir()) / "dpcore-numba-targets" / f"{label}-{src}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def target_env(extra_env, cache=None):
+    """This environment without CPU overrides, plus ``extra_env`` and the checkout on PYTHONPATH."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_CPU", "NPY_DISABLE_CPU", "OPENBLAS_CORE"))}
     env.pop("GLIBC_TUNABLES", None)
     env.update(extra_env)
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    if own_cache:
-        cache = tmp_path / f"numba-cache-{label}"
-        cache.mkdir()
+    if cache is not None:
         env["NUMBA_CACHE_DIR"] = str(cache)
+    return env
+
+
+def _run(tmp_path, label, extra_env, own_cache):
+    env = target_env(extra_env, target_cache(label) if own_cache else None)
     res = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), json.dumps(CASES), str(N_ITER), str(N_CHAINS),
                           label], env=env, cwd=str(ROOT), capture_output=True, text=True, timeout=1500)
     assert res.returncode == 0, (label, res.stderr[-3000:])
@@ -133,10 +150,11 @@ def test_gibbs_draws_do_not_depend_on_the_cpu_paths_of_numpy_openblas_and_libm(t
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("cpu_targets")
 def test_gibbs_draws_are_bit_identical_compiled_for_generic_haswell_and_this_cpu(tmp_path):
-    """Slow: the kernels compiled from scratch for x86-64 ``generic`` (SSE2, with the narrowed
-    libraries), ``haswell`` (AVX2 + FMA), ``skylake-avx512`` (when this CPU can run it) and this
-    CPU, each in its own numba cache."""
+    """Slow: the kernels compiled for x86-64 ``generic`` (SSE2, with the narrowed libraries),
+    ``haswell`` (AVX2 + FMA), ``skylake-avx512`` (when this CPU can run it) and this CPU, each in
+    its own numba cache (:func:`target_cache`)."""
     _write_data(tmp_path)
     feats = _host_features()
     targets = {"generic": {"NUMBA_CPU_NAME": "generic", **_narrowed_libraries()}}

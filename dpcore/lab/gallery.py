@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["GALLERY_DIR", "SHIPPED_TRACE_POINTS", "ShippedPanel", "ShippedFigure", "load_gallery", "ship",
-           "recompute_row", "compare_row", "statements_markdown", "write_statements", "STATEMENT_MARKERS"]
+           "recompute_row", "compare_row", "statements_markdown", "write_statements", "STATEMENT_MARKERS",
+           "README_WIDTH"]
 
 #: where the app's shipped results live
 GALLERY_DIR = Path(__file__).resolve().parents[2] / "sample_data" / "paper_figures"
@@ -237,13 +238,48 @@ def _md_cell(text):
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
-def _split_subject(statement):
-    """``"cstr: DP-τCC …"`` -> ``("cstr", "DP-τCC …")``; no short subject -> ``("", statement)``."""
+def _split_subject(statement, subjects=None):
+    """``"cstr: DP-τCC …"`` -> ``("cstr", "DP-τCC …")``: the subject is a panel's name (of
+    ``subjects``; any head of ≤ 40 characters when None); none -> ``("", statement)``."""
     head, sep, rest = statement.partition(": ")
-    return (head, rest) if sep and len(head) <= 40 else ("", statement)
+    if sep and (head in subjects if subjects is not None else len(head) <= 40):
+        return head, rest
+    return "", statement
 
 
-def statements_markdown(figures, grouped=True):
+def _abridge(text, width):
+    """``text`` cut to at most ``width`` characters at a word boundary, with "…" where it was cut."""
+    text = " ".join(str(text).split())
+    if width is None or len(text) <= width:
+        return text
+    return text[:width].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+
+
+def _paper_words(paper):
+    """The paper's words of a check without the section mark: the first quotation, or the text."""
+    first = paper.split('"')
+    return ('"' + first[1] + '"') if len(first) > 2 else paper
+
+
+_STATS_WORDS = ("=", "<", ">", "≤", "≥", "our", "Kendall", "Mann", "median", "p ", "sign test", "÷", "×")
+#: a parenthesis that marks the whole check as ours, kept in the short table
+_OURS_MARK = __import__("re").compile(r"not the paper|^ours\b")
+
+
+def _test_words(test):
+    """Our test without the parentheses that give its statistics or thresholds (innermost first;
+    one that marks the check as ours stays)."""
+    import re
+    while True:
+        out = re.sub(r" ?\(([^()]*)\)", lambda m: m.group(0) if _OURS_MARK.search(m.group(1)) else
+                     "" if any(w in m.group(1) for w in _STATS_WORDS) else m.group(0), test)
+        if out == test:
+            break
+        test = out
+    return test
+
+
+def statements_markdown(figures, grouped=True, width=None):
     """The checks of the papers' statements as Markdown, with the paper's words beside each.
 
     Parameters
@@ -254,18 +290,36 @@ def statements_markdown(figures, grouped=True):
         True: one table row per statement of a paper (checks sharing the paper's words and our
         test, on several sets or panels, counted together: "5/7; not on cstr, tr41"), for the
         README. False: every check with its numbers, for ``docs/results.md``.
+    width : int, optional
+        With ``grouped``: one row per statement of a paper, its first quotation and our tests cut
+        to about ``width`` characters (the README's short table); None: the whole texts.
 
     Returns
     -------
     str
         Markdown (a table when ``grouped``, else one list per figure).
     """
+    if grouped and width is not None:
+        lines = ["| Figure | The paper says | We check | Holds |", "|---|---|---|---|"]
+        for fig in figures:
+            groups = {}
+            names = {p.name for p in fig.panels} or None
+            for c in fig.checks.itertuples():
+                groups.setdefault(c.paper, []).append((_split_subject(c.check, names)[1], bool(c.ok)))
+            for paper, items in groups.items():
+                tests = list(dict.fromkeys(_abridge(_test_words(t), width) for t, _ in items))
+                held = sum(ok for _, ok in items)
+                verdict = f"{held}/{len(items)}" if held == len(items) else f"**{held}/{len(items)}**"
+                lines.append(f"| {fig.name} | {_md_cell(_abridge(_paper_words(paper), width)) or '–'} | "
+                             f"{_md_cell('; '.join(tests))} | {verdict} |")
+        return "\n".join(lines)
     if grouped:
         lines = ["| Figure | The paper says | We check | Holds |", "|---|---|---|---|"]
         for fig in figures:
             groups = {}
+            names = {p.name for p in fig.panels} or None
             for c in fig.checks.itertuples():
-                subject, test = _split_subject(c.check)
+                subject, test = _split_subject(c.check, names)
                 groups.setdefault((c.paper, test), []).append((subject, bool(c.ok)))
             for (paper, test), items in groups.items():
                 held = sum(ok for _, ok in items)
@@ -290,7 +344,7 @@ def statements_markdown(figures, grouped=True):
     return "\n".join(lines).rstrip("\n")
 
 
-def write_statements(path, figures, grouped=True, check=False):
+def write_statements(path, figures, grouped=True, check=False, width=None):
     """Put :func:`statements_markdown` between the :data:`STATEMENT_MARKERS` of a Markdown file.
 
     Parameters
@@ -303,6 +357,8 @@ def write_statements(path, figures, grouped=True, check=False):
         As in :func:`statements_markdown`.
     check : bool, default=False
         Do not write: return whether the file is up to date.
+    width : int, optional
+        As in :func:`statements_markdown`.
 
     Returns
     -------
@@ -320,20 +376,24 @@ def write_statements(path, figures, grouped=True, check=False):
     i, j = text.find(begin), text.find(end)
     if i < 0 or j < i:
         raise ValueError(f"{path} must hold the lines {begin!r} and then {end!r}")
-    new = text[:i + len(begin)] + "\n" + statements_markdown(figures, grouped) + "\n" + text[j:]
+    new = text[:i + len(begin)] + "\n" + statements_markdown(figures, grouped, width) + "\n" + text[j:]
     if not check and new != text:
         path.write_text(new)
     return new == text
 
 
-if __name__ == "__main__":      # python -m dpcore.lab.gallery [--check] FILE[:full] ...
+#: the README's short table: quotations and tests cut to about this many characters
+README_WIDTH = 80
+
+if __name__ == "__main__":      # python -m dpcore.lab.gallery [--check] FILE[:full|:short] ...
     import sys
     args = sys.argv[1:]
     only_check = "--check" in args
     _, shipped = load_gallery()
     stale = [a for a in args if a != "--check"
-             if not write_statements(a.removesuffix(":full"), shipped, grouped=not a.endswith(":full"),
-                                     check=only_check)]
+             if not write_statements(a.rsplit(":", 1)[0] if a.endswith((":full", ":short")) else a, shipped,
+                                     grouped=not a.endswith(":full"), check=only_check,
+                                     width=README_WIDTH if a.endswith(":short") else None)]
     print(("out of date: " if only_check else "updated: ") + (", ".join(stale) or "none"))
     sys.exit(1 if only_check and stale else 0)
 
