@@ -1,4 +1,4 @@
-"""Class load test (issue 26): N student sessions on ONE ``streamlit run app.py`` server, no browser.
+"""Class load test: N student sessions on ONE ``streamlit run app.py`` server, no browser.
 
     python benchmarks/bench_class.py --sessions 10            # Cluster page, "Run"
     python benchmarks/bench_class.py --sessions 30 --after 60
