@@ -245,12 +245,13 @@ def show_result(res, tag=""):
     st.caption(f"Seed: {seed_label(p['seed'])}")
     cols = st.columns(4)
     if rds.labels is not None:
-        cols[0].metric("DP-τCC row NMI", f"{nmi(rds.labels, dp.row_assignment_):.3f}",
-                       help="Rows assigned to the last private T using the raw data (the paper's evaluation "
-                            "step; NOT private), compared with the true classes.")
-        cols[1].metric("NMI of the private row partition", f"{nmi(rds.labels, dp.row_labels_):.3f}",
-                       help="The row partition drawn by the last exponential-mechanism step (private; rows of a "
-                            "deleted cluster count as one extra group).")
+        cols[0].metric("DP-τCC: NMI of the private row partition", f"{nmi(rds.labels, dp.row_labels_):.3f}",
+                       help="The row partition drawn by the last exponential-mechanism step: the release (private; "
+                            "rows of a deleted cluster count as one extra group).")
+        cols[1].metric("Row NMI after the paper's evaluation step (not private)",
+                       f"{nmi(rds.labels, dp.row_assignment_):.3f}",
+                       help="Rows assigned to the last private T using the raw data (the paper's evaluation step, "
+                            "what its Fig. 2 plots; NOT private), compared with the true classes.")
         if fast is not None:
             cols[2].metric("Fast-τCC row NMI", f"{nmi(rds.labels, fast.row_labels_):.3f}",
                            help="Non-private reference with the same K0, L0 (best of the restarts).")
