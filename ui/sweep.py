@@ -300,6 +300,7 @@ def _observations(df, m, private, reference):
             if above:
                 out.append(f"{a} does better than the non-private {ref} at ε = {', '.join(fmt(e) for e in above)}: "
                            "they are different algorithms, and the non-private one is a reference, not a limit.")
+    out += _falls_at_large_eps(rows, m, private, eps, better)
     sa = [a for a in private if a.startswith("s.a.")]
     others = [a for a in private if a in ("Gibbs", "SuLQ-10", "SuLQ-50")]
     for a in sa:
@@ -311,6 +312,32 @@ def _observations(df, m, private, reference):
         text = (f"{a} is behind the best of {', '.join(others)} at {len(behind)} of the {len(eps)} ε values"
                 + (f" (all but {', '.join(rest)})" if rest and len(rest) <= 3 else ""))
         out.append(text + (", as in the subspace paper." if 2 * len(behind) >= len(eps) else "."))
+    return out
+
+
+def _falls_at_large_eps(rows, m, private, eps, better, alpha=0.05):
+    """A sentence for each private method whose runs at the largest ε are significantly worse than
+    its runs at its best ε (one-sided Mann–Whitney, p ≤ alpha; needs ≥ 3 runs on each side, the
+    fewest for which p can reach 0.05): such a fall is the method's, not the medians' wobble."""
+    from scipy import stats
+    if len(eps) < 2:
+        return []
+    out = []
+    for a in private:
+        runs = {e: rows.loc[(rows["algorithm"] == a) & (rows["epsilon"] == e), m].dropna() for e in eps}
+        meds = {e: r.median() for e, r in runs.items() if len(r)}
+        if eps[-1] not in meds:
+            continue
+        best = max(meds, key=lambda e: (meds[e] if m not in LOWER_IS_BETTER else -meds[e]))
+        x, y = runs[eps[-1]], runs[best]
+        if best == eps[-1] or len(x) < 3 or len(y) < 3 or not better(meds[best], meds[eps[-1]]):
+            continue
+        alt = "greater" if m in LOWER_IS_BETTER else "less"          # the last ε's runs worse than the best's
+        p = float(stats.mannwhitneyu(x, y, alternative=alt).pvalue)
+        if p <= alpha:
+            out.append(f"{a} is worse at ε = {fmt(eps[-1])} ({fmt(meds[eps[-1]])}) than at ε = {fmt(best)} "
+                       f"({fmt(meds[best])}), and its runs agree (one-sided Mann–Whitney p = {p:.2g}): a fall of the "
+                       "method at large ε, not the medians' wobble.")
     return out
 
 
