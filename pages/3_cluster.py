@@ -18,9 +18,10 @@ import streamlit as st
 from dpcore.data import PAPER_SPECS
 from dpcore.defaults import default_n_clusters, default_subspace_dim
 from ui import cluster_eps
-from ui.cluster import (BIND, LIMITS, METHODS, URL_FIELDS as METHOD_FIELDS, method_label, noise_preview,
+from ui.cluster import (BIND, LIMITS, METHODS, RESULT_KEY, URL_FIELDS as METHOD_FIELDS, method_label, noise_preview,
                         privacy_widgets, run_and_store, show_history, show_result)
-from ui.common import DEFAULT_DATASET, current_dataset, current_spec, run_guarded, stop_page
+from ui.common import (DEFAULT_DATASET, cancelled_note, current_dataset, current_spec, run_ended, run_guarded,
+                       run_started, stop_page)
 from ui.seeds import seed_controls
 from ui.share import Preset, check_link, follow_dataset, preset_picker, publish_url
 
@@ -139,7 +140,10 @@ publish_url()
 
 run_slot = st.empty()      # drawn on every run: the progress bar of Run, and its errors
 if submitted:
+    run_started("cluster")
     run_and_store(key, params, k, q, seed, ds, spec, run_slot)
+    run_ended("cluster")
+cancelled_note("cluster", kept=st.session_state.get(RESULT_KEY) is not None)
 show_result(ds, spec)
 cluster_eps.compare_section(ds, key, k, q, params, seed)
 show_history()

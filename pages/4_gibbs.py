@@ -10,7 +10,8 @@ from dpcore.defaults import default_n_clusters, default_subspace_dim
 from dpcore.subspace.gibbs import MAX_CHAINS
 from dpcore.export import estimator_snippet
 from ui.share import Preset, check_link, follow_dataset, preset_picker, publish_url
-from ui.common import DEFAULT_DATASET, ResultSlot, check_budget, current_dataset, current_spec, stop_page
+from ui.common import (DEFAULT_DATASET, ResultSlot, cancelled_note, check_budget, current_dataset, current_spec, run_ended,
+                       run_started, stop_page)
 from ui.gibbs import (DEFAULTS, INITS, MAX_EPS, MAX_PAGE_ITER, RELEASES, SELECTS, URL_FIELDS, check_run, draw_result,
                       parse_epsilons, planned_runs, record_chains, run_all, show_error, summarise)
 from ui.seeds import seed_controls
@@ -114,6 +115,7 @@ publish_url()
 progress_slot, result_slot = st.empty(), ResultSlot()
 previous = st.session_state.get(RESULT_KEY)
 if submitted:
+    run_started("gibbs")
     if previous is not None:
         with result_slot.previous():
             draw_result(previous, "previous")
@@ -141,7 +143,9 @@ if submitted:
                 ("epsilon:", "model.epsilon"), ("cost of the released sample:", "model.cost_"),
                 ("privacy spent (epsilon, delta):", "model.ledger_.total()"),
                 ("private:", "model.is_private_")]))
+    run_ended("gibbs")
 
+cancelled_note("gibbs", kept=st.session_state.get(RESULT_KEY) is not None)
 res = st.session_state.get(RESULT_KEY)
 if res is None:
     result_slot.latest().info("Choose the parameters and press **Run chains**. The defaults reproduce Fig. 3 with 1,000 "

@@ -9,7 +9,8 @@ from ui.cocluster import (EPS_MAX, EPS_MIN, MAX_CLUSTERS, MAX_ITER, MAX_RESTARTS
                           PRESETS, RESULT_KEY, TAU_CR_LABEL, TAU_RC_LABEL, figure1_section, record_cocluster, run_cocluster,
                           show_result, whole_number)
 from ui.share import as_bool, as_float, check_link, follow_dataset, list_of, preset_picker, publish_url
-from ui.common import ResultSlot, current_spec, dataset_from_spec, privacy_statement, run_guarded, stop_page
+from ui.common import (ResultSlot, cancelled_note, current_spec, dataset_from_spec, privacy_statement, run_ended,
+                       run_guarded, run_started, stop_page)
 from ui.pickers import dataset_picker, picker_url_fields
 from ui.seeds import MAX_SEED, seed_controls
 
@@ -96,6 +97,7 @@ publish_url()
 message_slot, progress_slot, result_slot = st.empty(), st.empty(), ResultSlot()
 previous = st.session_state.get(RESULT_KEY)
 if submitted:
+    run_started("coclustering")
     if previous is not None:
         with result_slot.previous():
             show_result(previous, tag="_prev")
@@ -106,6 +108,8 @@ if submitted:
     if result is not None:
         previous = st.session_state[RESULT_KEY] = result
         record_cocluster(result, seed, ds.name)
+    run_ended("coclustering")
+cancelled_note("coclustering", kept=previous is not None)
 if previous is not None:
     with result_slot.latest():
         show_result(previous)

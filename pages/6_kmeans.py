@@ -10,7 +10,8 @@ from dpcore.lab.compare import METHODS, compare_methods
 from dpcore.kmeans.partition import default_projection_dim
 from dpcore.export import call_snippet
 from ui.share import check_link, follow_dataset, preset_picker, publish_url
-from ui.common import ResultSlot, Timer, check_budget, current_spec, dataset_from_spec, privacy_statement, run_guarded, stop_page
+from ui.common import (ResultSlot, Timer, cancelled_note, check_budget, current_spec, dataset_from_spec, privacy_statement,
+                       run_ended, run_guarded, run_started, stop_page)
 from ui.kmeans import (DEFAULT_EPS_SERIES, DELTA_MAX, DELTA_MIN, EPS_LADDER, EPS_MAX, EPS_MIN, K_MAX, MAX_SIDE_BY_SIDE,
                        PRESETS, RADIUS_MAX, RADIUS_MIN, RESULT_KEY, SERIES_KEY, URL_FIELDS, draw_results, eps_label,
                        epsilon_series, idle_privacy, method_label, planned_runs, points_of, record_runs, store_result)
@@ -165,6 +166,7 @@ def run_series():
 
 
 if submitted or side_by_side:
+    run_started("kmeans")
     had_result = draw_results(slots, live=False)   # the last results stay visible if the user presses Stop
     try:
         result = run_series() if side_by_side else run_all()
@@ -175,6 +177,8 @@ if submitted or side_by_side:
         progress_slot.empty()
         store_result(SERIES_KEY if side_by_side else RESULT_KEY, result)
         record_runs(result, side_by_side, seed, ds.name)
+    run_ended("kmeans")
+cancelled_note("kmeans", kept=any(st.session_state.get(k) is not None for k in (RESULT_KEY, SERIES_KEY)))
 
 # ----------------------------------------------------------------------------- results
 if not draw_results(slots):

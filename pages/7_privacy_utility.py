@@ -8,7 +8,8 @@ import streamlit as st
 from dpcore.defaults import default_subspace_dim
 from dpcore.lab.methods import presets_for
 from dpcore.lab.sweeps import run_sweep
-from ui.common import ResultSlot, check_budget, current_dataset, current_spec, in_process_loadable, is_upload_spec
+from ui.common import (ResultSlot, cancelled_note, check_budget, current_dataset, current_spec, in_process_loadable,
+                       is_upload_spec, run_ended, run_started)
 from ui.seeds import master_seed, seed_controls
 from ui.share import check_link, follow_dataset, preset_picker, publish_url
 from ui.sweep import (DEFAULT_RANGE, KEY, LOG_EPS, MAX_POINTS, MAX_TRIALS, METRIC_HELP, METRICS_FOR, PAGE, PRESETS,
@@ -101,6 +102,7 @@ def draw(res, after_run=False):
 
 draw(st.session_state.get(KEY))     # before the run: Stop leaves the last result on screen
 if go:
+    run_started("sweep")
     try:
         sweep = build_sweep(spec, methods, metrics, grid, trials, q, master_seed(seed))
         check_budget(planned_sweep(sweep, ds, seed), ds.name)     # refused before any run
@@ -130,4 +132,6 @@ if go:
             st.session_state[KEY] = res = {"df": df, "metrics": list(metrics), "dataset": ds.name, "seed": seed,
                                            "seconds": time.perf_counter() - t0, "run": previous.get("run", 0) + 1}
             draw(res, after_run=True)
+    run_ended("sweep")
+cancelled_note("sweep", kept=st.session_state.get(KEY) is not None)
 

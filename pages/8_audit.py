@@ -9,7 +9,8 @@ from dpcore.lab.methods import FAMILY_KINDS, METHODS, get_method
 from ui.audit import (CONFIDENCES, DATA_PAGE, DEFAULT_TRIALS, INITS, MAX_SWEEPS, MAX_TRIALS, SOURCES, URL_FIELDS,
                       AuditCharge, algorithm_label, charge_preview, check_audit_size, draw_result, privacy_parts,
                       progress_text, runs_private, source_label)
-from ui.common import ResultSlot, check_budget, current_dataset, privacy_statement, stop_page
+from ui.common import (ResultSlot, cancelled_note, check_budget, current_dataset, privacy_statement, run_ended, run_started,
+                       stop_page)
 from ui.seeds import master_seed, seed_controls
 from ui.share import Preset, check_link, preset_picker, publish_url
 
@@ -162,6 +163,7 @@ if claimed is not None and NEIGHBOUR_RELATION[neighbour] != claimed:
 progress_slot, result_slot = st.empty(), ResultSlot()
 previous = st.session_state.get(KEY)
 if go:
+    run_started("audit")
     if previous is not None:
         with result_slot.previous():
             draw_result(previous, "previous")
@@ -190,7 +192,9 @@ if go:
                                  "seconds": time.perf_counter() - t0, "own_data": own_data,
                                  "charged_private": charge is not None and charge.private,
                                  "charge_reason": charge.reason if charge is not None else ""}
+    run_ended("audit")
 
+cancelled_note("audit", kept=st.session_state.get(KEY) is not None)
 out = st.session_state.get(KEY)
 if out:
     with result_slot.latest():

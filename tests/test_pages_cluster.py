@@ -438,7 +438,7 @@ def test_every_link_field_is_bound_to_the_url():
     ({"sulq_eps": "3"}, "sulq_eps"),                # not a value of the ε slider
     ({"cl_cmp_eps": ["1", "10", "100", "1000", "500"]}, "cl_cmp_eps"),   # more than 4 values
     ({"cl_cmp_eps": ["1", "inf"]}, "cl_cmp_eps"),
-    ({"cl_method": "sulq"}, "cl_method"),           # the link holds the label, not the key
+    ({"cl_method": "no_such_method"}, "cl_method"),  # neither a label nor a key
 ])
 def test_link_values_outside_the_widget_limits_are_refused(query, name):
     # the method's widgets are drawn (and their link values used) only for that method: open the
@@ -460,6 +460,13 @@ def test_link_with_valid_values_sets_the_widgets():
     assert by_key(at, "sulq_eps").value == 100.0
     assert by_key(at, "sulq_T").value == 3
     assert eps_choice(at).value == [0.1, 1000.0]
+
+
+def test_a_link_may_name_a_method_by_its_key():
+    """'sulq' was refused with "'sulq' is not one of [… 'sulq']": the key is accepted, as the label is."""
+    at = open_page("3_cluster.py", spec=TINY, query={"cl_method": "sulq", "sulq_eps": "10"})
+    assert not at.warning
+    assert by_key(at, "cl_method").value == "sulq" and by_key(at, "sulq_eps").value == 10.0
 
 
 def test_compare_epsilon_without_values_is_an_error_and_keeps_the_comparison():

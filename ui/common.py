@@ -182,6 +182,31 @@ class ResultSlot:
         return self._latest.container()
 
 
+#: session key: the pages' runs that started and have not ended
+_RUNS_IN_PROGRESS = "_runs_in_progress"
+
+
+def run_started(name):
+    """Mark the run of page ``name`` as going on (call it when Run is pressed). A script stopped
+    mid-run (Stop, or the user left the page: Streamlit cancels its run) never reaches
+    :func:`run_ended`, so the mark stays and :func:`cancelled_note` tells the user next time."""
+    st.session_state.setdefault(_RUNS_IN_PROGRESS, set()).add(name)
+
+
+def run_ended(name):
+    """The run of page ``name`` ended: with a result, or refused with a message."""
+    st.session_state.get(_RUNS_IN_PROGRESS, set()).discard(name)
+
+
+def cancelled_note(name, kept=True):
+    """A warning while page ``name``'s last run was cancelled: the result on screen (``kept``) is
+    the one before it, not the run the user asked for. Shown until a run of the page ends."""
+    if name in st.session_state.get(_RUNS_IN_PROGRESS, ()):
+        st.warning("**Your last run did not finish:** it was cancelled (Stop was pressed, or you left the page while "
+                   "it ran). " + ("The result on this page is from the run before it." if kept else
+                                  "Nothing was kept: press the button again."))
+
+
 class PageStop(Exception):
     """Raised by :func:`stop_page` inside the app; ``app.py`` catches it and still draws the
     sidebar (``st.stop()`` would stop that too, leaving the meter one run behind)."""

@@ -80,8 +80,9 @@ def as_float(lo=None, hi=None) -> Callable[[str], float]:
 def one_of(options, format_func=str) -> Callable[[str], Any]:
     """The option whose label is the text: ``format_func(option)``, as a selectbox bound to
     the URL writes it (pass the widget's ``format_func``). The option's own value is accepted
-    too (``sulq`` for "SuLQ k-plane"), and a number by its value (``10`` for the option 10.0);
-    a refusal lists the labels the link may use, so it cannot name the text it refuses."""
+    too (``sulq`` for "SuLQ k-plane"), and a number by its value (``10`` for the option 10.0):
+    :func:`check_link` then writes the label into the URL, which is what the widget reads. A
+    refusal lists the labels the link may use, so it cannot name the text it refuses."""
     options = list(options)
 
     def parse(text):
@@ -101,6 +102,7 @@ def one_of(options, format_func=str) -> Callable[[str], Any]:
                     return o
         labels = ", ".join(repr(format_func(o)) for o in options)
         raise ValueError(f"{text!r} is not one of the choices: {labels}")
+    parse.canonical = format_func      # the text the widget reads (check_link writes it to the URL)
     return parse
 
 
@@ -124,6 +126,7 @@ def list_of(options, format_func=str) -> Callable[[list], list]:
         texts = [texts] if isinstance(texts, str) else list(texts)
         return [one(t) for t in texts if t != ""]
     parse.is_list = True
+    parse.canonical = lambda values: [format_func(v) for v in values]
     return parse
 
 
@@ -146,6 +149,17 @@ def _drop_link_parameter(key: str) -> None:
     Streamlit itself makes after a page switch); if a later version moves it, the link check
     still warns, and the widget falls back to Streamlit's own handling."""
     del st.query_params[key]
+    _reseed_widgets()
+
+
+def _set_link_parameter(key: str, value) -> None:
+    """Write ``value`` (a label, or a list of labels) for ``key`` into the URL and into the snapshot
+    bound widgets are seeded from (see :func:`_drop_link_parameter`)."""
+    st.query_params[key] = value
+    _reseed_widgets()
+
+
+def _reseed_widgets() -> None:
     try:
         from streamlit.runtime.state import get_session_state
 
@@ -200,10 +214,13 @@ def check_link(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
             repro = key[: -len(SEED_SUFFIX)] + REPRO_SUFFIX
             if key.endswith(SEED_SUFFIX) and params.get(repro, "").lower() != "true":
                 raise ValueError("a seed is used only with \"reproducible (noise public)\" ticked")
+            canonical = getattr(parse, "canonical", None)
             if getattr(parse, "is_list", False):
                 texts = params.get_all(key)
                 try:
-                    parse(texts)
+                    values = parse(texts)
+                    if canonical is not None and canonical(values) != texts:
+                        _set_link_parameter(key, canonical(values))     # as the widget reads them
                 except (ValueError, TypeError):
                     bad = _bad_list_entries(texts, parse)
                     if not 0 < len(bad) < len(texts):
@@ -211,7 +228,9 @@ def check_link(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
                     # a multiselect keeps the options it knows: say which were dropped, keep the rest
                     rejected.append(f"{key} (the values {', '.join(map(repr, bad))}; the others were kept)")
                 continue
-            parse(params[key])
+            value = parse(params[key])
+            if canonical is not None and canonical(value) != params[key]:
+                _set_link_parameter(key, canonical(value))     # a key or a number given another way: the label
         except (ValueError, TypeError, OverflowError) as exc:
             rejected.append(f"{key} ({exc})")
             _drop_link_parameter(key)
