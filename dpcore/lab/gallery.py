@@ -267,16 +267,24 @@ _OURS_MARK = __import__("re").compile(r"not the paper|^ours\b")
 
 
 def _test_words(test):
-    """Our test without the parentheses that give its statistics or thresholds (innermost first;
-    one that marks the check as ours stays)."""
+    """(our test without the parentheses that give its statistics or thresholds (innermost first;
+    one that marks the check as ours stays), whether a dropped one named a threshold or a reading
+    of ours)."""
     import re
+    ours = False
+
+    def drop(m):
+        nonlocal ours
+        if _OURS_MARK.search(m.group(1)) or not any(w in m.group(1) for w in _STATS_WORDS):
+            return m.group(0)
+        ours = ours or bool(re.search(r"\bour", m.group(1)))
+        return ""
     while True:
-        out = re.sub(r" ?\(([^()]*)\)", lambda m: m.group(0) if _OURS_MARK.search(m.group(1)) else
-                     "" if any(w in m.group(1) for w in _STATS_WORDS) else m.group(0), test)
+        out = re.sub(r" ?\(([^()]*)\)", drop, test)
         if out == test:
             break
         test = out
-    return test
+    return test, ours
 
 
 def statements_markdown(figures, grouped=True, width=None):
@@ -292,7 +300,8 @@ def statements_markdown(figures, grouped=True, width=None):
         README. False: every check with its numbers, for ``docs/results.md``.
     width : int, optional
         With ``grouped``: one row per statement of a paper, its first quotation and our tests cut
-        to about ``width`` characters (the README's short table); None: the whole texts.
+        to about ``width`` characters, at most two tests named ("[ours]": a threshold or reading
+        of ours; the README's short table); None: the whole texts.
 
     Returns
     -------
@@ -307,7 +316,10 @@ def statements_markdown(figures, grouped=True, width=None):
             for c in fig.checks.itertuples():
                 groups.setdefault(c.paper, []).append((_split_subject(c.check, names)[1], bool(c.ok)))
             for paper, items in groups.items():
-                tests = list(dict.fromkeys(_abridge(_test_words(t), width) for t, _ in items))
+                tests = list(dict.fromkeys(_abridge(words, width) + (" [ours]" if ours else "")
+                                           for words, ours in (_test_words(t) for t, _ in items)))
+                if len(tests) > 2:      # the same test of several methods: two, and how many more
+                    tests = tests[:2] + [f"{len(tests) - 2} more alike"]
                 held = sum(ok for _, ok in items)
                 verdict = f"{held}/{len(items)}" if held == len(items) else f"**{held}/{len(items)}**"
                 lines.append(f"| {fig.name} | {_md_cell(_abridge(_paper_words(paper), width)) or '–'} | "
