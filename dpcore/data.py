@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from importlib import resources
+import math
 import numbers
 
 import numpy as np
@@ -162,19 +163,50 @@ class Dataset:
 
 # ----------------------------------------------------------------------------- helpers
 def orthonormal_basis(M: np.ndarray) -> np.ndarray:
-    """Orthonormal basis of the column space of a full-column-rank M (thin QR).
+    """Orthonormal basis of the column space of a full-column-rank M: Gram–Schmidt, each
+    projection applied twice ("twice is enough", Kahan–Parlett), with correctly rounded sums.
+
+    The same bits on every CPU: products, differences, the square root and the division are
+    correctly rounded IEEE operations, and every sum is :func:`math.fsum` (exactly rounded), so
+    nothing depends on the order or width of a machine's vector instructions. (LAPACK's QR, used
+    before, follows the BLAS kernel OpenBLAS picks for the CPU: the planted subspaces of one seed
+    differed between machines.)
 
     Parameters
     ----------
     M : ndarray of shape (d, q)
-        Full column rank (not checked).
+        Full column rank.
 
     Returns
     -------
     ndarray of shape (d, q)
+
+    Raises
+    ------
+    ValueError
+        If a column of M lies in the span of the previous ones.
     """
-    Q, _ = np.linalg.qr(M)
-    return Q
+    M = np.asarray(M, dtype=np.float64)
+    basis = []
+    for j in range(M.shape[1]):
+        v = M[:, j].copy()
+        for _ in range(2):
+            for u in basis:
+                v = v - math.fsum(np.multiply(u, v)) * u
+        norm = math.sqrt(math.fsum(np.multiply(v, v)))
+        if not norm > 0.0:
+            raise ValueError("M must have full column rank")
+        basis.append(v / norm)
+    return np.stack(basis, axis=1) if basis else np.zeros((M.shape[0], 0))
+
+def _row_norms(Y):
+    """Euclidean norms of the rows of Y, the squares added in column order (the same bits on every
+    CPU; a reduction's order can follow the machine's vector width)."""
+    s = Y[:, 0] * Y[:, 0]
+    for j in range(1, Y.shape[1]):
+        s = s + Y[:, j] * Y[:, j]
+    return np.sqrt(s)
+
 
 #: spawn key of the data generators' random stream (see :func:`data_rng`)
 DATA_STREAM = 0xDA7A
@@ -314,12 +346,19 @@ def make_union_of_subspaces(n=1000, d=10, k=3, q=3, sigma=0.1, random_state=None
     U = random_subspaces(k, d, q, rng)
     labels = rng.integers(0, k, size=n)
     Y = rng.standard_normal((n, q))
-    Y /= np.linalg.norm(Y, axis=1, keepdims=True)
+    Y /= _row_norms(Y)[:, None]
     noise_sd = sigma if model == "paper" else sigma / np.sqrt(d)
     W = noise_sd * rng.standard_normal((n, d))
     if spread == "ball":                      # drawn last: the sphere's data stay as they were
-        Y *= rng.random(n)[:, None] ** (1.0 / q)
-    X = np.einsum("ndq,nq->nd", U[labels], Y) + W
+        u = rng.random(n)
+        Y *= (u if q == 1 else np.sqrt(u) if q == 2 else u ** (1.0 / q))[:, None]
+    # x = U_z y + w, summed over the q directions in a fixed order (einsum's and BLAS's order depends on
+    # the CPU's vector instructions; elementwise products and sums do not)
+    UL = U[labels]
+    X = UL[:, :, 0] * Y[:, :1]
+    for j in range(1, q):
+        X = X + UL[:, :, j] * Y[:, j:j + 1]
+    X = X + W
     n_clipped = 0
     if clip:
         X, n_clipped = clip_rows(X, 1.0)

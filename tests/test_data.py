@@ -232,7 +232,7 @@ def test_clipping_explanation_says_why_in_words():
     from dpcore.data import clipping_explanation
     ds = load_dataset(**PAPER_SPECS["fig2_middle"])
     text = clipping_explanation(ds)
-    assert text.startswith(f"{ds.extras['n_clipped']} of 1,000 points (65.3 %)")
+    assert text.startswith(f"{ds.extras['n_clipped']} of 1,000 points ({ds.extras['n_clipped'] / 10:.1f} %)")
     assert "σ = 0.1" in text and "length at most 1" in text and "spends no ε" in text
     assert "n_clipped" not in text
     assert clipping_explanation(make_union_of_subspaces(50, 5, 2, 2, 0.1, random_state=0, clip=False)) is None
