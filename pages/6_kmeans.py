@@ -22,7 +22,7 @@ st.title("k-means")
 st.markdown("""
 **k-means** looks for k centres that make the squared distances from the points to their
 nearest centre small. Releasing centres leaks: one point can move a centre. The private
-method of **Balcan et al. (ICML 2017)** works in four stages, each paying a share of ε:
+method of **Balcan et al. (ICML 2017)** works in three stages, each paying a share of ε:
 
 1. **candidate set** (Alg. 1–2): project the points to a few dimensions (Johnson–Lindenstrauss),
    split a randomly shifted cube into sub-cubes again and again, and keep subdividing a cube

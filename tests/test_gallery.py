@@ -188,3 +188,25 @@ def test_the_short_table_keeps_the_paper_s_words_and_our_marks():
                         '| 1/1 |')
     full = gallery.statements_markdown([fig], grouped=False)
     assert full.count("❌") == 1 and full.count("*The paper:*") == 3
+
+
+def test_a_curve_that_released_nothing_private_is_dotted(shipped):
+    """DPNMF as published runs with ε but its start reads the raw data: drawn solid it looked like
+    the private curves beside it (a reviewer's find)."""
+    _, figures = shipped
+    panel = next(f for f in figures if f.name == "cocluster-fig2").panels[0]
+    dash = {t.name: t.line.dash for t in panel.figure().data if t.mode and "markers" in t.mode}
+    published = [n for n in dash if n.startswith("DPNMF as published")]
+    assert published and all(dash[n] == "dot" for n in published)
+    assert dash["DP-τCC"] == dash["DPNMF (private start)"] == "solid"
+
+
+def test_a_row_at_a_rounded_epsilon_recomputes_with_the_sweep_s_epsilon(shipped):
+    """The CSV keeps 8 significant digits (316.22777) and the seed hashes the sweep's ε
+    (316.227766…): recompute_row takes the sweep's value (a reviewer's find)."""
+    _, figures = shipped
+    panel = next(p for f in figures if f.name == "subspace-fig2" for p in f.panels if p.name == "middle")
+    eps = [e for e in panel.sweep["epsilons"] if repr(float(f"{e:.8g}")) != repr(float(e))]
+    assert eps == [316.227766]
+    row = panel.df[np.isclose(panel.df["epsilon"], eps[0]) & (panel.df["algorithm"] == "SuLQ-10")].iloc[0]
+    assert gallery.compare_row(panel, row) == []

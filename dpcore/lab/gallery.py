@@ -256,7 +256,10 @@ def _abridge(text, width):
 
 
 def _paper_words(paper):
-    """The paper's words of a check without the section mark: the first quotation, or the text."""
+    """The paper's words of a check without the section mark: the first quotation, or the text;
+    "none (…)" for a check of ours the paper makes no statement about."""
+    if paper.startswith("none:"):
+        return "none (" + paper[len("none:"):].split("(")[0].split(".")[0].strip() + ")"
     first = paper.split('"')
     return ('"' + first[1] + '"') if len(first) > 2 else paper
 
@@ -277,7 +280,7 @@ def _test_words(test):
         nonlocal ours
         if _OURS_MARK.search(m.group(1)) or not any(w in m.group(1) for w in _STATS_WORDS):
             return m.group(0)
-        ours = ours or bool(re.search(r"\bour", m.group(1)))
+        ours = ours or bool(re.search(r"\bour (threshold|reading|check)|\bours\b", m.group(1)))
         return ""
     while True:
         out = re.sub(r" ?\(([^()]*)\)", drop, test)
@@ -314,13 +317,19 @@ def statements_markdown(figures, grouped=True, width=None):
             groups = {}
             names = {p.name for p in fig.panels} or None
             for c in fig.checks.itertuples():
-                groups.setdefault(c.paper, []).append((_split_subject(c.check, names)[1], bool(c.ok)))
+                subject, test = _split_subject(c.check, names)
+                groups.setdefault(c.paper, []).append((test, bool(c.ok), subject))
             for paper, items in groups.items():
-                tests = list(dict.fromkeys(_abridge(words, width) + (" [ours]" if ours else "")
-                                           for words, ours in (_test_words(t) for t, _ in items)))
+                by_analogy = "our check" in paper
+                tests = list(dict.fromkeys(_abridge(words, width) + (" [ours]" if ours or by_analogy else "")
+                                           for words, ours in (_test_words(t) for t, _, _ in items)))
+                subjects = {s for _, _, s in items}
+                if len(subjects) == 1 and "" not in subjects and len(items) > 1 or (
+                        len(items) == 1 and items[0][2]):
+                    tests[0] = f"{items[0][2]}: {tests[0]}"      # one panel: name it (rows may read alike)
                 if len(tests) > 2:      # the same test of several methods: two, and how many more
                     tests = tests[:2] + [f"{len(tests) - 2} more alike"]
-                held = sum(ok for _, ok in items)
+                held = sum(ok for _, ok, _ in items)
                 verdict = f"{held}/{len(items)}" if held == len(items) else f"**{held}/{len(items)}**"
                 lines.append(f"| {fig.name} | {_md_cell(_abridge(_paper_words(paper), width)) or '–'} | "
                              f"{_md_cell('; '.join(tests))} | {verdict} |")
@@ -437,6 +446,11 @@ def recompute_row(panel: ShippedPanel, row) -> dict:
     if row["algorithm"] not in algs:
         raise ValueError(f"algorithm {row['algorithm']!r} is not in the sweep of panel {panel.name!r}")
     eps = float(row["epsilon"])
+    # the CSV keeps 8 significant digits (316.22777) but the run's seed came from the sweep's ε
+    # (316.227766…, run_seed hashes its repr): take the sweep's value it rounds to
+    grid = [float(e) for e in panel.sweep.get("epsilons", [])]
+    near = [e for e in grid if not math.isnan(eps) and math.isclose(e, eps, rel_tol=1e-7)]
+    eps = near[0] if near else eps
     task = {"dataset": panel.sweep["dataset"], "algorithm": algs[row["algorithm"]],
             "epsilon": math.nan if math.isnan(eps) else eps, "delta": panel.sweep["delta"],
             "trial": int(row["trial"]), "seed": panel.sweep["seed"], "metrics": panel.sweep["metrics"]}

@@ -148,7 +148,9 @@ def privacy_utility_figure(df, metrics, title="", log_y=None):
     """One panel per metric: median and inter-quartile band against ε (log axis) per algorithm.
 
     One line for each private algorithm; non-private algorithms (ε = NaN) as horizontal
-    dashed lines at their median across the ε range.
+    dashed lines at their median across the ε range; an algorithm run with ε whose runs released
+    nothing private (column ``released_private`` False: a non-private start, a radius read off
+    the data) is dotted, so it does not look like the private ones.
 
     Parameters
     ----------
@@ -190,8 +192,10 @@ def privacy_utility_figure(df, metrics, title="", log_y=None):
                               1, j)
                 continue
             part = part.sort_values("epsilon")[["epsilon", "median", "q25", "q75", "runs"]]
+            released = ("released_private" not in df.columns
+                        or bool(df.loc[df["algorithm"] == alg, "released_private"].astype(bool).any()))
             _band_and_median(fig, part["epsilon"].to_numpy(dtype=float), part, color, alg, j == 1, 1, j,
-                             hover="ε=%{customdata[0]:.3g}<br>")
+                             dash="solid" if released else "dot", hover="ε=%{customdata[0]:.3g}<br>")
         _set_log_axis(fig, "x", x_span, 1, j, "ε (log scale; larger = less privacy)")
         y_vals = np.r_[s["median"], s["q25"], s["q75"]]
         if _wants_log(m, y_vals, log_y):
