@@ -32,23 +32,24 @@ SULQ_DEFAULTS = {"sulq_T": 10, "sulq_comp": "advanced", "sulq_delta": ""}
 PRESETS = {
     "Paper Fig. 2 (n=1000, d=10): SSC": Preset(
         {"cl_method": "ssc", "cl_k": 3, "cl_q": 3}, DEFAULT_DATASET,
-        "The middle panel of Fig. 2 with the non-private SSC reference: it puts 998 of the 1000 points in the right "
+        "The middle panel of Fig. 2 with the non-private SSC reference: it puts 997 of the 1000 points in the right "
         "cluster. The picture shows R¹⁰ through its top three principal directions, where three 3-D subspaces "
         "overlap and the colours look mixed: judge by the numbers here, or see the R³ presets."),
     "Paper Fig. 2: SuLQ-10 at ε = 10": Preset(
         {"cl_method": "sulq", "cl_k": 3, "cl_q": 3, "sulq_eps": 10.0, **SULQ_DEFAULTS}, DEFAULT_DATASET,
         "SuLQ k-plane with 10 iterations at ε = 10: here the noise wins. Each of the k·T = 30 noisy queries gets "
-        "ε ≈ 0.27, and the noise per matrix entry (σ ≈ 37) is as large as the largest entries: the released "
-        "subspaces are about as far from the truth as random ones (accuracy 0.39–0.6 in 20 runs, as random "
-        "subspaces score; d_W about 3). Press **Compare ε** below: at ε = 100 some runs find the subspaces, at "
-        "ε = 1000 nearly all do."),
+        "ε ≈ 0.27, and the noise per matrix entry (σ ≈ 37) is larger than nearly all the entries (all but 8 of 300; "
+        "the largest is 72): the released subspaces are about as far from the truth as random ones (accuracy "
+        "0.36–0.54 in 20 runs, as random subspaces score; d_W 2.9–3.6). Press **Compare ε** below: at ε = 100 and "
+        "at ε = 1000 about 3 runs in 5 find the subspaces (12 and 13 of 20 runs); the others stop in a wrong "
+        "partition (accuracy 0.46–0.81), as one start of k-plane also can."),
     "Paper Fig. 2: sample-aggregate (TSC) at ε = 1000": Preset(
         {"cl_method": "sa", "cl_k": 3, "cl_q": 3, "sa_eps": 1000.0, **SA_DEFAULTS}, DEFAULT_DATASET,
         "Sample-aggregate needs a large ε at n = 1000: Thm 3.1's utility bound needs ε > 2D/√m ≈ 48. At ε = 1000 "
         "the paper's constants would not be private (their δ would be almost 1), so α and β are calibrated down "
-        "and the noise is larger than the paper's. Most points are still assigned right (accuracy 0.7–0.97 in "
-        "our runs) although the released subspaces stay far from the true ones (d_W 1.5–2.5); it varies with the "
-        "secret noise."),
+        "and the noise is larger than the paper's. Most points are still assigned right (accuracy 0.65–1.0 in "
+        "100 runs, most 0.8–0.98) although the released subspaces stay far from the true ones (d_W 1.4–2.5); it "
+        "varies with the secret noise."),
     "Yale B, 5 faces: LRR": Preset(
         {"cl_method": "lrr", "cl_k": 5, "cl_q": 9}, PAPER_SPECS["yaleb_5"],
         "Five subjects of Extended Yale B, d = 50 (§5): LRR puts 319 of the 320 faces with the right subject "
@@ -88,8 +89,8 @@ PRESETS = {
         {"cl_method": "sa", "cl_k": 2, "cl_q": 1, "sa_eps": 100.0, **SA_DEFAULTS, "sa_solver": "kplane"}, LINES_R2,
         "1000 points on two lines 83° apart (σ = 0.005): well separated, as sample-aggregate's guarantee needs "
         "(Def. 3.2). The 48 subsets' best lines agree, so S(B) = 0.258 and the noise sd 0.056 per coordinate, 6–8× "
-        "less than on the circle, and the released lines lie close to the true ones (d_W 0.01–0.18, median 0.07, and "
-        "accuracy 0.999 in 100 runs)."),
+        "less than on the circle, and the released lines lie close to the true ones (d_W 0.01–0.19, median 0.06, and "
+        "accuracy 0.998–0.999 in 100 runs)."),
 }
 #: the widgets whose values travel in the page's link (bound to it), parsed with the widgets' own limits
 URL_FIELDS = {**METHOD_FIELDS, **cluster_eps.URL_FIELDS}

@@ -29,7 +29,7 @@ PRESETS = {
         "we tried, but its samples are close to random (accuracy ≈ 0.35). At large ε (10, 100) a chain often gets "
         "stuck with about a third of the points in the wrong cluster — in the figure, a cost line above the others "
         "and an accuracy line below them — and the verdict says \"not yet mixed\": in 13 runs, ε = 10 and ε = 100 "
-        "were each called mixed only 4 times (three stuck runs at ε = 100, continued to 10,000 sweeps, stayed "
+        "were each called mixed only 3 times (three stuck runs at ε = 100, continued to 10,000 sweeps, stayed "
         "stuck). Which happens depends on the secret noise: press Run again to see."),
     "Paper Fig. 3 from the k-plane start (NOT private)": Preset(
         {**FIG3, "g_init": "kplane"}, DEFAULT_DATASET,

@@ -128,7 +128,7 @@ PRESETS = {
     "Quick look: SuLQ-10 against Gibbs": Preset(
         {"pu_methods": ["SuLQ-10", "Gibbs", "k-plane"], "pu_metrics": ["d_W"], "pu_range": (-1, 3),
          "pu_points": 5, "pu_trials": 2, "pu_q": 3, "pu_jobs": 2}, DEFAULT_DATASET,
-        "Two private methods and the non-private k-plane as the dashed line. About 15 s."),
+        "Two private methods and the non-private k-plane as the dashed line. A few seconds."),
     "Co-clustering Fig. 2 on classic3 (DP-τCC against Fast-τCC)": Preset(
         {"pu_methods": ["DP-τCC", "Fast-τCC"], "pu_metrics": ["nmi", "tau_rc"], "pu_range": (-1, 1), "pu_points": 5,
          "pu_trials": 3, "pu_jobs": 2}, CLASSIC3,
