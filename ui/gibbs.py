@@ -242,9 +242,11 @@ def draw_result(res, stage):
     st.subheader("Traces (chains overlaid, one column per ε)")
     metrics = [m for m in ("statistic", "cost", "dw", "accuracy") if any(m in t for t in res["runs"].values())]
     eps_text = ", ".join(f"{e:g}" for e in res["runs"])
-    show_chart(traces_grid(res["runs"], metrics=metrics, burn_in=res["burn_in"]),
+    released = {r["ε"]: r["released chain"] for r in res["summary"]}
+    show_chart(traces_grid(res["runs"], metrics=metrics, burn_in=res["burn_in"], released=released),
                f"gibbs traces {res['dataset']} eps {eps_text}", key=f"gibbs_traces_{stage}")
-    st.caption("What to look for: after the shaded burn-in, the chains of one ε should overlap and wander around "
+    st.caption("The orange line is the released chain, the others are blue (hover a line to see its chain). "
+               "What to look for: after the shaded burn-in, the chains of one ε should overlap and wander around "
                "the same level. A chain whose cost stays above the others (and whose accuracy stays below) is "
                "stuck in another partition: not mixed. The test statistic should follow the dashed 1/√T line; "
                "because every sweep flips the basis signs at random it does so even when the subspaces are stuck, "

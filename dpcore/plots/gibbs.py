@@ -1,9 +1,8 @@
 """Figures of the Gibbs sampler's mixing diagnostics (Fig. 3 of the subspace paper).
 
 - :func:`traces_grid` - rows = traces (test statistic, cost, d_W, ...), columns = ε
-  (small multiples); every chain is one line, overlaid, in the same colour in every panel;
-  the burn-in is shaded; the statistic panels carry the 1/√T line expected under exact
-  sampling.
+  (small multiples); the chains of one panel are overlaid; the burn-in is shaded; the
+  statistic panels carry the 1/√T line expected under exact sampling.
 
 Layout decisions (figures are projected in class and exported as slides): every row's
 quantity is the y-axis title of its first panel (in words; row titles on the right were cut
@@ -13,24 +12,40 @@ into the ε column titles), and the log axis of the statistic has one tick per p
 - :func:`trace_figure` - one trace, one panel per ε.
 - :func:`diagnostics_table_figure` - the R̂/ESS table as a plotly table.
 
-Long traces are thinned to at most ``max_points`` points per line (every m-th sweep,
-the last one always kept), so that 8 chains × 10,000 sweeps × 4 ε stay responsive.
+Few plotly traces, so that the browser redraws in a second (issue 26: 8 chains × 4 ε × 4
+traces as one plotly trace per chain = 133 WebGL traces, 15-22 s of browser CPU on every
+return to the page): the chains of one panel are ONE plotly trace, joined with NaN gaps (the
+line breaks between chains; hovering names the chain), and the released chain, when given, is
+a second trace drawn on top in its own colour. Long traces are thinned to at most
+``max_points`` points per chain (every m-th sweep, the last one always kept). Figures up to
+:data:`SVG_MAX_POINTS` points are drawn in SVG (``go.Scatter``), larger ones in WebGL.
 """
 from __future__ import annotations
 
 import math
+from numbers import Integral
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-__all__ = ["traces_grid", "trace_figure", "diagnostics_table_figure", "TRACE_LABELS"]
+__all__ = ["traces_grid", "trace_figure", "diagnostics_table_figure", "TRACE_LABELS", "SVG_MAX_POINTS"]
 
 CHAIN_COLOURS = qualitative.Plotly + qualitative.D3
 #: the traces in words (y-axis titles; ``<br>`` breaks a long title in two lines)
 TRACE_LABELS = {"statistic": "§5 test statistic", "cost": "k-means cost (eq. 3)",
                 "dw": "distance to the<br>true subspaces (d_W)", "accuracy": "accuracy of<br>the labels"}
+#: the colour of the chains (one colour, translucent: where chains overlap the line is darker) and of the
+#: released chain, drawn on top
+CHAINS_COLOUR = "rgba(31, 119, 180, 0.55)"
+RELEASED_COLOUR = "#ff7f0e"
+#: most points (all panels) drawn in SVG; above, WebGL. Measured in headless Chromium (software WebGL,
+#: as on a laptop without a usable GPU; 2 busy cores, 4 metrics × 4 ε × 8 chains, released chain on
+#: its own trace = 37 traces): redraw SVG 0.39 s / WebGL 5.2 s at 1,000 points per chain (132 k
+#: points), 0.48 / 9.8 s at 2,000, 0.67 / 24.8 s at 5,000 (660 k points). The page's largest figure
+#: (32 chains × 6 ε × 4 traces × 1,000 points = 768 k) stays in SVG.
+SVG_MAX_POINTS = 1_000_000
 
 
 def _thin(T, max_points):
@@ -45,9 +60,34 @@ def _run_label(key):
     return f"ε = {key:g}" if isinstance(key, (int, float)) else str(key)
 
 
+def _joined(xs, values, chains):
+    """x, y and chain number of ``chains`` (rows of ``values``) as one line: NaN between chains."""
+    n, L = len(chains), len(xs)
+    x = np.full((n, L + 1), np.nan)
+    y = np.full((n, L + 1), np.nan)
+    cd = np.full((n, L + 1), np.nan)
+    x[:, :L] = xs
+    y[:, :L] = values[chains]
+    cd[:, :L] = np.asarray(chains, dtype=float)[:, None]
+    return x.ravel()[:-1], y.ravel()[:-1], cd.ravel()[:-1]
+
+
+def _released_of(released, key, n_chains):
+    """The released chain of run ``key`` (None: none highlighted); ValueError when out of range."""
+    r = released.get(key) if isinstance(released, dict) else released
+    if r is None:
+        return None
+    if isinstance(r, bool) or not isinstance(r, Integral) or not 0 <= int(r) < n_chains:
+        raise ValueError(f"released chain of {_run_label(key)} must be a chain index in 0..{n_chains - 1}; got {r!r}")
+    return int(r)
+
+
 def traces_grid(runs, metrics=("statistic", "cost", "dw"), burn_in=None, max_points=1000, height_per_row=230,
-                title="", sweeps=None):
-    """Small multiples of Fig. 3.
+                title="", sweeps=None, released=None, webgl=None):
+    """Small multiples of Fig. 3, with few plotly traces.
+
+    The chains of one panel are one line broken by NaN gaps (hover names the chain); the
+    released chain (``released``), when given, is its own line on top in another colour.
 
     Parameters
     ----------
@@ -56,7 +96,7 @@ def traces_grid(runs, metrics=("statistic", "cost", "dw"), burn_in=None, max_poi
     metrics : the trace names to draw, one row each (rows absent from every run are skipped).
     burn_in : int or dict key -> int; the shaded burn-in (default: none).
     max_points : int, default=1000
-        Most points per line (longer traces are thinned).
+        Most points per chain (longer traces are thinned, the last sweep kept).
     height_per_row : int, default=230
         Figure height per row, in pixels.
     title : str, default=""
@@ -64,6 +104,12 @@ def traces_grid(runs, metrics=("statistic", "cost", "dw"), burn_in=None, max_poi
     sweeps : dict key -> array (n_sweeps,), optional
         The sweep number of every column of a run's traces (traces stored thinned, e.g. the
         shipped results of the Paper figures page); default 1, 2, ..., n_sweeps.
+    released : int or dict key -> int, optional
+        The released chain (e.g. ``GibbsSubspaceClustering.selected_chain_``) of every run,
+        drawn as its own highlighted line; default: none highlighted.
+    webgl : bool, optional
+        Draw in WebGL (``go.Scattergl``) rather than SVG (``go.Scatter``); default: WebGL
+        only above :data:`SVG_MAX_POINTS` points in all.
 
     Returns
     -------
@@ -73,7 +119,8 @@ def traces_grid(runs, metrics=("statistic", "cost", "dw"), burn_in=None, max_poi
     Raises
     ------
     ValueError
-        If ``runs`` is empty or none of ``metrics`` is in any run.
+        If ``runs`` is empty, none of ``metrics`` is in any run, ``max_points`` < 1 or a
+        released chain is not a chain index.
     """
     keys = list(runs)
     if not keys:
@@ -81,33 +128,56 @@ def traces_grid(runs, metrics=("statistic", "cost", "dw"), burn_in=None, max_poi
     rows = [m for m in metrics if any(m in runs[k] for k in keys)]
     if not rows:
         raise ValueError(f"none of the traces {metrics} is present")
+    if isinstance(max_points, bool) or not isinstance(max_points, Integral) or max_points < 1:
+        raise ValueError(f"max_points must be an integer >= 1; got {max_points!r}")
+    panels = []                         # (row, col, name, key, xs, values (C, L) thinned, released chain)
+    for c, key in enumerate(keys, start=1):
+        for r, name in enumerate(rows, start=1):
+            if name not in runs[key]:
+                continue
+            x = np.asarray(runs[key][name], dtype=float)
+            if x.ndim != 2 or x.size == 0:
+                raise ValueError(f"trace {name!r} of {_run_label(key)} must be a non-empty array "
+                                 f"(n_chains, n_sweeps); got shape {x.shape}")
+            idx = _thin(x.shape[1], max_points)
+            xs = (np.asarray(sweeps[key])[idx] if sweeps is not None and key in sweeps else idx + 1)
+            panels.append((r, c, name, key, xs, x[:, idx], _released_of(released, key, x.shape[0])))
+    n_points = sum(v.size + (len(xs) if name == "statistic" else 0) for *_, name, _, xs, v, _ in panels)
+    Line = go.Scattergl if (n_points > SVG_MAX_POINTS if webgl is None else webgl) else go.Scatter
     fig = make_subplots(rows=len(rows), cols=len(keys), shared_xaxes=True, horizontal_spacing=0.05,
                         vertical_spacing=0.06, column_titles=[_run_label(k) for k in keys])
+    shown = set()                       # legend entries already shown
+    for r, c, name, key, xs, values, rel in panels:
+        words = TRACE_LABELS.get(name, name).replace("<br>", " ")
+        C = values.shape[0]
+        others = [ch for ch in range(C) if ch != rel]
+        lines = []
+        if others:
+            label = "chains" if rel is None else "other chains"
+            lines.append((others, label, dict(width=1, color=CHAINS_COLOUR)))
+        if rel is not None:
+            lines.append(([rel], "released chain", dict(width=1.6, color=RELEASED_COLOUR)))
+        for chains, label, line in lines:
+            x, y, cd = _joined(xs, values, chains)
+            fig.add_trace(Line(
+                x=x, y=y, customdata=cd, mode="lines", line=line, connectgaps=False,
+                name=(f"{label} (hover: chain number)" if label != "released chain" else label),
+                legendgroup=label, showlegend=label not in shown,
+                hovertemplate=f"chain %{{customdata}}<br>sweep %{{x}}<br>{words} %{{y:.4g}}"
+                              f"<extra>{_run_label(key)}</extra>"), row=r, col=c)
+            shown.add(label)
+        if name == "statistic":
+            fig.add_trace(Line(x=xs, y=1.0 / np.sqrt(xs), mode="lines", line=dict(width=2, color="black", dash="dash"),
+                               name="1/√T (exact sampling)", legendgroup="ref", showlegend="ref" not in shown,
+                               hoverinfo="skip"), row=r, col=c)
+            shown.add("ref")
+            fig.update_yaxes(type="log", dtick=1, row=r, col=c)
     for c, key in enumerate(keys, start=1):
-        traces = runs[key]
         b = burn_in.get(key) if isinstance(burn_in, dict) else burn_in
-        for r, name in enumerate(rows, start=1):
-            if name not in traces:
-                continue
-            x = np.asarray(traces[name])
-            C, T = x.shape
-            idx = _thin(T, max_points)
-            xs = (np.asarray(sweeps[key])[idx] if sweeps is not None and key in sweeps else idx + 1)
-            words = TRACE_LABELS.get(name, name).replace("<br>", " ")
-            for ch in range(C):
-                fig.add_trace(go.Scattergl(
-                    x=xs, y=x[ch, idx], mode="lines", line=dict(width=1, color=CHAIN_COLOURS[ch % len(CHAIN_COLOURS)]),
-                    name=f"chain {ch}", legendgroup=f"chain {ch}", showlegend=(r == 1 and c == 1),
-                    hovertemplate=f"chain {ch}<br>sweep %{{x}}<br>{words} %{{y:.4g}}<extra>{_run_label(key)}</extra>"),
-                    row=r, col=c)
-            if name == "statistic":
-                ref = 1.0 / np.sqrt(xs)
-                fig.add_trace(go.Scattergl(x=xs, y=ref, mode="lines", line=dict(width=2, color="black", dash="dash"),
-                                           name="1/√T (exact sampling)", legendgroup="ref",
-                                           showlegend=(c == 1), hoverinfo="skip"), row=r, col=c)
-                fig.update_yaxes(type="log", dtick=1, row=r, col=c)
-            if b:
-                fig.add_vrect(x0=0, x1=b, fillcolor="grey", opacity=0.12, line_width=0, row=r, col=c)
+        if b:
+            for r, name in enumerate(rows, start=1):
+                if name in runs[key]:
+                    fig.add_vrect(x0=0, x1=b, fillcolor="grey", opacity=0.12, line_width=0, row=r, col=c)
     for r, name in enumerate(rows, start=1):
         fig.update_yaxes(title_text=TRACE_LABELS.get(name, name), row=r, col=1)
     for c in range(1, len(keys) + 1):
@@ -124,7 +194,7 @@ def traces_grid(runs, metrics=("statistic", "cost", "dw"), burn_in=None, max_poi
     return fig
 
 
-def trace_figure(runs, metric="cost", burn_in=None, max_points=1000, title=""):
+def trace_figure(runs, metric="cost", burn_in=None, max_points=1000, title="", released=None):
     """One trace (``metric``) with one panel per run (ε as small multiples), chains overlaid.
 
     Parameters
@@ -136,9 +206,11 @@ def trace_figure(runs, metric="cost", burn_in=None, max_points=1000, title=""):
     burn_in : int or dict, optional
         As in :func:`traces_grid`.
     max_points : int, default=1000
-        Most points per line.
+        Most points per chain.
     title : str, default=""
         Figure title.
+    released : int or dict, optional
+        As in :func:`traces_grid`.
 
     Returns
     -------
@@ -151,7 +223,7 @@ def trace_figure(runs, metric="cost", burn_in=None, max_points=1000, title=""):
         If ``runs`` is empty or no run has ``metric``.
     """
     return traces_grid(runs, metrics=(metric,), burn_in=burn_in, max_points=max_points, height_per_row=320,
-                       title=title)
+                       title=title, released=released)
 
 
 def diagnostics_table_figure(rows, title=""):
