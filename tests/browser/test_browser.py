@@ -61,7 +61,11 @@ def audit_small(page):
 
 def paper_figures_small(page):
     with sd.rerun(page):                        # outside the form: changing it reruns
-        sd.choose(page, "Figure", "Co-clustering, Fig. 3: τ̂ against iterations and ε")
+        sd.choose(page, "Figure", "Co-clustering, Fig. 3: τ̂ against iterations and ε")   # not the default one
+
+
+#: the Paper figures page's rerun button names the measured time of the figure's quick level
+RERUN_QUICK = re.compile(r"^\s*Rerun the quick version \(≈ [\d,.]+ (s|min)\)\s*$")
 
 
 PAGES = [
@@ -73,7 +77,7 @@ PAGES = [
     PageSpec("/kmeans", "k-means", "Run", min_charts=2),
     PageSpec("/privacy_utility", "Privacy–utility", "Run sweep", sweep_small, min_charts=1),
     PageSpec("/audit", "Audit", "Run audit", audit_small, min_charts=1),
-    PageSpec("/paper_figures", "Paper figures", "Rerun the quick version (≈ 9 s)", paper_figures_small, min_charts=4),
+    PageSpec("/paper_figures", "Paper figures", RERUN_QUICK, paper_figures_small, min_charts=4),
 ]
 IDS = [p.path.strip("/") or "home" for p in PAGES]
 
