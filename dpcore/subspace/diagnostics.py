@@ -355,9 +355,9 @@ def mixing_verdict(traces, burn_in=0, rhat_threshold=RHAT_THRESHOLD, min_ess=MIN
     rule = (f"Mixed if, after discarding the first {burn_in} of {n_draws} sweeps, every monitored trace "
             f"({', '.join(TRACE_NAMES.get(n, n) for n in names)}) has split-R̂ < {rhat_threshold:g} "
             f"and an effective sample size ≥ {min_ess:g}, and some chain moved (its partition changed).")
-    frozen = frozen_chains(traces, burn_in)["all_frozen"] if "cost" in traces else False
-    if frozen:
-        same = frozen_chains(traces, burn_in)["same_state"]
+    moved = frozen_chains(traces, burn_in) if "cost" in traces else {"all_frozen": False}
+    if moved["all_frozen"]:
+        same = moved["same_state"]
         who = "The chain" if n_chains == 1 else f"None of the {n_chains} chains"
         text = (f"Not judged: the chains did not move. {who} changed any point's cluster after the first "
                 f"{burn_in} sweeps, so R̂ and the effective sample size measure only the jitter of nearly fixed subspaces. At this ε "
