@@ -12,7 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui import warmup
-from ui.common import IN_APP_KEY, PageStop, sidebar, sidebar_slot
+from ui.common import IN_APP_KEY, PageStop, clear_out_of_range, sidebar, sidebar_slot
 
 PAGES_DIR = Path(__file__).parent / "pages"
 ICONS = {"home": ":material/home:", "data": ":material/dataset:", "cluster": ":material/scatter_plot:",
@@ -38,6 +38,7 @@ st.set_page_config(page_title="dpclust-explorer", page_icon=str(Path(__file__).p
 navigation = st.navigation(discover_pages())
 meter_slot = sidebar_slot()   # the state before the page: what stays if the user presses Stop during a run
 st.session_state[IN_APP_KEY] = True
+clear_out_of_range()   # the page's number fields are checked afresh on every run
 try:
     navigation.run()
 except PageStop:          # a page ended early (ui.common.stop_page): the sidebar is still drawn

@@ -20,8 +20,8 @@ from dpcore.defaults import default_n_clusters, default_subspace_dim
 from ui import cluster_eps
 from ui.cluster import (BIND, LIMITS, METHODS, RESULT_KEY, URL_FIELDS as METHOD_FIELDS, method_label, noise_preview,
                         privacy_widgets, run_and_store, show_history, show_result)
-from ui.common import (DEFAULT_DATASET, cancelled_note, current_dataset, current_spec, run_ended, run_guarded,
-                       run_started, stop_page)
+from ui.common import (DEFAULT_DATASET, cancelled_note, current_dataset, current_spec, number_input, run_button,
+                       run_ended, run_guarded, run_started, stop_page)
 from ui.seeds import seed_controls
 from ui.share import Preset, check_link, follow_dataset, preset_picker, publish_url
 
@@ -130,13 +130,13 @@ if method.private:
 seed = seed_controls("cl")   # outside the form: ticking it shows the seed at once
 with st.form("cluster_form"):
     c1, c2, c3 = st.columns(3)
-    k = int(c1.number_input("clusters k", *LIMITS["cl_k"], default_n_clusters(ds), key="cl_k", bind=BIND,
+    k = int(number_input(c1, "clusters k", *LIMITS["cl_k"], default_n_clusters(ds), key="cl_k", bind=BIND,
                             help="Number of subspaces to find (default: the number of classes). Must be ≤ n."))
-    q = int(c2.number_input("subspace dimension q", *LIMITS["cl_q"], default_subspace_dim(ds), key="cl_q", bind=BIND,
+    q = int(number_input(c2, "subspace dimension q", *LIMITS["cl_q"], default_subspace_dim(ds), key="cl_q", bind=BIND,
                             help="Dimension of every subspace (default: the true one when known, 9 for Yale B, "
                                  "else 3). Must be < d."))
     params = {**privacy_params, **method.widgets(ds)}
-    submitted = st.form_submit_button("Run", type="primary")
+    submitted = run_button(st, "Run", type="primary")
 publish_url()
 
 run_slot = st.empty()      # drawn on every run: the progress bar of Run, and its errors

@@ -9,8 +9,8 @@ from ui.cocluster import (EPS_MAX, EPS_MIN, MAX_CLUSTERS, MAX_ITER, MAX_RESTARTS
                           PRESETS, RESULT_KEY, TAU_CR_LABEL, TAU_RC_LABEL, figure1_section, record_cocluster, run_cocluster,
                           show_result, whole_number)
 from ui.share import as_bool, as_float, check_link, follow_dataset, list_of, preset_picker, publish_url
-from ui.common import (ResultSlot, cancelled_note, current_spec, dataset_from_spec, privacy_statement, run_ended,
-                       run_guarded, run_started, stop_page)
+from ui.common import (ResultSlot, cancelled_note, current_spec, dataset_from_spec, number_input, privacy_statement,
+                       run_button, run_ended, run_guarded, run_started, stop_page)
 from ui.pickers import dataset_picker, picker_url_fields
 from ui.seeds import MAX_SEED, seed_controls
 
@@ -58,10 +58,10 @@ st.caption(f"{ds.description} · {ds.X.nnz:,} non-zeros · labels are used only 
 
 # ----------------------------------------------------------------------------- form
 c1, c2 = st.columns(2)
-epsilon = c1.number_input("privacy budget ε", EPS_MIN, EPS_MAX, 1.0, step=0.1, format="%.3f", key="cc_eps",
+epsilon = number_input(c1, "privacy budget ε", EPS_MIN, EPS_MAX, 1.0, step=0.1, format="%.3f", key="cc_eps",
                           bind=BIND, help=f"Total ε of one DP-τCC run, from {EPS_MIN:g} to {EPS_MAX:g}. "
                                           "Neighbouring matrices differ by 1 in one cell (one word occurrence).")
-n_iter = c2.number_input("iterations 𝓘", 1, MAX_ITER, 4, step=1, key="cc_iter", bind=BIND,
+n_iter = number_input(c2, "iterations 𝓘", 1, MAX_ITER, 4, step=1, key="cc_iter", bind=BIND,
                          help="Full iterations (a column and a row update each); each half-iteration costs "
                               f"ε/(2𝓘). The paper uses 4. From 1 to {MAX_ITER}.")
 e_half, e_assign, e_table = dptaucc_budget(float(epsilon), int(n_iter))
@@ -73,13 +73,13 @@ st.caption(f"Noise at ε = {epsilon:g}, 𝓘 = {n_iter}: each of the {2 * n_iter
 seed = seed_controls("cc")   # outside the form: ticking it shows the seed at once
 with st.form("cocluster_form"):
     c1, c2, c3 = st.columns(3)
-    K0 = c1.number_input("row clusters K0", 2, MAX_CLUSTERS, n_classes, step=1, key="cc_K0", bind=BIND,
+    K0 = number_input(c1, "row clusters K0", 2, MAX_CLUSTERS, n_classes, step=1, key="cc_K0", bind=BIND,
                          help=f"Initial number of row clusters, from 2 to {MAX_CLUSTERS} (and at most the number of "
                               "rows); the paper sets it to the number of classes. Clusters nobody chooses disappear.")
-    L0 = c2.number_input("column clusters L0", 2, MAX_CLUSTERS, n_classes, step=1, key="cc_L0", bind=BIND,
+    L0 = number_input(c2, "column clusters L0", 2, MAX_CLUSTERS, n_classes, step=1, key="cc_L0", bind=BIND,
                          help=f"Initial number of column clusters, from 2 to {MAX_CLUSTERS} (and at most the number "
                               "of columns); the paper sets it equal to K0.")
-    n_init = c3.number_input("Fast-τCC restarts", 1, MAX_RESTARTS, 5, step=1, key="cc_ninit", bind=BIND,
+    n_init = number_input(c3, "Fast-τCC restarts", 1, MAX_RESTARTS, 5, step=1, key="cc_ninit", bind=BIND,
                              help="Fast-τCC runs from this many random starts and keeps the one with the largest "
                                   "sum of the two τ. Started at the true number of clusters, a single run often "
                                   f"loses a cluster (the paper's reference runs once). From 1 to {MAX_RESTARTS}.")
@@ -89,7 +89,7 @@ with st.form("cocluster_form"):
     peers = c2.multiselect("also run the paper's peers (documents only)", list(PEERS), default=[], key="cc_peers",
                            bind=BIND, help="The co-clustering paper's Fig. 2 peers, with k = K0 and the same ε (each "
                                            "run spends it). " + " ".join(f"{k}: {v}" for k, v in PEER_HELP.items()))
-    submitted = st.form_submit_button("Run")
+    submitted = run_button(st, "Run")
 publish_url()
 
 # ----------------------------------------------------------------------------- run and results

@@ -9,8 +9,8 @@ from dpcore.lab.methods import FAMILY_KINDS, METHODS, get_method
 from ui.audit import (CONFIDENCES, DATA_PAGE, DEFAULT_TRIALS, INITS, MAX_SWEEPS, MAX_TRIALS, SOURCES, URL_FIELDS,
                       AuditCharge, algorithm_label, charge_preview, check_audit_size, draw_result, privacy_parts,
                       progress_text, runs_private, source_label)
-from ui.common import (ResultSlot, cancelled_note, check_budget, current_dataset, privacy_statement, run_ended, run_started,
-                       stop_page)
+from ui.common import (ResultSlot, cancelled_note, check_budget, current_dataset, number_input, privacy_statement, run_button,
+                       run_ended, run_started, stop_page)
 from ui.seeds import master_seed, seed_controls
 from ui.share import Preset, check_link, preset_picker, publish_url
 
@@ -123,7 +123,7 @@ eps = c1.number_input("claimed ε", min_value=None, value=1.0 if private else No
                       placeholder="none (not private)", bind="query-params" if private else None,
                       help="The ε the algorithm is run with and audited against, a number > 0. Leave empty "
                            "for a non-private algorithm.")
-trials = c2.number_input("runs per side", MIN_TRIALS, MAX_TRIALS, DEFAULT_TRIALS, step=50, key="audit_trials",
+trials = number_input(c2, "runs per side", MIN_TRIALS, MAX_TRIALS, DEFAULT_TRIALS, step=50, key="audit_trials",
                          bind="query-params",
                          help=f"{MIN_TRIALS} to {MAX_TRIALS:,} (the estimator needs at least {MIN_TRIALS}: half "
                               "of them choose the test, half measure it). More runs give a tighter (larger) "
@@ -139,7 +139,7 @@ with st.form("audit_form"):
     params = dict(set_params.get(family, {}))
     if name == "gibbs":
         c1, c2 = st.columns(2)
-        params["n_iter"] = int(c1.number_input("Gibbs sweeps", 1, MAX_SWEEPS, 20, key="audit_sweeps", bind="query-params",
+        params["n_iter"] = int(number_input(c1, "Gibbs sweeps", 1, MAX_SWEEPS, 20, key="audit_sweeps", bind="query-params",
                                                help="Few sweeps from a data-dependent start: the chain has not "
                                                     "mixed, so the release is not the exponential mechanism's."))
         params["init"] = c2.selectbox("start", list(INITS), key="audit_init", format_func=INITS.get,
@@ -148,7 +148,7 @@ with st.form("audit_form"):
     confidence = st.select_slider("confidence", CONFIDENCES, 0.95, key="audit_confidence", bind="query-params",
                                   help="The bound ε̂ holds with this probability.")
     c1, c2 = st.columns([1, 3], vertical_alignment="center")
-    go = c1.form_submit_button("Run audit", type="primary")
+    go = run_button(c1, "Run audit", type="primary")
     preview = charge_preview(name, ds, params, eps, seed, trials) if own_data else None
     if preview:                                      # the planned charge on the user's data, beside the button
         c2.caption(preview)

@@ -74,6 +74,13 @@ def by_key(at, key):
     raise KeyError(f"no widget with key {key!r} on the page; keys shown: {sorted(k for k in keys if k)}")
 
 
+def limits(at, key):
+    """(min, max) of the number input ``key``: the page checks them (``ui.common.number_input``),
+    the browser is not told them."""
+    from ui.common import NUMBER_RANGES_KEY
+    return tuple(at.session_state[NUMBER_RANGES_KEY][key])
+
+
 def submit(at, form, label=None):
     """The submit button of the form whose key is ``form`` (``st.form(form)``); ``label`` picks
     one when the form has several (better: their keys, with :func:`by_key`)."""

@@ -5,7 +5,7 @@ import re
 import pytest
 from google.protobuf.json_format import MessageToDict
 
-from apptest_helpers import by_key, open_page, press
+from apptest_helpers import by_key, limits, open_page, press
 from ui.cocluster import EPS_MAX, EPS_MIN, MAX_CLUSTERS, MAX_ITER, MAX_RESTARTS
 from ui.pickers import BLOCK_LIMITS
 
@@ -38,7 +38,7 @@ def test_the_limits_listed_here_are_the_widgets_limits():
     bound = {getattr(w.proto, "query_param_key", ""): w for w in at.number_input}
     for key, hi, lo, _ in LIMITS:
         w = bound[key]                              # bound to the URL (bind="query-params")
-        assert (w.proto.min, w.proto.max) == (lo, hi), key
+        assert limits(at, key) == (lo, hi), key
     # and no other bound number input escaped this list (the seed is ui.seeds' widget and the block matrix's
     # inputs are ui.pickers', each with its own limits)
     others = {"cc_seed"} | {f"cc_{name}" for name in BLOCK_LIMITS}

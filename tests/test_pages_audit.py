@@ -75,7 +75,12 @@ def test_page_runs_an_audit_and_shows_bound_verdict_rates_figure_and_exports():
 def test_runs_per_side_allows_exactly_what_the_estimator_accepts():
     at = page()
     box = by_key(at, "audit_trials")
-    assert (box.min, box.max) == (MIN_TRIALS, MAX_TRIALS)
+    for value, refused in [(MIN_TRIALS - 1, True), (MIN_TRIALS, False), (MAX_TRIALS, False), (MAX_TRIALS + 1, True)]:
+        box.set_value(value)
+        at.run()
+        said = [e.value for e in at.error if "runs per side must be between" in e.value]
+        assert bool(said) == refused, (value, said)
+        box = by_key(at, "audit_trials")
 
 
 @pytest.mark.parametrize("value", [str(MIN_TRIALS - 1), "1", str(MAX_TRIALS + 1)])

@@ -26,8 +26,8 @@ from dpcore.plots.private_subspace import (aggregation_map, released_subspaces_f
                                            sulq_trajectory)
 from dpcore.plots.subspace import affinity_heatmap, runs_comparison
 from dpcore.subspace.sulq import sulq_noise
-from ui.common import (Timer, check_budget, dataset_from_spec, planned, privacy_statement, record_estimator,
-                       run_guarded, show_chart, show_ledger)
+from ui.common import (Timer, check_budget, dataset_from_spec, number_input, planned, privacy_statement,
+                       record_estimator, run_guarded, show_chart, show_ledger)
 from ui.seeds import MAX_SEED, seed_caveat, seed_label
 from ui.share import as_float, as_int, one_of, snippet_expander
 
@@ -49,7 +49,7 @@ COMPOSITIONS = ["advanced", "basic", "best"]
 def _number(container, label, key, default, **kw):
     """A number input bound to the link, with the limits of ``LIMITS[key]``."""
     lo, hi = LIMITS[key]
-    return container.number_input(label, lo, hi, default, key=key, bind=BIND, **kw)
+    return number_input(container, label, lo, hi, default, key=key, bind=BIND, **kw)
 
 
 @dataclass

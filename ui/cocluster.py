@@ -30,8 +30,8 @@ from dpcore.metrics import nmi
 from dpcore.plots.cocluster import (TAU_CR_LABEL, TAU_RC_LABEL, contingency_heatmaps, figure1_leak,
                                     frequency_band_rows, partition_frequency_band, reordered_matrix, tau_history)
 from dpcore.validation import check_int, check_random_state
-from ui.common import (ResultSlot, Timer, check_budget, dataset_from_spec, planned, privacy_statement,
-                       record_estimator, run_guarded, show_chart, show_ledger)
+from ui.common import (ResultSlot, Timer, check_budget, dataset_from_spec, number_input, planned,
+                       privacy_statement, record_estimator, run_button, run_guarded, show_chart, show_ledger)
 from ui.seeds import seed_caveat, seed_label
 from ui.share import Preset, as_int, snippet_expander
 
@@ -426,14 +426,14 @@ def figure1_section():
     """)
     with st.form("fig1_form"):
         c1, c2 = st.columns(2)
-        eps_fig = c1.number_input("ε for the simulation", FIG1_EPS_MIN, FIG1_EPS_MAX, 1.0, step=0.5, format="%.2f",
+        eps_fig = number_input(c1, "ε for the simulation", FIG1_EPS_MIN, FIG1_EPS_MAX, 1.0, step=0.5, format="%.2f",
                                   key="cc_fig1_eps",
                                   help=f"Budget of each simulated DP-τCC run (K0 = L0 = 2, 𝓘 = 1), from "
                                        f"{FIG1_EPS_MIN:g} to {FIG1_EPS_MAX:g}. The smaller ε, the narrower the "
                                        "band and the more alike the two bars.")
-        runs_fig = c2.number_input("runs on each matrix", FIG1_RUNS_MIN, FIG1_RUNS_MAX, 400, step=100,
+        runs_fig = number_input(c2, "runs on each matrix", FIG1_RUNS_MIN, FIG1_RUNS_MAX, 400, step=100,
                                    key="cc_fig1_runs", help="More runs = shorter whiskers (about 5 ms per run).")
-        go_fig = st.form_submit_button("Simulate DP-τCC on A and A′")
+        go_fig = run_button(st, "Simulate DP-τCC on A and A′")
     bar, slot = st.empty(), ResultSlot()
     previous = st.session_state.get(FIG1_KEY)
     if go_fig:

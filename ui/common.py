@@ -182,6 +182,61 @@ class ResultSlot:
         return self._latest.container()
 
 
+#: session key: the number fields shown in this script run whose value is outside their range
+OUT_OF_RANGE_KEY = "_out_of_range_fields"
+#: session key: every such field's (min, max), by key (what a link to it must respect, and tests read)
+NUMBER_RANGES_KEY = "_number_ranges"
+
+
+def _fmt(x):
+    return f"{x:,}" if isinstance(x, int) else f"{x:g}"
+
+
+def number_input(where, label, min_value=None, max_value=None, value="min", *, key=None, **kwargs):
+    """``where.number_input`` whose range is checked by the page, not by the browser.
+
+    With ``min_value``/``max_value`` handed to Streamlit, the browser keeps an out-of-range entry
+    out of the form without a word (Run then reruns the last accepted value; the reason shows only
+    while the field has the focus). Here the entry reaches the script: an error stands under the
+    field and :func:`run_button` refuses the run next to the button, in the same words."""
+    if isinstance(value, str) and value == "min":
+        value = min_value
+    x = where.number_input(label, value=value, key=key, **kwargs)
+    field = key or label
+    st.session_state.setdefault(NUMBER_RANGES_KEY, {})[field] = (min_value, max_value)
+    bad = x is not None and ((min_value is not None and x < min_value) or (max_value is not None and x > max_value))
+    errors = st.session_state.setdefault(OUT_OF_RANGE_KEY, {})
+    if bad:
+        rng = (f"between {_fmt(min_value)} and {_fmt(max_value)}" if min_value is not None and max_value is not None
+               else f"at least {_fmt(min_value)}" if min_value is not None else f"at most {_fmt(max_value)}")
+        errors[field] = f"{label} must be {rng}, not {_fmt(x)}"
+        where.error(errors[field] + ".")
+    else:
+        errors.pop(field, None)
+    return x
+
+
+def out_of_range() -> list[str]:
+    """The messages of the number fields now out of range (see :func:`number_input`)."""
+    return list(st.session_state.get(OUT_OF_RANGE_KEY, {}).values())
+
+
+def clear_out_of_range():
+    """Forget the fields of the last script run (``app.py`` calls it before each page runs)."""
+    st.session_state.pop(OUT_OF_RANGE_KEY, None)
+
+
+def run_button(where, label, **kwargs) -> bool:
+    """A form's submit button that does not run while a number field is out of range: it says
+    why right beside the button and returns False (the page then keeps its last result)."""
+    pressed = where.form_submit_button(label, **kwargs)
+    bad = out_of_range()
+    if pressed and bad:
+        where.error(f"**{label}: not run.** " + "; ".join(bad) + ". Correct the field, then press the button again.")
+        return False
+    return pressed
+
+
 #: session key: the pages' runs that started and have not ended
 _RUNS_IN_PROGRESS = "_runs_in_progress"
 

@@ -18,6 +18,8 @@ import secrets
 
 import streamlit as st
 
+from ui.common import number_input
+
 REPRO_SUFFIX = "_repro"
 SEED_SUFFIX = "_seed"
 MAX_SEED = 2**31 - 1
@@ -47,7 +49,7 @@ def seed_controls(prefix: str, container=None, default_seed: int = 0, releases: 
     if not repro:
         right.caption("Noise: fresh and secret on every run." if releases else "Randomness: fresh on every audit.")
         return None
-    seed = right.number_input("seed", 0, MAX_SEED, default_seed, step=1, key=prefix + SEED_SUFFIX, bind="query-params",
+    seed = number_input(right, "seed", 0, MAX_SEED, default_seed, step=1, key=prefix + SEED_SUFFIX, bind="query-params",
                               help="The seed of the method's noise and random choices (public: the run is not private)."
                               if releases else "The seed of the audit's runs (makes the audit repeatable).")
     return int(seed)
