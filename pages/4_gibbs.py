@@ -12,8 +12,9 @@ from dpcore.export import estimator_snippet
 from ui.share import Preset, check_link, follow_dataset, preset_picker, publish_url
 from ui.common import (DEFAULT_DATASET, ResultSlot, cancelled_note, check_budget, current_dataset, current_spec, run_ended,
                        run_started, stop_page)
-from ui.gibbs import (DEFAULTS, INITS, MAX_EPS, MAX_PAGE_ITER, RELEASES, SELECTS, URL_FIELDS, check_run, draw_result,
-                      parse_epsilons, planned_runs, record_chains, run_all, show_error, summarise)
+from ui.gibbs import (DEFAULTS, INITS, MAX_EPS, MAX_PAGE_ITER, PARTIAL_KEY, RELEASES, SELECTS, URL_FIELDS, check_run,
+                      draw_result, parse_epsilons, planned_runs, record_chains, run_all, show_error, show_partial,
+                      start_live, summarise)
 from ui.seeds import seed_controls
 
 RESULT_KEY = "gibbs_result"
@@ -30,16 +31,23 @@ PRESETS = {
         "stuck with about a third of the points in the wrong cluster — in the figure, a cost line above the others "
         "and an accuracy line below them — and the verdict says \"not yet mixed\": in 13 runs, ε = 10 and ε = 100 "
         "were each called mixed only 3 times (three stuck runs at ε = 100, continued to 10,000 sweeps, stayed "
-        "stuck). Which happens depends on the secret noise: press Run again to see."),
+        "stuck). Which happens depends on the secret noise: press Run again to see. Time: about 4 s of computing on "
+        "an idle 2-core laptop; 8–15 s to a drawn result were measured on a busy one (4 ε × 8 chains × 1,000 "
+        "sweeps, a figure of 128,000 points). The traces are drawn as they come, with the time left. The paper's "
+        "10,000 sweeps: Fig. 3 on the Paper figures page, computed in advance."),
     "Paper Fig. 3 from the k-plane start (NOT private)": Preset(
         {**FIG3, "g_init": "kplane"}, DEFAULT_DATASET,
         "As in the paper's experiments: all chains start at the same non-private k-plane solution (this voids the "
         "guarantee). They agree from the first sweep, so every ε is usually called mixed (in all our runs): "
-        "agreement of chains that started together is weak evidence. Compare with the random start."),
+        "agreement of chains that started together is weak evidence. Compare with the random start. Time: about 6 s of "
+        "computing on an idle 2-core laptop; 18–21 s to a drawn result were measured on a busy one, because every "
+        "ε run first solves k-plane once per chain (32 non-private fits) before it samples. The traces are drawn "
+        "as they come. The paper's 10,000 sweeps from the k-plane start: Fig. 3 on the Paper figures page, "
+        "computed in advance."),
     "Quick look: ε = 1 and 10, 200 sweeps": Preset(
         {"g_eps": "1, 10", "g_iter": 200, "g_chains": 4, "g_k": 3, "g_q": 3,
          "g_init": "random", "g_release": "sample", "g_select": "first"}, DEFAULT_DATASET,
-        "A run of a few seconds for a lecture. ε = 1 was called mixed in all 13 of our runs; ε = 10 in 7 of 13 "
+        "A run of under a second for a lecture. ε = 1 was called mixed in all 13 of our runs; ε = 10 in 7 of 13 "
         "(a stuck chain shows as a cost line above the others): press Run again to see both outcomes."),
 }
 
@@ -112,7 +120,8 @@ publish_url()
 
 # Stop (top right) ends a run at its next Streamlit call and the browser keeps only what the run
 # drew so far: so the previous result is drawn first and replaced only after a successful run.
-progress_slot, result_slot = st.empty(), ResultSlot()
+# The traces so far are drawn in live_slot as the chains run, labelled partial.
+progress_slot, live_slot, result_slot = st.empty(), st.empty(), ResultSlot()
 previous = st.session_state.get(RESULT_KEY)
 if submitted:
     run_started("gibbs")
@@ -125,8 +134,8 @@ if submitted:
         params = dict(n_clusters=k, subspace_dim=q, n_iter=n_iter_ok, n_chains=n_chains_ok, init=init,
                       release=release, n_average=min(100, n_iter_ok), select=select, random_state=seed)
         check_budget(planned_runs(eps_list, params))      # refused before any chain runs
-        bar = progress_slot.progress(0.0, text="Starting the chains…")
-        runs, models, seconds = run_all(ds, eps_list, params, bar, keeps_previous=previous is not None)
+        live = start_live(progress_slot, live_slot, eps_list, n_iter_ok, keeps_previous=previous is not None)
+        runs, models, seconds = run_all(ds, eps_list, params, live)
     except ValueError as exc:
         show_error(progress_slot, exc, previous is not None)
     else:
@@ -143,9 +152,12 @@ if submitted:
                 ("epsilon:", "model.epsilon"), ("cost of the released sample:", "model.cost_"),
                 ("privacy spent (epsilon, delta):", "model.ledger_.total()"),
                 ("private:", "model.is_private_")]))
+    live_slot.empty()
+    st.session_state.pop(PARTIAL_KEY, None)       # kept only when the run is cancelled
     run_ended("gibbs")
 
 cancelled_note("gibbs", kept=st.session_state.get(RESULT_KEY) is not None)
+show_partial()                                    # a cancelled run's traces, labelled partial
 res = st.session_state.get(RESULT_KEY)
 if res is None:
     result_slot.latest().info("Choose the parameters and press **Run chains**. The defaults reproduce Fig. 3 with 1,000 "

@@ -135,3 +135,16 @@ def test_shipped_style_rows_and_one_chain_runs_still_draw():
     one = trace_figure({2.0: {"cost": np.arange(5.0)[None]}}, released=0)
     assert [t.name for t in one.data] == ["released chain"]
     np.testing.assert_array_equal(np.asarray(one.data[0].y, dtype=float), np.arange(5.0))
+
+
+def test_the_burn_in_is_shaded_in_every_panel_of_its_run():
+    # drawn as one list of shapes (add_vrect, one call per panel, was 2/3 of the figure's build time)
+    runs = fig3_runs(T=50)
+    fig = traces_grid(runs, metrics=METRICS, burn_in={0.1: 10, 10.0: 25})
+    shades = {(s.xref, s.yref): s for s in fig.layout.shapes}
+    assert len(shades) == len(fig.layout.shapes) == 2 * len(METRICS)
+    for eps, b in ((0.1, 10), (10.0, 25)):
+        for name in METRICS:
+            ax = panel_traces(fig, eps, name)[0].xaxis                  # the panel's own axes
+            s = shades[(ax, ax.replace("x", "y") + " domain")]
+            assert (s.x0, s.x1, s.y0, s.y1, s.type) == (0, b, 0, 1, "rect") and s.line.width == 0

@@ -137,3 +137,22 @@ def test_one_chain_verdict_says_that_rhat_needs_two_chains():
     assert "2 chains" in verdicts[0], verdicts                          # R̂ needs two chains: said
     at = small_run(at, eps="1", n_iter=60, chains=2)                    # two chains: no such note
     assert not any("2 chains" in m.value for m in list(at.success) + list(at.warning))
+
+
+def test_long_presets_say_how_long_and_point_to_the_paper_figures_page():
+    # a preset of more than ten million point-sweeps (Fig. 3's: 1000 points × 1000 sweeps × 8 chains × 4 ε) takes
+    # more than 10 s on a busy class laptop: its text says how long, why, and where the precomputed run is
+    at = page()
+    presets = [o for o in by_key(at, "gibbs_preset").options if o != "(custom)"]
+    long_ones = 0
+    for name in presets:
+        by_key(at, "gibbs_preset").set_value(name)
+        at.run()
+        about = " ".join(c.value for c in at.caption)
+        state = at.session_state
+        work = 1000 * state["g_iter"] * state["g_chains"] * len(state["g_eps"].split(","))
+        if work > 10_000_000:
+            long_ones += 1
+            assert "Time:" in about and "idle 2-core" in about and "busy" in about, name
+            assert "Paper figures page" in about and "drawn as they come" in about, name
+    assert long_ones == 2                                   # both Fig. 3 presets

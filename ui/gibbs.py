@@ -14,10 +14,17 @@ Decisions
   stored previous result (so that Streamlit's Stop leaves it on the screen), then the new one.
   ``stage`` keeps the two drawings' element keys apart; the "Reproduce in Python" expander (its
   download button has no key) is drawn only in the final drawing.
+- While the chains run (:class:`LiveRun`), the bar says which ε run and sweep it is at and the
+  time left (from the time per sweep so far), and the traces so far are redrawn in one
+  ``st.empty`` every block of 64 sweeps at most once a second, titled PARTIAL, with no verdict.
+  They are also kept in the session (:data:`PARTIAL_KEY`): a run that is cancelled (Stop, or
+  the student left the page) leaves them there, and the page offers them, labelled partial,
+  beside the cancelled-run notice. Its last figure, once every ε has run, is the result's.
 """
 from __future__ import annotations
 
 import math
+import time
 
 import pandas as pd
 import streamlit as st
@@ -119,24 +126,198 @@ def record_chains(models, verdicts, seed):
         record_estimator(m, f"Gibbs (ε = {eps:g})", seed, private=verdicts[eps]["mixed"], reason=NOT_MIXED_REASON)
 
 
-def run_all(ds, eps_list, params, bar, keeps_previous=False):
-    """Fit one estimator per ε (same seed), moving the progress bar; returns (traces, models,
-    seconds). The bar's text still reads right if the user presses Stop and it freezes."""
+def run_all(ds, eps_list, params, live):
+    """Fit one estimator per ε (same seed), one after the other, telling ``live`` (a
+    :class:`LiveRun`) every progress report and every block of traces; returns (traces,
+    models, seconds)."""
     runs, models, seconds = {}, {}, {}
-    n_runs = len(eps_list)
-    stop = "Stop, top right, cancels; the previous result stays below" if keeps_previous else "Stop, top right, cancels"
     for j, eps in enumerate(eps_list):
-        def cb(i, n, j=j, eps=eps):
-            bar.progress(min(1.0, (j + i / n) / n_runs),
-                         text=f"Run {j + 1} of {n_runs} (ε = {eps:g}): sweep {i} of {n} ({stop})")
         model = build_estimator("gibbs", None, {k: v for k, v in params.items() if k != "random_state"}, epsilon=eps,
                                 random_state=params["random_state"])
         with Timer() as t:
             model.fit(ds.X, ds.labels, ds.subspaces if ds.subspaces is not None and
                       ds.subspaces.shape == (params["n_clusters"], ds.d, params["subspace_dim"]) else None,
-                      callback=cb)
+                      callback=lambda i, n, j=j: live.on_progress(j, i),
+                      trace_callback=lambda i, n, traces, j=j: live.on_traces(j, i, traces))
         runs[eps], models[eps], seconds[eps] = model.traces_, model, t.seconds
+        live.on_run_done(j, model)
     return runs, models, seconds
+
+
+# ----------------------------------------------------------------------------- a run as it goes
+#: the live traces are redrawn at most once per REDRAW_SECONDS, and less often when one drawing costs
+#: the server more than REDRAW_SHARE of the time between two (a Fig. 3 sized figure takes about 0.13 s
+#: to build; the browser's SVG redraw of the finished one about 0.4 s): the browser must not spend more
+#: time drawing than the server computing
+REDRAW_SECONDS = 1.0
+REDRAW_SHARE = 0.2
+BAR_SECONDS = 0.25              # the progress bar's text at most this often
+LIVE_MAX_POINTS = 250           # points per chain of a partial figure (Fig. 3's size: 1.2 MB, not 4.6, per drawing)
+PARTIAL_KEY = "gibbs_partial"   # session key: the traces of the run going on (left there when it is cancelled)
+
+
+def _time_left(seconds):
+    if seconds < 1:
+        return "less than a second left"
+    return f"about {seconds:.0f} s left" if seconds < 90 else f"about {seconds / 60:.0f} min left"
+
+
+def partial_words(part):
+    """How far a run's traces go, e.g. "ε = 1: all 1,000 sweeps; ε = 10: sweeps 1–320 of 1,000;
+    ε = 100: not started"."""
+    n = part["n_iter"]
+    done = part["sweeps"]
+    return "; ".join(f"ε = {e:g}: " + ("not started" if not done.get(e) else f"all {n:,} sweeps" if done[e] == n
+                                        else f"sweeps 1–{done[e]:,} of {n:,}") for e in part["eps_list"])
+
+
+def is_complete(part):
+    """Every ε of the run has finished (its released chain is known)."""
+    return all(e in part["released"] for e in part["eps_list"])
+
+
+def partial_figure(part, title=None):
+    """The traces figure of a run's traces so far (``part``: :attr:`LiveRun.state`). Once every
+    ε has run it is the figure of the finished result (:func:`traces_figure`); before, it says
+    PARTIAL in its title (also in a saved PNG), its sweep axes span the whole run and it has at
+    most :data:`LIVE_MAX_POINTS` points per chain."""
+    complete = is_complete(part)
+    fig = traces_figure(part["runs"], part["burn_in"], part["released"], 1000 if complete else LIVE_MAX_POINTS)
+    if title is None and not complete:
+        title = "PARTIAL traces, the run is not finished: " + partial_words(part)
+    if title:
+        fig.update_layout(title=dict(text=title, font=dict(size=14)), margin=dict(t=70))
+    if not complete:
+        fig.update_xaxes(range=[0, part["n_iter"]])
+    return fig
+
+
+class LiveRun:
+    """What the page shows while its chains run: a progress bar with the time left and the
+    traces so far, redrawn in place (throttled, see :data:`REDRAW_SECONDS`).
+
+    Parameters
+    ----------
+    eps_list : list of float
+        The run's ε values, run one after the other.
+    n_iter : int
+        Sweeps per chain.
+    bar : object with ``progress(value, text=...)``
+        The progress bar (``st.progress``).
+    draw : callable, optional
+        ``draw(fig, caption)`` draws the partial traces in place (the page: into one
+        ``st.empty``); None: not drawn.
+    stop_words : str, default=""
+        What Stop does, at the end of the bar's text.
+    store : dict-like, optional
+        Where :attr:`state` is kept (the session state, key :data:`PARTIAL_KEY`) so that a
+        cancelled run's traces can still be shown, labelled partial.
+    clock : callable, default=time.perf_counter
+        Seconds, for the time left and the redraw schedule.
+    """
+
+    def __init__(self, eps_list, n_iter, bar, draw=None, stop_words="", store=None, clock=time.perf_counter):
+        self.eps_list, self.n_iter, self.bar, self.draw = list(eps_list), int(n_iter), bar, draw
+        self.stop_words, self.clock = stop_words, clock
+        #: the traces so far (ε -> name -> (chains, sweeps so far)), the sweeps done per ε, and the burn-in and
+        #: released chain of every finished ε (numbers only: kept in the session)
+        self.state = dict(eps_list=self.eps_list, n_iter=self.n_iter, runs={}, sweeps={}, burn_in={}, released={})
+        self.blocks = {e: [] for e in self.eps_list}       # sweep counts of every block of traces received
+        self.n_draws = 0
+        self.t0 = self._last_draw = clock()
+        self._last_bar, self._draw_cost = -math.inf, 0.0
+        if store is not None:
+            store[PARTIAL_KEY] = self.state
+
+    def bar_text(self, j, i):
+        """The progress bar's text at sweep ``i`` of ε run ``j`` (the time left from the time per
+        sweep measured so far)."""
+        eps, m, n = self.eps_list[j], len(self.eps_list), self.n_iter
+        done = j * n + i
+        if i == 0:
+            where, left = "starting the chains", "estimating the time left"
+        else:
+            where = f"sweep {i:,} of {n:,}"
+            left = _time_left((self.clock() - self.t0) / done * (m * n - done))
+        stop = f" ({self.stop_words})" if self.stop_words else ""
+        return f"ε = {eps:g} (run {j + 1} of {m}): {where} · {left}{stop}"
+
+    def on_progress(self, j, i):
+        """Sweep ``i`` of ε run ``j`` is done (``fit``'s ``callback``): move the bar."""
+        now = self.clock()
+        if now - self._last_bar >= BAR_SECONDS or i == self.n_iter:
+            self._last_bar = now
+            self.bar.progress(min(1.0, (j * self.n_iter + i) / (len(self.eps_list) * self.n_iter)),
+                              text=self.bar_text(j, i))
+
+    def on_traces(self, j, t, traces):
+        """The traces of ε run ``j`` up to sweep ``t`` (``fit``'s ``trace_callback``)."""
+        eps = self.eps_list[j]
+        self.blocks[eps].append(t)
+        self.state["runs"][eps] = traces
+        self.state["sweeps"][eps] = t
+        self._maybe_draw()
+
+    def on_run_done(self, j, model):
+        """ε run ``j`` has finished: its final traces, burn-in and released chain."""
+        eps = self.eps_list[j]
+        self.state["runs"][eps] = model.traces_
+        self.state["sweeps"][eps] = model.traces_["cost"].shape[1]
+        self.state["burn_in"][eps] = model.burn_in_
+        self.state["released"][eps] = model.selected_chain_
+        self._maybe_draw()
+
+    def figure(self):
+        """The traces so far (:func:`partial_figure`)."""
+        return partial_figure(self.state)
+
+    def caption(self):
+        """The words under the live traces: partial, and why there is no verdict yet."""
+        if is_complete(self.state):
+            return "Every ε has run: the verdict, R̂ and the released samples are being computed."
+        return ("**Partial traces, drawn as the chains run** (" + partial_words(self.state) + "). No verdict on a "
+                "partial run: the verdict, R̂ and the released samples come when every ε has run. If the run is "
+                "stopped, these traces are all there is of it, and they are not a result.")
+
+    def redraw(self):
+        """Draw the traces so far now (the schedule aside)."""
+        t0 = time.perf_counter()
+        self.draw(self.figure(), self.caption())
+        self.n_draws += 1
+        self._draw_cost = time.perf_counter() - t0
+        self._last_draw = self.clock()
+
+    def _maybe_draw(self):
+        if self.draw is not None and self.state["runs"] and \
+                self.clock() - self._last_draw >= max(REDRAW_SECONDS, self._draw_cost / REDRAW_SHARE):
+            self.redraw()
+
+
+def start_live(bar_slot, traces_slot, eps_list, n_iter, keeps_previous):
+    """A :class:`LiveRun` drawing its bar into ``bar_slot`` and its traces into ``traces_slot``
+    (two ``st.empty``), keeping its traces in the session state."""
+    def draw(fig, caption):
+        with traces_slot.container():
+            st.caption(caption)
+            show_chart(fig, "gibbs partial traces", key=f"gibbs_live_{live.n_draws}")
+
+    bar = bar_slot.progress(0.0, text="Starting the chains…")
+    stop = "Stop, top right, cancels; the previous result stays below" if keeps_previous else "Stop, top right, cancels"
+    live = LiveRun(eps_list, n_iter, bar, draw, stop, st.session_state)
+    return live
+
+
+def show_partial():
+    """After a cancelled run (its traces left in the session): what it had computed, labelled
+    partial, drawn on request (no verdict: a partial run is not judged)."""
+    part = st.session_state.get(PARTIAL_KEY)
+    if part is None or not part["runs"]:
+        return
+    st.caption(f"The cancelled run had computed: {partial_words(part)}. Nothing of it was released or counted in "
+               "the privacy meter, and a partial run gets no verdict.")
+    if st.toggle("Show the partial traces of the cancelled run", key="g_show_partial"):
+        show_chart(partial_figure(part, "PARTIAL traces of a cancelled run (not a result, no verdict): "
+                                  + partial_words(part)), "gibbs partial traces cancelled", key="gibbs_partial")
 
 
 #: the traces in the tables' words (the figure's labels without line breaks)
@@ -211,6 +392,13 @@ def show_error(slot, exc, has_previous):
 
 
 # ----------------------------------------------------------------------------- drawing a result
+def traces_figure(runs, burn_in, released, max_points=1000):
+    """The traces figure of a result (ε -> traces): every trace the runs have, burn-in shaded,
+    the released chain highlighted, at most ``max_points`` points per chain."""
+    metrics = [m for m in ("statistic", "cost", "dw", "accuracy") if any(m in t for t in runs.values())]
+    return traces_grid(runs, metrics=metrics, burn_in=burn_in, released=released, max_points=max_points)
+
+
 def draw_result(res, stage):
     """Draw a stored result: verdicts, traces, R̂/ESS table, released samples, privacy box and
     ledgers. ``stage`` ("previous" or "final") keeps the element keys of the two drawings of one
@@ -240,10 +428,11 @@ def draw_result(res, stage):
                    "Compare with the random start.")
 
     st.subheader("Traces (chains overlaid, one column per ε)")
-    metrics = [m for m in ("statistic", "cost", "dw", "accuracy") if any(m in t for t in res["runs"].values())]
     eps_text = ", ".join(f"{e:g}" for e in res["runs"])
     released = {r["ε"]: r["released chain"] for r in res["summary"]}
-    show_chart(traces_grid(res["runs"], metrics=metrics, burn_in=res["burn_in"], released=released),
+    # the previous result is shown only while a new run goes on: thinned as the live traces (less for the browser
+    # to draw beside them; drawn in full again after the run)
+    show_chart(traces_figure(res["runs"], res["burn_in"], released, LIVE_MAX_POINTS if stage == "previous" else 1000),
                f"gibbs traces {res['dataset']} eps {eps_text}", key=f"gibbs_traces_{stage}")
     st.caption("The orange line is the released chain, the others are blue (hover a line to see its chain). "
                "What to look for: after the shaded burn-in, the chains of one ε should overlap and wander around "

@@ -532,6 +532,19 @@ def _run_numba(Xc, Uflat, Ucomp, C, k, sqn_mean, half, n_iter, rng, callback, re
     return t0, np.ascontiguousarray(Q[..., :q]).reshape(C * k, d, q), z
 
 
+def _partial_traces(t, **traces):
+    """The first t sweeps of the traces being filled (read-only views; cost clipped at 0, a
+    copy, as ``traces_["cost"]``), for ``fit``'s ``trace_callback``."""
+    out = {}
+    for name, arr in traces.items():
+        if arr is None:
+            continue
+        view = np.maximum(arr[:, :t], 0.0) if name == "cost" else arr[:, :t]
+        view.flags.writeable = False
+        out[name] = view
+    return out
+
+
 # ----------------------------------------------------------------------------- the estimator
 class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """ε-DP subspace clustering by the exponential mechanism of eq. (10), sampled by Gibbs.
@@ -778,7 +791,7 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
             return chains * per + eps, 0.0
         return per, 0.0
 
-    def fit(self, X, y=None, true_subspaces=None, *, callback=None):
+    def fit(self, X, y=None, true_subspaces=None, *, callback=None, trace_callback=None):
         """Run the chains on X (rows are points).
 
         Parameters
@@ -792,6 +805,12 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
         callback : callable, optional
             ``callback(iteration, n_iter)``, called about 100 times per run (e.g. to move a
             progress bar).
+        trace_callback : callable, optional
+            ``trace_callback(iteration, n_iter, traces)``, called each time the traces of a
+            block of sweeps are complete (every 64 sweeps and at the last one, e.g. to draw
+            the traces as they come): ``traces`` maps each name of ``traces_`` to its first
+            ``iteration`` sweeps, shape (n_chains, iteration), read-only, values final. It
+            only reads: the draws are the same with or without it.
 
         Returns
         -------
@@ -799,11 +818,13 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
             The fitted estimator.
         """
         with single_threaded():
-            return self._fit(X, y, true_subspaces, callback)
+            return self._fit(X, y, true_subspaces, callback, trace_callback)
 
-    def _fit(self, X, y, true_subspaces, callback):
+    def _fit(self, X, y, true_subspaces, callback, trace_callback=None):
         record_features(self, X)
         X, n, d, k, q, eps, n_iter, C, m, burn, T, y = self._validate(X, y, true_subspaces, callback)
+        if trace_callback is not None and not callable(trace_callback):
+            raise ValueError("trace_callback must be callable as trace_callback(iteration, n_iter, traces) or None")
         engine = _resolve_engine(self.engine, self.column_sampler)
         self.engine_ = engine
         rng = check_random_state(self.random_state)
@@ -849,6 +870,8 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
                 counts = _kernels.contingency if engine == "numba" else _accuracy_counts    # same integers
                 cont = counts(z_blk[:b].reshape(b * C, n), y, k, k).reshape(b, C, k, k)
                 acc[:, sl] = (min_matching_cost(-cont) / (-n)).T
+            if trace_callback is not None:
+                trace_callback(t_end, n_iter, _partial_traces(t_end, cost=cost, statistic=stat, dw=dw, accuracy=acc))
 
         # logits of eq. (11) with the categories first: (k, C, n); −(ε/2)d² = (ε/2)‖Uᵀx‖² − (ε/2)‖x‖²
         # and the per-point constant (ε/2)‖x‖² cancels in the normalisation.
