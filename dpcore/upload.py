@@ -44,6 +44,13 @@ the block). :func:`load_upload` and :func:`registered` add ``"upload"`` to
 :data:`dpcore.data.DATASET_KINDS` (:func:`dpcore.data.register_dataset_kind`); importing this
 module changes nothing.
 Worker processes of a sweep cannot see the registry: run sweeps on uploads in process.
+
+Subspace dimension. The subspace methods need a dimension q. An upload's default is public,
+from its shape only (:func:`dpcore.defaults.public_upload_subspace_dim`: min(3, ⌊d/2⌋)).
+:func:`suggest_subspace_dim` reads a better q off the data (the elbow of k-plane's residual):
+that is NOT private. Accepting it (``subspace_dim=`` of :func:`load_upload`, or
+:func:`with_subspace_dim`) keeps it in the spec, where the defaults of every page find it, and
+says so in the privacy note.
 """
 from __future__ import annotations
 
@@ -63,8 +70,9 @@ from .data import Dataset, register_dataset_kind
 from .preprocessing import clip_rows, normalize_rows
 from .validation import MAX_ABS_VALUE
 
-__all__ = ["register_upload_kind", "load_upload", "registered", "load_registered_upload", "upload_key", "reload_code", "MAX_BYTES", "MAX_CELLS",
-           "MAX_SIDE", "WIDE_RATIO", "EXTENSIONS", "DATA_KINDS", "LABEL_MODES", "NORMS", "LIMITS_TEXT"]
+__all__ = ["register_upload_kind", "load_upload", "registered", "load_registered_upload", "upload_key", "reload_code",
+           "suggest_subspace_dim", "with_subspace_dim", "MAX_BYTES", "MAX_CELLS", "MAX_SIDE", "WIDE_RATIO",
+           "EXTENSIONS", "DATA_KINDS", "LABEL_MODES", "NORMS", "LIMITS_TEXT"]
 
 MAX_BYTES = 50 * 1024 * 1024   #: largest accepted file (50 MB)
 MAX_CELLS = 10_000_000         #: largest n·d of a dense matrix / stored entries of a sparse one
@@ -82,7 +90,7 @@ _NPY_MAGIC = b"\x93NUMPY"
 
 # ----------------------------------------------------------------------------- entry point
 def load_upload(name, data, kind="points", labels="none", transpose=False, norm="none",
-                max_bytes=MAX_BYTES, max_cells=MAX_CELLS) -> Dataset:
+                max_bytes=MAX_BYTES, max_cells=MAX_CELLS, subspace_dim=None) -> Dataset:
     """Parse and validate an uploaded file.
 
     Parameters
@@ -100,6 +108,9 @@ def load_upload(name, data, kind="points", labels="none", transpose=False, norm=
         Largest accepted file.
     max_cells : int, default MAX_CELLS (10 million)
         Largest n·d of a dense matrix / stored entries of a sparse one.
+    subspace_dim : int in [1, d − 1] or None, default None
+        Points only: the q the subspace methods default to on this upload (see
+        :func:`with_subspace_dim`); None leaves the public default.
 
     Returns a :class:`Dataset` whose ``params`` are ``{"kind": "upload", "sha256": …, …}``.
     Raises ``ValueError`` naming the problem.
@@ -224,8 +235,118 @@ def load_upload(name, data, kind="points", labels="none", transpose=False, norm=
             + (", " + ", ".join(notes) if notes else "")
             + ". Bounds derived from these data (radius, norms, ranges) are data-derived, not public: "
               "using them is not private.")
-    return Dataset(name=f"upload: {fname}", description=desc, X=X, labels=None if y is None else y.astype(int),
-                   kind=kind, privacy_note=note, extras=extras, params=params)
+    ds = Dataset(name=f"upload: {fname}", description=desc, X=X, labels=None if y is None else y.astype(int),
+                 kind=kind, privacy_note=note, extras=extras, params=params)
+    return ds if subspace_dim is None else with_subspace_dim(ds, subspace_dim)
+
+
+def with_subspace_dim(ds: Dataset, subspace_dim) -> Dataset:
+    """A copy of the uploaded dataset ``ds`` whose spec fixes q = ``subspace_dim`` (None: back
+    to the public default), without reading the file again. The data are shared, not copied.
+
+    :func:`dpcore.defaults.default_subspace_dim` returns this q, so every page and sweep
+    defaults to it. The privacy note says that a q read off the data (e.g. the one of
+    :func:`suggest_subspace_dim`) is not private: no private method accounts for that choice.
+
+    Parameters
+    ----------
+    ds : Dataset
+        An uploaded dataset of points (params kind "upload").
+    subspace_dim : int in [1, d − 1] or None
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    ValueError
+        If ``ds`` is not an upload of points or ``subspace_dim`` is out of range.
+    """
+    from dataclasses import replace
+
+    from .validation import check_int
+
+    if ds.params.get("kind") != "upload" or ds.kind != "points":
+        raise ValueError("with_subspace_dim takes an uploaded dataset of points (params kind 'upload')")
+    params = {k: v for k, v in ds.params.items() if k != "subspace_dim"}
+    note = ds.privacy_note.split(_Q_NOTE_START)[0].rstrip()
+    if subspace_dim is not None:
+        if ds.d < 2:
+            raise ValueError(f"subspace_dim needs d ≥ 2 columns; {ds.params.get('name')} has d = {ds.d}")
+        params["subspace_dim"] = check_int(subspace_dim, "subspace_dim", 1, ds.d - 1)
+        note += (f"{_Q_NOTE_START} q = {params['subspace_dim']} fixed with the upload: if it was read off the data "
+                 "(the suggested q), the choice of q is NOT private — no private method accounts for it")
+    return replace(ds, params=params, privacy_note=note)
+
+
+_Q_NOTE_START = " · subspace dimension:"
+
+
+def suggest_subspace_dim(X, n_clusters, *, max_rows=1000, max_dim=10, n_init=5, random_state=0) -> int:
+    """A subspace dimension q read off the data: NOT private (it looks at the values).
+
+    The elbow of k-plane's residual. For q = 1 … min(d − 1, ``max_dim``), k-plane (k =
+    ``n_clusters``) is fitted and its residual R(q) (mean squared distance to the nearest of the
+    k subspaces, over the mean squared norm; R(0) = 1) is divided by the d − q dimensions left
+    out, which isotropic noise would fill evenly. The suggestion is the q where this residual
+    per left-out dimension falls the most (largest r(q − 1)/r(q)): past the data's own
+    dimension, adding one only removes noise, at a steady rate. On the sample two_planes.csv
+    (two planes in R^5) R falls from 0.31 at q = 1 to 0.001 at q = 2, then stays: q = 2.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d), n ≥ 2, d ≥ 2
+        Points as rows.
+    n_clusters : int ≥ 1
+        k of the k-plane fits (e.g. the pages' default k).
+    max_rows : int, default 1000
+        At most this many rows (drawn at random) are used.
+    max_dim : int, default 10
+        Largest q tried.
+    n_init : int, default 5
+        Restarts of each k-plane fit.
+    random_state : None, int or numpy.random.Generator, default 0
+        Seed of the row sample and of k-plane's starts (a fixed default: the same data give
+        the same suggestion).
+
+    Returns
+    -------
+    int
+        q in [1, d − 1].
+
+    Raises
+    ------
+    ValueError
+        If X is not a finite 2-D array with n ≥ 2 rows and d ≥ 2 columns, or an argument is out of range.
+    """
+    from .subspace.kplane import KPlane
+    from .validation import check_int
+
+    X = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 2:
+        raise ValueError(f"X must be a 2-D array with at least 2 rows and 2 columns; got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X contains NaN or infinite values")
+    k = check_int(n_clusters, "n_clusters", 1, X.shape[0])
+    max_rows = check_int(max_rows, "max_rows", 2)
+    max_dim = check_int(max_dim, "max_dim", 1)
+    n_init = check_int(n_init, "n_init", 1)
+    rng = np.random.default_rng(random_state)
+    if X.shape[0] > max_rows:
+        X = X[np.sort(rng.choice(X.shape[0], max_rows, replace=False))]
+    n, d = X.shape
+    energy = float(np.mean(np.einsum("ij,ij->i", X, X)))
+    top = min(d - 1, max_dim, max(1, n // k - 1))
+    if energy == 0.0 or top == 1:
+        return 1
+    R = [1.0]
+    for q in range(1, top + 1):
+        model = KPlane(n_clusters=k, subspace_dim=q, n_init=n_init, max_iter=30, random_state=rng).fit(X)
+        R.append(model.cost_ / energy)
+    R = np.maximum(np.asarray(R), 1e-12)
+    per_dim = R / (d - np.arange(R.size))
+    return int(np.argmax(per_dim[:-1] / per_dim[1:])) + 1
 
 
 def upload_key(params: dict) -> str:
@@ -265,6 +386,8 @@ def reload_code(params: dict) -> list[str]:
         raise ValueError(f"params must be an upload spec (kind 'upload'); got kind {params.get('kind')!r}")
     opts = {"kind": params["data_kind"], "labels": params["labels"], "transpose": params["transpose"],
             "norm": params["norm"]}
+    if params.get("subspace_dim"):
+        opts["subspace_dim"] = params["subspace_dim"]
     args = ", ".join(f"{k}={v!r}" for k, v in opts.items())
     return ["from dpcore.upload import load_upload",
             f"# the file you uploaded (SHA-256 {params['sha256']}), next to this script",

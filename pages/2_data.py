@@ -9,7 +9,8 @@ Widget keys: ``data_kind`` (the dataset type) and ``data_<kind>_<parameter>`` fo
 inputs (``data_gaussians_n``, ``data_upload_norm``; the parameter as the dataset spec names it,
 ``random_state`` for the seed; ``data_upload_file`` for the file). Each input shows the current
 dataset's value through :func:`ui.pickers.follow_default`, so that it follows a new dataset (a
-preset, a load) as an unkeyed widget would. No widget of this page is bound to the URL."""
+preset, a load) as an unkeyed widget would. No widget of this page is bound to the URL. An upload of
+points shows its subspace dimension q (:func:`ui.pickers.upload_subspace_dim`: public default, data's q)."""
 import pandas as pd
 import streamlit as st
 
@@ -19,8 +20,8 @@ from dpcore.plots.data import face_grid, projection_note, projection_scatter, sp
 from dpcore.upload import LIMITS_TEXT, MAX_BYTES, WIDE_RATIO
 from ui.common import (DEFAULT_DATASET, current_dataset, current_spec_or_default, privacy_statement, set_dataset,
                        set_upload, show_chart)
-from ui.pickers import GeneratorInputs, follow_default
-from ui.share import Preset, check_link, preset_picker, publish_url
+from ui.pickers import GeneratorInputs, follow_default, upload_subspace_dim
+from ui.share import Preset, check_link, link_upload_options, preset_picker, publish_url
 
 KINDS = {
     "subspaces": "Synthetic union of subspaces (subspace paper §5)",
@@ -182,7 +183,7 @@ if submitted:
     if kind == "upload":
         if upload is None:
             st.error("Choose a file to upload first (drag it onto the box or click Browse files).")
-        elif set_upload(upload.name, upload.getvalue(), **new) is not None:
+        elif set_upload(upload.name, upload.getvalue(), **link_upload_options(upload.getvalue(), new)) is not None:
             loaded = f"{upload.name} loaded; the other pages now use it."
     elif set_dataset(new) is not None:
         loaded = "Dataset loaded; the other pages now use it."
@@ -210,6 +211,7 @@ if ds.params.get("kind") == "upload":
     classes = ds.extras.get("class_names")
     st.caption(f"SHA-256 {ds.extras['sha256'][:16]}… · {ds.extras['size_bytes']:,} bytes"
                + (f" · classes: {', '.join(classes[:20])}{', …' if len(classes) > 20 else ''}" if classes else ""))
+    upload_subspace_dim(ds)     # q of the subspace methods: the public default, and the data's (not private)
 facts = ds.summary()
 summary = pd.DataFrame({"value": [fmt(v) for v in facts.values()]}, index=list(facts))
 left, right = st.columns([1, 2])

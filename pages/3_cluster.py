@@ -16,7 +16,7 @@ import json
 import streamlit as st
 
 from dpcore.data import PAPER_SPECS
-from dpcore.defaults import default_n_clusters, default_subspace_dim
+from dpcore.defaults import default_n_clusters, default_subspace_dim, subspace_dim_reason
 from ui import cluster_eps
 from ui.cluster import (BIND, LIMITS, METHODS, RESULT_KEY, URL_FIELDS as METHOD_FIELDS, method_label, noise_preview,
                         privacy_widgets, run_and_store, show_history, show_result)
@@ -133,8 +133,7 @@ with st.form("cluster_form"):
     k = int(number_input(c1, "clusters k", *LIMITS["cl_k"], default_n_clusters(ds), key="cl_k", bind=BIND,
                             help="Number of subspaces to find (default: the number of classes). Must be ≤ n."))
     q = int(number_input(c2, "subspace dimension q", *LIMITS["cl_q"], default_subspace_dim(ds), key="cl_q", bind=BIND,
-                            help="Dimension of every subspace (default: the true one when known, 9 for Yale B, "
-                                 "else 3). Must be < d."))
+                            help=f"Dimension of every subspace; {subspace_dim_reason(ds)} Must be < d."))
     params = {**privacy_params, **method.widgets(ds)}
     submitted = run_button(st, "Run", type="primary")
 publish_url()

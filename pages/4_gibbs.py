@@ -6,12 +6,12 @@ import json
 
 import streamlit as st
 
-from dpcore.defaults import default_n_clusters, default_subspace_dim
+from dpcore.defaults import default_n_clusters, default_subspace_dim, subspace_dim_reason
 from dpcore.subspace.gibbs import MAX_CHAINS
 from dpcore.export import estimator_snippet
 from ui.share import Preset, check_link, follow_dataset, preset_picker, publish_url
-from ui.common import (DEFAULT_DATASET, ResultSlot, cancelled_note, check_budget, current_dataset, current_spec, run_ended,
-                       run_started, stop_page)
+from ui.common import (DEFAULT_DATASET, ResultSlot, cancelled_note, check_budget, current_dataset, current_spec,
+                       number_input, run_button, run_ended, run_started, stop_page)
 from ui.gibbs import (DEFAULTS, INITS, MAX_EPS, MAX_PAGE_ITER, PARTIAL_KEY, RELEASES, SELECTS, URL_FIELDS, check_run,
                       draw_result, parse_epsilons, planned_runs, record_chains, run_all, show_error, show_partial,
                       start_live, summarise)
@@ -86,19 +86,19 @@ with st.form("gibbs_form"):
                              help="Privacy parameter of eq. (10), one run per value (Fig. 3 uses 0.1, 1, 10, 100). "
                                   f"Each must be > 0; at most {MAX_EPS} values. Each run is a separate release "
                                   "and adds to the session budget.")
-    n_iter = c2.number_input("sweeps per chain (n_iter)", 1, MAX_PAGE_ITER, D["g_iter"], step=500, key="g_iter",
+    n_iter = number_input(c2, "sweeps per chain (n_iter)", 1, MAX_PAGE_ITER, D["g_iter"], step=500, key="g_iter",
                              bind="query-params",
                              help=f"Gibbs sweeps (z-step + subspace step) per chain, 1 to {MAX_PAGE_ITER:,} "
                                   "(the paper runs 10,000). Long runs show a progress bar; the page refuses runs "
                                   "longer than the full Fig. 3 experiment.")
-    n_chains = c3.number_input("chains", 1, MAX_CHAINS, D["g_chains"], step=1, key="g_chains", bind="query-params",
+    n_chains = number_input(c3, "chains", 1, MAX_CHAINS, D["g_chains"], step=1, key="g_chains", bind="query-params",
                                help=f"Independent chains run side by side, 1 to {MAX_CHAINS} (Fig. 3 uses 8). "
                                     "Chains that disagree have not mixed. R̂ compares chains, so it needs at least 2.")
     c4, c5, c6 = st.columns(3)
-    k = c4.number_input("clusters k", 1, ds.n, default_k, step=1, key="g_k", bind="query-params",
+    k = number_input(c4, "clusters k", 1, ds.n, default_k, step=1, key="g_k", bind="query-params",
                         help=f"Number of subspaces (default: the number of classes), 1 to n = {ds.n}.")
-    q = c5.number_input("subspace dimension q", 1, max(ds.d - 1, 1), default_q, step=1, key="g_q", bind="query-params",
-                        help=f"Dimension of every subspace (default: the true one), 1 to d − 1 = {ds.d - 1}.")
+    q = number_input(c5, "subspace dimension q", 1, max(ds.d - 1, 1), default_q, step=1, key="g_q", bind="query-params",
+                        help=f"Dimension of every subspace, 1 to d − 1 = {ds.d - 1}; {subspace_dim_reason(ds)}")
     c7, c8, c9 = st.columns(3)
     init = c7.selectbox("start (init)", list(INITS), format_func=INITS.get, key="g_init", bind="query-params",
                         help="random: uniform random subspaces, independent of the data (private). k-plane, SSC, "
@@ -115,7 +115,7 @@ with st.form("gibbs_form"):
                           help="chain 0: fixed before seeing the data. Lowest cost, chosen privately: the "
                                "exponential mechanism picks a chain (costs ε plus ε for every chain it looks at). "
                                "Lowest cost: picked on the raw data — not private.")
-    submitted = st.form_submit_button("Run chains", type="primary")
+    submitted = run_button(st, "Run chains", type="primary")
 publish_url()
 
 # Stop (top right) ends a run at its next Streamlit call and the browser keeps only what the run

@@ -1,7 +1,7 @@
 """AppTest runs of the Gibbs diagnostics page (pages/4_gibbs.py)."""
 import pytest
 
-from apptest_helpers import by_key, open_page, press, submit
+from apptest_helpers import by_key, limits, open_page, press, submit
 from dpcore.subspace.diagnostics import MIN_ESS, RHAT_THRESHOLD
 from dpcore.subspace.gibbs import MAX_CHAINS
 from ui.gibbs import MAX_PAGE_ITER
@@ -87,10 +87,8 @@ def test_bad_epsilon_without_a_previous_result_does_not_claim_one():
 
 def test_widget_limits_are_the_estimators_and_the_pages():
     at = page()
-    chains = by_key(at, "g_chains")
-    sweeps = by_key(at, "g_iter")
-    assert (chains.min, chains.max) == (1, MAX_CHAINS)
-    assert (sweeps.min, sweeps.max) == (1, MAX_PAGE_ITER)
+    assert limits(at, "g_chains") == (1, MAX_CHAINS)
+    assert limits(at, "g_iter") == (1, MAX_PAGE_ITER)
 
 
 @pytest.mark.parametrize("key,value", [("g_chains", "99999"), ("g_chains", "0"), ("g_iter", "20000"),

@@ -63,6 +63,8 @@ def test_link_round_trip_restores_the_controls():
     ({"cl_method": "magic"}, "cl_method"),         # unknown option
     ({"data": "{not json"}, "data"),               # broken dataset spec
     ({"data": json.dumps({"kind": "subspaces", "n": 5, "k": 10})}, "data"),   # n < k: dpcore's ValueError
+    ({"data": json.dumps({"kind": "upload", "name": "x.csv", "sha256": "0" * 64, "labels": "last"})}, "data"),
+    ({"data": json.dumps({"kind": "upload", "name": "x.csv", "sha256": "not a hash"})}, "data"),
 ])
 def test_bad_link_parameters_are_ignored_with_a_warning(query, name):
     at = page(query=query)
@@ -209,3 +211,73 @@ def test_data_page_presets_and_link():
     assert again.session_state["dataset"]["spec"]["k"] == 64
     assert controls(again) == controls(at)
     assert by_key(again, "data_gaussians_k").value == 64 and by_key(again, "data_gaussians_d").value == 100
+
+
+# ----------------------------------------------------------------------------- a link made on an uploaded file
+TWO_PLANES = ROOT / "sample_data" / "uploads" / "two_planes.csv"
+UPLOAD_WORDS = "This link used an uploaded file (two_planes.csv). Upload it here"
+
+
+def upload_link(**settings):
+    """A link of a session that used two_planes.csv (with its class labels), plus ``settings``."""
+    from dpcore.upload import load_upload
+    spec = load_upload("two_planes.csv", TWO_PLANES.read_bytes(), labels="last_column").params
+    return spec, {"data": json.dumps(spec, sort_keys=True, separators=(",", ":")), **settings}
+
+
+def waiting(at):
+    return [w.value for w in at.warning if UPLOAD_WORDS in w.value]
+
+
+def test_upload_link_applies_its_settings_once_the_file_is_uploaded_on_its_page():
+    """The link used to say "upload it on the Data page, then open the link again", and opening it
+    again started a new session without the file. Now one step: upload it where the link opened."""
+    spec, link = upload_link(cl_method="sulq", sulq_eps="10", cl_q="3")
+    at = page(query=link, spec=None)
+    assert waiting(at) == ["This link used an uploaded file (two_planes.csv). Upload it here; the link's settings "
+                           "(cl_method = sulq, cl_q = 3, sulq_eps = 10) will then be applied. It is read as the link "
+                           "says (points, last column = class label, norm: none). Until then this page shows another "
+                           "dataset."]
+    assert at.session_state["dataset"]["spec"] != spec and by_key(at, "cl_method").value == "kplane"   # pending
+    at.file_uploader[0].set_value(("two_planes.csv", TWO_PLANES.read_bytes(), "text/csv"))
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.session_state["dataset"]["spec"] == spec
+    assert (by_key(at, "cl_method").value, by_key(at, "sulq_eps").value, by_key(at, "cl_q").value) == ("sulq", 10.0, 3)
+    assert by_key(at, "cl_k").value == 2                      # not in the link: follows the upload (2 classes)
+    assert [s.value for s in at.success] == ["two_planes.csv is loaded, as the link asks; the link's settings were "
+                                             "applied: cl_method = SuLQ k-plane (private, (ε, δ)-DP), "
+                                             "cl_q = 3, sulq_eps = 10.0."]
+    assert not waiting(at) and not at.file_uploader             # the message and its uploader are gone
+    assert json.loads(link_of(at)["data"]) == spec
+    at.run()                                                   # and stay gone
+    assert not waiting(at) and not at.success and by_key(at, "cl_q").value == 3
+    press(at, "cluster_form")
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_upload_link_refuses_another_file_and_can_be_forgotten():
+    spec, link = upload_link(cl_q="3")
+    at = page(query=link, spec=None)
+    other = b"x,y,z\n1,2,3\n4,5,6\n7,8,9\n"
+    at.file_uploader[0].set_value(("two_planes.csv", other, "text/csv"))
+    at.run()
+    assert not at.exception
+    assert any("two_planes.csv is not the file of the link: its contents differ" in e.value for e in at.error)
+    assert waiting(at) and at.session_state["dataset"]["spec"]["kind"] != "upload"    # still waiting
+    by_key(at, "link_upload_forget").click()
+    at.run()
+    assert not waiting(at) and not at.file_uploader and at.session_state["dataset"]["spec"]["kind"] != "upload"
+
+
+def test_upload_link_on_the_data_page():
+    spec, link = upload_link()
+    at = page(ROOT / "pages" / "2_data.py", query=link, spec=None)
+    assert any("Upload it here; the link's dataset will then be loaded." in w for w in waiting(at))
+    at.file_uploader[0].set_value(("renamed.csv", TWO_PLANES.read_bytes(), "text/csv"))   # the same bytes
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    got = at.session_state["dataset"]["spec"]
+    assert {**got, "name": "two_planes.csv"} == spec and got["labels"] == "last_column"
+    assert any("renamed.csv is loaded, as the link asks." in s.value for s in at.success)
+    assert not waiting(at)

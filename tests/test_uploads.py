@@ -8,6 +8,7 @@ dataset kept, and the page still usable: a good upload right after works). AppTe
 from __future__ import annotations
 
 import io
+import json
 import os
 import pickle
 from collections import OrderedDict
@@ -330,7 +331,7 @@ def submit(at):
 
 def upload(at, name, data, kind="points", labels="none", transpose=False, norm="none"):
     choose_kind(at, "upload")
-    at.file_uploader[0].set_value((name, data, "application/octet-stream"))
+    next(u for u in at.file_uploader if u.key == "data_upload_file").set_value((name, data, "application/octet-stream"))
     by_key(at, "data_upload_data_kind").set_value(kind)
     by_key(at, "data_upload_norm").set_value(norm)
     by_key(at, "data_upload_labels").set_value(labels == "last_column")
@@ -525,3 +526,146 @@ def test_default_sweep_and_audit_run_on_two_planes():
     press(at, "audit_form")
     assert not at.error, [e.value for e in at.error]
     assert at.session_state["audit"]["res"].n_runs > 0
+
+
+# ----------------------------------------------------------------------------- the subspace dimension q of an upload
+TWO_PLANES = SAMPLES / "two_planes.csv"
+
+
+def two_planes(**opts):
+    return load_upload("two_planes.csv", TWO_PLANES.read_bytes(), labels="last_column", **opts)
+
+
+def lines_csv():
+    """Three lines through 0 in R^10 (q = 1): the public default (3) and the data's q differ."""
+    truth = make_union_of_subspaces(n=240, d=10, k=3, q=1, sigma=0.02, random_state=3)
+    return csv_bytes(truth.X, labels=truth.labels)
+
+
+def test_upload_default_q_is_public_from_the_shape_only():
+    """Uploads used to default to q = 3: on two_planes.csv (d = 5) k-plane then lands at d_W 1.02
+    and Gibbs at 1.53. The default is now min(3, ⌊d/2⌋): 2 there, and it depends on d only."""
+    from dpcore.defaults import default_subspace_dim, public_upload_subspace_dim, subspace_dim_reason
+    ds = two_planes()
+    assert default_subspace_dim(ds) == 2
+    assert [public_upload_subspace_dim(d) for d in range(1, 9)] == [1, 1, 1, 2, 2, 3, 3, 3]
+    other = load_upload("noise.csv", csv_bytes(np.random.default_rng(9).standard_normal((200, 5)) * 40))
+    assert default_subspace_dim(other) == 2           # other values, same shape: the same default
+    assert "public" in subspace_dim_reason(ds) and "d = 5" in subspace_dim_reason(ds)
+    with pytest.raises(ValueError, match="d must be"):
+        public_upload_subspace_dim(0)
+
+
+def test_suggested_q_is_read_off_the_data():
+    from dpcore.upload import suggest_subspace_dim
+    assert suggest_subspace_dim(two_planes().X, 2) == 2
+    assert suggest_subspace_dim(two_planes().X, 3) == 2       # without the labels' k (3 is the pages' fallback)
+    lines = load_upload("lines.csv", lines_csv(), labels="last_column")
+    assert suggest_subspace_dim(lines.X, 3) == 1
+    solids = make_union_of_subspaces(n=500, d=6, k=2, q=3, sigma=0.05, random_state=1)
+    assert suggest_subspace_dim(solids.X, 2) == 3
+    for bad, message in [(np.ones(5), "2-D array"), (np.array([[1.0, np.nan], [0, 1]]), "NaN")]:
+        with pytest.raises(ValueError, match=message):
+            suggest_subspace_dim(bad, 2)
+    with pytest.raises(ValueError, match="n_clusters"):
+        suggest_subspace_dim(two_planes().X, 0)
+
+
+def test_accepted_q_lives_in_the_spec_and_says_it_is_not_private(tmp_path, monkeypatch):
+    from dpcore.defaults import default_subspace_dim, subspace_dim_reason
+    from dpcore.upload import with_subspace_dim
+    ds = two_planes()
+    fixed = with_subspace_dim(ds, 3)
+    assert fixed.params["subspace_dim"] == 3 and default_subspace_dim(fixed) == 3 and fixed.X is ds.X
+    assert "NOT private" in fixed.privacy_note and "NOT private" in subspace_dim_reason(fixed)
+    back = with_subspace_dim(fixed, None)
+    assert back.params == ds.params and back.privacy_note == ds.privacy_note
+    assert two_planes(subspace_dim=3).params == fixed.params
+    with registered(fixed):
+        assert load_dataset(**fixed.params) is fixed
+    (tmp_path / "two_planes.csv").write_bytes(TWO_PLANES.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    scope = {}
+    exec("\n".join(reload_code(fixed.params)), scope)
+    assert scope["ds"].params == fixed.params
+    for q in (0, 5):
+        with pytest.raises(ValueError, match="subspace_dim"):
+            with_subspace_dim(ds, q)
+    counts = load_upload("blocks_counts.mtx", (SAMPLES / "blocks_counts.mtx").read_bytes(), kind="counts")
+    with pytest.raises(ValueError, match="points"):
+        with_subspace_dim(counts, 2)
+
+
+def _q_text(at):
+    return " ".join(m.value for m in at.markdown) + " " + " ".join(c.value for c in at.caption)
+
+
+def test_data_page_shows_the_public_q_and_the_datas_q():
+    at = data_page()
+    upload(at, "two_planes.csv", TWO_PLANES.read_bytes(), labels="last_column")
+    assert not at.exception and not at.error
+    text = _q_text(at)
+    assert "Subspace dimension q" in text and "**2**" in text
+    assert "min(3, ⌊d/2⌋) with d = 5" in text and "(not private): q = 2 — the same" in text
+    assert not any(b.key == "data_upload_q_use" for b in at.button)     # nothing to accept
+
+
+def test_data_page_accepts_the_datas_q_in_one_click_and_every_page_follows():
+    at = data_page()
+    upload(at, "lines.csv", lines_csv(), labels="last_column")
+    assert "Public default, from the shape only: min(3, ⌊d/2⌋) with d = 10" in _q_text(at)
+    use = by_key(at, "data_upload_q_use")
+    assert use.label == "Use q = 1 (read off the data: not private)"
+    use.click()
+    at.run()
+    assert not at.exception and not at.error
+    spec = at.session_state["dataset"]["spec"]
+    assert spec["subspace_dim"] == 1
+    assert "q = 1 was read off the data: NOT private" in _q_text(at)
+    ds = at.session_state["uploaded_datasets"][upload_key(spec)]
+    for page_file, key in [("3_cluster.py", "cl_q"), ("4_gibbs.py", "g_q"), ("7_privacy_utility.py", "pu_q")]:
+        page = _with_upload(page_file, ds)
+        assert by_key(page, key).value == 1, page_file
+    by_key(at, "data_upload_q_public").click()
+    at.run()
+    assert "subspace_dim" not in at.session_state["dataset"]["spec"]
+
+
+@pytest.mark.parametrize("page_file, key", [("3_cluster.py", "cl_q"), ("4_gibbs.py", "g_q"),
+                                            ("7_privacy_utility.py", "pu_q")])
+def test_pages_default_to_the_uploads_public_q(page_file, key):
+    """Cluster, Gibbs and Privacy–utility take the same q on two_planes.csv: 2 (was 3)."""
+    at = _with_upload(page_file, two_planes())
+    assert by_key(at, key).value == 2
+
+
+# ----------------------------------------------------------------------------- upload link, file on the Data page
+def test_upload_link_waits_for_the_file_uploaded_on_the_data_page():
+    """A link made on an upload, opened in a new session on the Cluster page: its settings wait;
+    the student uploads the file on the Data page (with the form's default options: the link's
+    are used), goes back to Cluster, and the settings are applied there."""
+    data = TWO_PLANES.read_bytes()
+    spec = two_planes().params
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params["data"] = json.dumps(spec)
+    at.query_params["cl_q"] = "3"
+    at.run()
+    at.switch_page("pages/3_cluster.py")
+    at.run()
+    assert not at.exception, at.exception
+    assert any("This link used an uploaded file (two_planes.csv). Upload it here; the link's settings (cl_q = 3)"
+               in w.value for w in at.warning), [w.value for w in at.warning]
+    at.switch_page("pages/2_data.py")
+    at.run()
+    assert any("will then be applied on the Cluster page" in w.value for w in at.warning)
+    upload(at, "two_planes.csv", data)          # with the form, labels left unticked: the link's options win
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.session_state["dataset"]["spec"] == spec
+    assert any("is loaded, read as the link says (points, last column = class label, norm: none). Open the Cluster "
+               "page: the link's settings (cl_q = 3) will be applied there" in i.value for i in at.info)
+    at.switch_page("pages/3_cluster.py")
+    at.run()
+    assert not at.exception, at.exception
+    assert by_key(at, "cl_q").value == 3 and by_key(at, "cl_k").value == 2     # k follows the upload (2 classes)
+    assert any("the link's settings were applied: cl_q = 3" in s.value for s in at.success)
+    assert not any("This link used an uploaded file" in w.value for w in at.warning)

@@ -17,8 +17,12 @@ Which job is whose (docs/teaching.md, "Shareable links"):
 
 A method's seed (``*_seed``) is drawn, and so bound, only while its "reproducible (noise
 public)" box (``*_repro``) is ticked: by default a run's noise is secret and the link carries
-none (:mod:`ui.seeds`). An uploaded dataset cannot travel in a link: its spec is published
-all the same, so that the link opened in another session says which file to upload.
+none (:mod:`ui.seeds`). An uploaded dataset cannot travel in a link: its spec (file name,
+SHA-256, read options) is published all the same. A link naming an upload this session does not
+hold keeps its other settings pending (out of the URL, so that no widget takes them yet) and
+shows an uploader on its page (and on the Data page); once the file is uploaded, the link is
+checked and applied as if it had been opened in a session holding the file, and a message says
+which settings were applied (:func:`pending_upload_box`, :func:`link_upload_options`).
 
 Presets
 -------
@@ -28,6 +32,7 @@ widgets are created with the new values.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -35,12 +40,18 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from ui.common import DATASET_KEY, dataset_from_spec, is_upload_spec, upload_in_session
+from ui.common import DATASET_KEY, UPLOADS_KEY, dataset_from_spec, is_upload_spec, set_upload, upload_in_session
 from ui.seeds import REPRO_SUFFIX, SEED_SUFFIX
 
 _LOADED = "_url_loaded_"
 _PRESET_APPLIED = "_preset_applied_"
 DATA_PARAM = "data"
+PENDING_LINK_KEY = "_pending_upload_link"   # {"page", "spec", "params": {key: [texts]}}
+LINK_UPLOAD_KEY = "link_upload_file"        # the uploader of a pending link's file
+_LINK_APPLIED = "_link_applied_"            # page -> the settings just applied (the success message)
+PAGE_TITLES = {"data": "Data", "cluster": "Cluster", "gibbs": "Gibbs", "cocluster": "Co-clustering",
+               "kmeans": "k-means", "privacy_utility": "Privacy–utility", "audit": "Privacy audit",
+               "paper_figures": "Paper figures"}
 
 
 # ----------------------------------------------------------------------------- field parsers
@@ -188,11 +199,14 @@ def check_link(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
     URL (before the widgets bind to it) and named in one warning. Call before the widgets are
     drawn; the widgets themselves read their values from the URL (``bind="query-params"``)."""
     flag = _LOADED + page
+    fields = _with_repro(fields)
+    if _restore_pending_link(page):      # its file is now uploaded: check the link as if opened again
+        st.session_state.pop(flag, None)
     if st.session_state.get(flag):
+        pending_upload_box(page)
         return
     st.session_state[flag] = True
     params = st.query_params
-    fields = _with_repro(fields)
     rejected = []
     if DATA_PARAM in params:
         try:
@@ -200,8 +214,10 @@ def check_link(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
             if not isinstance(spec, dict):
                 raise ValueError("not a parameter dict")
             if is_upload_spec(spec) and not upload_in_session(spec):
-                raise ValueError(f"the link was made on an uploaded file, {spec.get('name', '?')!r}, and a link "
-                                 "cannot carry a file: upload it on the Data page, then open the link again")
+                _check_upload_spec(spec)
+                _hold_link(page, spec, fields)      # the settings wait for the file
+                pending_upload_box(page)
+                return
             dataset_from_spec(spec)          # validates (ValueError on bad parameters or a too large dataset)
             st.session_state[DATASET_KEY] = {"spec": spec}
         except (ValueError, TypeError) as exc:
@@ -237,6 +253,165 @@ def check_link(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
     if rejected:
         st.warning("Ignored link parameters that this page cannot use: " + "; ".join(rejected)
                    + ". The other settings of the link were applied.")
+    applied = st.session_state.pop(_LINK_APPLIED + page, None)
+    if applied is not None:
+        kept = [k for k in applied["keys"] if k in st.query_params]
+        st.success(f"{applied['name']} is loaded, as the link asks"
+                   + (f"; the link's settings were applied: {_settings_text(kept)}." if kept else "."))
+    pending_upload_box(page)         # a link of another page waiting for its file (on the Data page)
+
+
+# ----------------------------------------------------------------------------- links on uploads
+def _settings_text(keys, params=None) -> str:
+    """``key = value`` of the link's settings ``keys`` (from ``params``, else the URL)."""
+    source = params if params is not None else {k: st.query_params.get_all(k) for k in keys}
+    return ", ".join(f"{k} = {', '.join(source[k])}" for k in keys)
+
+
+def _hold_link(page, spec, fields) -> None:
+    """Keep the link's settings (the parameters of ``fields``) and its upload ``spec`` pending in
+    the session, and take them out of the URL, so that no widget takes them before the file is there."""
+    params = st.query_params
+    held = {key: params.get_all(key) for key in fields if key in params}
+    st.session_state[PENDING_LINK_KEY] = {"page": page, "spec": spec, "params": held}
+    for key in [*held, DATA_PARAM]:
+        _unbind(key)
+        del st.query_params[key]
+    _reseed_widgets()
+
+
+def _unbind(key: str) -> None:
+    """Release the URL parameter ``key`` from the widget bound to it in an earlier run (Streamlit
+    refuses to set a bound parameter; the widget binds again when it is drawn). Internal to
+    Streamlit, as :func:`_reseed_widgets`; another layout leaves the binding (and setting fails)."""
+    try:
+        from streamlit.runtime.state import get_session_state
+
+        with get_session_state().query_params() as qp:
+            binding = qp.get_binding_for_param(key)
+            if binding is not None:
+                qp.unbind_widget(binding.widget_id)
+    except (ImportError, AttributeError):      # another Streamlit layout
+        pass
+
+
+def _check_upload_spec(spec) -> None:
+    """ValueError unless ``spec`` names a file (name, SHA-256) and valid read options."""
+    from dpcore.upload import DATA_KINDS, LABEL_MODES, NORMS
+
+    sha = spec.get("sha256")
+    if not isinstance(spec.get("name"), str) or not isinstance(sha, str) or len(sha) != 64 \
+            or any(c not in "0123456789abcdef" for c in sha):
+        raise ValueError("an uploaded file's spec needs its 'name' and its 'sha256' (64 hex digits)")
+    o = _read_options(spec)
+    if o["kind"] not in DATA_KINDS or o["labels"] not in LABEL_MODES or o["norm"] not in NORMS:
+        raise ValueError(f"the read options of the uploaded file {spec['name']!r} are not valid (data_kind "
+                         f"{o['kind']!r}, labels {o['labels']!r}, norm {o['norm']!r})")
+
+
+def _read_options(spec) -> dict:
+    """The :func:`dpcore.upload.load_upload` options of an upload spec."""
+    options = {"kind": spec.get("data_kind", "points"), "labels": spec.get("labels", "none"),
+               "transpose": bool(spec.get("transpose", False)), "norm": spec.get("norm", "none")}
+    if spec.get("subspace_dim"):
+        options["subspace_dim"] = spec["subspace_dim"]
+    return options
+
+
+def _options_text(spec) -> str:
+    o = _read_options(spec)
+    words = [o["kind"], "last column = class label" if o["labels"] == "last_column" else "no label column",
+             f"norm: {o['norm']}"] + (["transposed"] if o["transpose"] else [])
+    if "subspace_dim" in o:
+        words.append(f"q = {o['subspace_dim']}")
+    return ", ".join(words)
+
+
+def link_upload_options(data: bytes, options: dict) -> dict:
+    """The options to read an uploaded file with: ``options`` (the Data page's form), or the
+    pending link's read options when ``data`` is the file that link names (same SHA-256), so
+    that the link's settings then apply. Says so when they differ from ``options``."""
+    pending = st.session_state.get(PENDING_LINK_KEY)
+    if not pending or hashlib.sha256(data).hexdigest() != pending["spec"].get("sha256"):
+        return options
+    link = _read_options(pending["spec"])
+    if link != {k: options.get(k) for k in link}:
+        st.info(f"This is the file of the link you opened: read as the link says ({_options_text(pending['spec'])}).")
+    return link
+
+
+def _take_link_file(name: str, data: bytes) -> bool:
+    """Load the pending link's file (its read options); an error box when it is another file."""
+    spec = st.session_state[PENDING_LINK_KEY]["spec"]
+    sha = hashlib.sha256(data).hexdigest()
+    if sha != spec["sha256"]:
+        st.error(f"{name} is not the file of the link: its contents differ (SHA-256 {sha[:12]}…, the link's "
+                 f"{spec['name']} has {spec['sha256'][:12]}…). Upload the file the link was made on, or load this "
+                 "one on the Data page (the link's settings are then not applied).")
+        return False
+    return set_upload(name, data, **_read_options(spec)) is not None    # else set_upload showed dpcore's words
+
+
+def _forget_link() -> None:
+    st.session_state.pop(PENDING_LINK_KEY, None)
+
+
+def pending_upload_box(page: str) -> None:
+    """On the pending link's page and on the Data page: what the link needs (its file) and what
+    happens then, with an uploader; after the upload on the Data page, where to go."""
+    pending = st.session_state.get(PENDING_LINK_KEY)
+    if not pending or page not in (pending["page"], "data"):
+        return
+    spec, held, target = pending["spec"], pending["params"], pending["page"]
+    title = PAGE_TITLES.get(target, target)
+    where = "" if target == page else f" on the {title} page"
+    what = f"the link's settings ({_settings_text(list(held), held)})" if held else "the link's dataset"
+    if _held_upload(spec) is not None:    # uploaded here or with the Data page's form
+        st.info(f"{spec['name']} is loaded, read as the link says ({_options_text(spec)}). Open the {title} page: "
+                f"{what} will be applied there.")
+        return
+    settings = f"{what} will then be {'applied' if held else 'loaded'}{where}"
+    with st.container(border=True):
+        st.warning(f"This link used an uploaded file ({spec['name']}). Upload it here; {settings}. It is read as "
+                   f"the link says ({_options_text(spec)}). Until then this page shows another dataset.")
+        file = st.file_uploader("the link's file", key=LINK_UPLOAD_KEY, help="A link cannot carry a file: upload "
+                                f"the file {spec['name']} (SHA-256 {spec['sha256'][:12]}…) the link was made on.")
+        st.button("Forget the link", key="link_upload_forget", on_click=_forget_link,
+                  help="Keep this page as it is; the link's settings are dropped.")
+    if file is not None and _take_link_file(file.name, file.getvalue()):
+        st.rerun()                        # the next run applies the link (check_link) without this box
+
+
+def _restore_pending_link(page: str) -> bool:
+    """When the pending link of ``page`` has its file in this session: put its settings back into
+    the URL and the snapshot widgets are seeded from, and drop the widgets' values, so that they
+    take the link's values as on a first open. Returns whether it did (the link is then checked)."""
+    pending = st.session_state.get(PENDING_LINK_KEY)
+    spec = _held_upload(pending["spec"]) if pending and pending["page"] == page else None
+    if spec is None:
+        return False
+    st.session_state.pop(PENDING_LINK_KEY)
+    st.query_params[DATA_PARAM] = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+    for key, texts in pending["params"].items():
+        _unbind(key)
+        st.query_params[key] = texts if len(texts) > 1 else texts[0]
+        if key in st.session_state:
+            del st.session_state[key]      # a widget seeds from the link only when it has no value
+    _reseed_widgets()
+    st.session_state[_LINK_APPLIED + page] = {"name": spec["name"], "keys": list(pending["params"])}
+    return True
+
+
+def _held_upload(spec):
+    """The spec of this session's upload of the same file (SHA-256) read the same way as the link's
+    ``spec`` (the file's name may differ), or None."""
+    if upload_in_session(spec):
+        return spec
+    same = {k: v for k, v in spec.items() if k != "name"}
+    for ds in st.session_state.get(UPLOADS_KEY, {}).values():
+        if {k: v for k, v in ds.params.items() if k != "name"} == same:
+            return dict(ds.params)
+    return None
 
 
 def publish_url() -> None:

@@ -90,15 +90,26 @@ def test_bad_links_warn_and_memory_stays_under_the_cap(chromium, fresh_server):
         ctx.close()
 
 
-def test_a_link_made_on_an_upload_says_so(app_url, page):
-    """Problem 6: a link from a session that used an uploaded file cannot carry the file; opened
-    elsewhere it says which file to upload instead of silently showing another dataset."""
-    spec = {"kind": "upload", "name": "two_planes.csv", "sha256": "0" * 64, "data_kind": "points", "labels": "last",
-            "transpose": False, "norm": "clip"}
-    sd.open_page(page, _url(app_url, "/cluster", {"data": json.dumps(spec)}))
+def test_a_link_made_on_an_upload_works_in_one_step(app_url, page):
+    """A link from a session that used an uploaded file cannot carry the file. It used to say
+    "upload it on the Data page, then open the link again", and the reopened link started a new
+    session without the file (a loop). Now the page it opens asks for the file, and once it is
+    uploaded there the link's settings apply."""
+    from dpcore.upload import load_upload
+    spec = load_upload("two_planes.csv", TWO_PLANES.read_bytes(), labels="last_column").params
+    link = {"data": json.dumps(spec, sort_keys=True, separators=(",", ":")), "cl_q": "1"}
+    sd.open_page(page, _url(app_url, "/cluster", link))
     warnings = " ".join(page.locator(sd.WARNING).all_inner_texts())
-    assert "two_planes.csv" in warnings and "upload it on the Data page" in warnings, warnings
+    assert "two_planes.csv" in warnings and "Upload it here" in warnings, warnings
+    with sd.rerun(page):
+        page.locator(f"{sd.MAIN} [data-testid='stFileUploader'] input[type='file']").first.set_input_files(
+            str(TWO_PLANES))
     assert not sd.problems(page), sd.problems(page)
+    assert "Upload it here" not in " ".join(page.locator(sd.WARNING).all_inner_texts())
+    assert sd.widget(page, "stNumberInput", "subspace dimension q").locator("input").first.input_value() == "1"
+    assert "two_planes.csv" in page.locator(f"{sd.MAIN}").inner_text()
+    sd.press(page, "Run")
+    sd.check_page(page, min_charts=1)
 
 
 def _nav(page, title):
