@@ -18,8 +18,8 @@ from dpcore.data import (CLUTO_NAMES, MAX_GENERATED_CELLS, PAPER_SPECS,
                          clipping_explanation)
 from dpcore.plots.data import face_grid, projection_note, projection_scatter, sparse_overview
 from dpcore.upload import LIMITS_TEXT, MAX_BYTES, WIDE_RATIO
-from ui.common import (DEFAULT_DATASET, current_dataset, current_spec_or_default, privacy_statement, set_dataset,
-                       set_upload, show_chart)
+from ui.common import (DEFAULT_DATASET, current_dataset, current_spec_or_default, number_input, privacy_statement,
+                       run_button, set_dataset, set_upload, show_chart)
 from ui.pickers import GeneratorInputs, follow_default, upload_subspace_dim
 from ui.share import Preset, check_link, link_upload_options, preset_picker, publish_url
 
@@ -116,16 +116,16 @@ with st.form("dataset_form"):
         subjects = prev("subjects", 5)
         new = dict(
             kind="yaleb",
-            subjects=int(c1.number_input(
+            subjects=int(number_input(c1,
                 "subjects", 2, 31, key=key_of("subjects", subjects if isinstance(subjects, int) else 5),
                 help="Number of people, drawn at random among the 31 with 64 images.")),
-            n_per_subject=int(c2.number_input(
+            n_per_subject=int(number_input(c2,
                 "images per subject", 2, 64, key=key_of("n_per_subject", int(prev("n_per_subject", 64))),
                 help="64 gives the paper's n = 320 for 5 subjects.")),
-            pca_dim=int(c3.number_input(
+            pca_dim=int(number_input(c3,
                 "per-subject PCA dimension", 0, 63, key=key_of("pca_dim", int(prev("pca_dim", 9))),
                 help="Each subject is projected on its own affine subspace of this dimension (paper: 9). 0 = off.")),
-            d=int(c1.number_input(
+            d=int(number_input(c1,
                 "final dimension d", 0, 2016, key=key_of("d", int(prev("d", 50))),
                 help="Random Gaussian projection to this dimension (paper: 50). 0 = keep the 2016 pixels.")),
             normalize=c2.selectbox("norm bound", ["rows", "pixels"], key=key_of("normalize", prev("normalize", "rows")),
@@ -171,9 +171,9 @@ with st.form("dataset_form"):
             signal=num(c2, "block signal", "signal", 5.0, "Extra Poisson rate inside the blocks."),
             noise=num(c3, "background rate", "noise", 0.5, "Poisson rate everywhere."),
             random_state=seed(st))
-    submitted = st.form_submit_button("Generate / load", type="primary",
-                                      help="Build the dataset with these parameters (or read the file). On an error "
-                                           "the previous dataset is kept.")
+    submitted = run_button(st, "Generate / load", type="primary",
+                          help="Build the dataset with these parameters (or read the file). On an error "
+                               "the previous dataset is kept.")
 
 flash = st.session_state.pop(FLASH_KEY, None)
 if flash:

@@ -4,7 +4,7 @@ follow_default resets a keyed input when its default changes."""
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_helpers import by_key
+from apptest_helpers import by_key, limits
 
 from dpcore.data import GENERATOR_LIMITS
 from ui.pickers import BLOCK_LIMITS, GAUSSIAN_LIMITS, picker_url_fields
@@ -60,7 +60,7 @@ def test_only_listed_inputs_are_bound_to_the_url(bound):
     expected = {"km_data", "km_n", "km_d", "km_comp", "km_sigma", "km_dseed"} if bound else {""}
     assert keys == expected
     n = by_key(at, "km_n")
-    assert (n.min, n.max) == GAUSSIAN_LIMITS["n"] and "10,000,000 cells" in n.help
+    assert limits(at, "km_n") == GAUSSIAN_LIMITS["n"] and "10,000,000 cells" in n.help
 
 
 def _follow_app():

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_helpers import by_key, open_page, press
+from apptest_helpers import by_key, limits, open_page, press
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -78,7 +78,8 @@ def test_data_page_refuses_a_dataset_above_the_cell_cap_once_and_keeps_the_datas
     at.run()
     for name, value in sizes.items():
         w = by_key(at, f"data_{kind}_{name}")
-        assert w.min <= value <= w.max            # the form itself lets each number through
+        lo, hi = limits(at, f"data_{kind}_{name}")
+        assert lo <= value <= hi                  # the form itself lets each number through
         w.set_value(value)
     load(at)
     assert len(at.error) == 1 and f"{MAX_GENERATED_CELLS:,} cells" in at.error[0].value     # the refusal, with the cap
@@ -89,10 +90,10 @@ def test_data_page_inputs_show_the_cell_cap_and_use_dpcore_limits():
     from dpcore.data import GENERATOR_LIMITS, MAX_GENERATED_CELLS
     at = page("2_data.py")
     n = by_key(at, "data_subspaces_n")
-    assert (n.min, n.max) == GENERATOR_LIMITS["subspaces"]["n"]
+    assert limits(at, "data_subspaces_n") == GENERATOR_LIMITS["subspaces"]["n"]
     assert f"{MAX_GENERATED_CELLS:,}" in n.help                          # the cap, in the input's help
     sigma = by_key(at, "data_subspaces_sigma")
-    assert (sigma.min, sigma.max) == GENERATOR_LIMITS["subspaces"]["sigma"]
+    assert limits(at, "data_subspaces_sigma") == GENERATOR_LIMITS["subspaces"]["sigma"]
 
 
 @pytest.mark.parametrize("preset,d,q,k", [("Three lines in R³ (see the subspaces)", 3, 1, 3),

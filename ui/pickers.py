@@ -27,7 +27,7 @@ import streamlit as st
 from dpcore.data import CLUTO_NAMES, GENERATOR_LIMITS, MAX_DATA_SEED, MAX_GENERATED_CELLS, PAPER_SPECS
 from dpcore.defaults import default_n_clusters, default_subspace_dim, public_upload_subspace_dim
 from dpcore.upload import suggest_subspace_dim, upload_key, with_subspace_dim
-from ui.common import DATASET_KEY, MAX_SESSION_UPLOADS, UPLOADS_KEY, dataset_from_spec, is_upload_spec
+from ui.common import DATASET_KEY, MAX_SESSION_UPLOADS, UPLOADS_KEY, dataset_from_spec, is_upload_spec, number_input
 from ui.share import as_float, as_int
 
 #: limits of the Gaussian mixture's inputs (points n, dimension d, components, σ, data seed)
@@ -81,18 +81,18 @@ class GeneratorInputs:
         """A number input of a generator parameter, limits from dpcore.data.GENERATOR_LIMITS."""
         lo, hi = GENERATOR_LIMITS[self.kind][name]
         span = f"{lo:,} to {hi:,}" if isinstance(lo, int) else f"{lo:g} to {hi:g}"
-        return col.number_input(label, lo, hi, key=self.key(name, type(lo)(self.prev(name, default))),
+        return number_input(col, label, lo, hi, key=self.key(name, type(lo)(self.prev(name, default))),
                                 help=f"{help} Allowed: {span}.", **kw)
 
     def seed(self, col, help="Random seed of the generator."):
         """The generator's seed input."""
-        return int(col.number_input("seed", 0, MAX_DATA_SEED,
+        return int(number_input(col, "seed", 0, MAX_DATA_SEED,
                                     key=self.key("random_state", int(self.prev("random_state", 0))), help=help))
 
 
 def _number(col, label, key, limits, value, help, url_fields, **kw):
     lo, hi = limits
-    return col.number_input(label, lo, hi, value, key=key, help=help, **_bind(key, url_fields), **kw)
+    return number_input(col, label, lo, hi, value, key=key, help=help, **_bind(key, url_fields), **kw)
 
 
 def _blocks_params(key, default, url_fields=None):
