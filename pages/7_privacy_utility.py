@@ -7,14 +7,13 @@ import streamlit as st
 
 from dpcore.defaults import default_subspace_dim
 from dpcore.lab.methods import presets_for
-from dpcore.lab.sweeps import run_sweep
 from ui.common import (ResultSlot, cancelled_note, check_budget, current_dataset, current_spec, in_process_loadable,
                        is_upload_spec, run_ended, run_started)
 from ui.seeds import master_seed, seed_controls
 from ui.share import check_link, follow_dataset, preset_picker, publish_url
 from ui.sweep import (DEFAULT_RANGE, KEY, LOG_EPS, MAX_POINTS, MAX_TRIALS, METRIC_HELP, METRICS_FOR, PAGE, PRESETS,
-                      URL_FIELDS, WORKERS, build_sweep, defaults_for, fmt, gibbs_note, metric_label, planned_sweep,
-                      progress_text, q_limits, radius_warning, record_sweep, show_privacy, show_result)
+                      URL_FIELDS, WORKERS, LiveSweep, build_sweep, defaults_for, fmt, gibbs_note, metric_label,
+                      planned_sweep, q_limits, radius_warning, record_sweep, show_partial, show_privacy, show_result)
 
 st.title("Privacy–utility curves")
 st.markdown("How much utility does ε buy? Each private method is run several times at every ε of a "
@@ -81,19 +80,21 @@ with st.form("sweep_form"):
         st.warning(leak_words)
     if gibbs_note(methods):
         st.caption(gibbs_note(methods))
-    st.caption("ε grid: " + ", ".join(fmt(e) for e in grid) + ". A running sweep can be stopped with "
-               "Streamlit's **Stop** button (top right); the last finished result stays.")
+    st.caption("ε grid: " + ", ".join(fmt(e) for e in grid) + ". A running sweep is drawn ε by ε as its runs "
+               "finish, in a figure titled *partial*; Streamlit's **Stop** button (top right) stops it, and the last "
+               "finished sweep stays.")
     go = st.form_submit_button("Run sweep", type="primary")
 publish_url()
 
-progress_slot, result_slot, privacy_slot = st.empty(), ResultSlot(), ResultSlot()
+progress_slot, live_slot, kept_slot = st.empty(), st.empty(), st.empty()   # bar; figure so far; a partial one
+result_slot, privacy_slot = ResultSlot(), ResultSlot()
 
 
 def draw(res, after_run=False):
     with (result_slot.latest() if after_run else result_slot.previous()):
         if res is None:
             st.info("Choose methods and an ε range, then **Run sweep** (a preset sets everything at once). "
-                    "Small sweeps take seconds; the Fig. 2 preset up to a minute.")
+                    "Small sweeps take seconds; the Fig. 2 preset 10–15 s, drawn ε by ε as it runs.")
         else:
             show_result(res)
     with (privacy_slot.latest() if after_run else privacy_slot.previous()):
@@ -101,6 +102,7 @@ def draw(res, after_run=False):
 
 
 draw(st.session_state.get(KEY))     # before the run: Stop leaves the last result on screen
+show_partial(kept_slot)             # the drawn cells of a sweep that did not finish, labelled partial
 if go:
     run_started("sweep")
     try:
@@ -109,15 +111,15 @@ if go:
     except ValueError as exc:
         progress_slot.error(str(exc))
     else:
-        bar = progress_slot.progress(0.0, text="Sweep: starting…")
+        kept_slot.empty()
+        progress_slot.progress(0.0, text="Sweep: starting…")
         t0 = time.perf_counter()
-
-        def progress(done, total):
-            bar.progress(done / total, text=progress_text(done, total, time.perf_counter() - t0))
-
+        # each cell (a method at one ε) is charged right before it is first drawn, the rest once finished
+        live = LiveSweep(sweep, metrics, progress_slot, live_slot, lambda part: record_sweep(part, seed, ds.name),
+                         ds.name, secret=seed is None)
         try:
             with in_process_loadable(sweep.dataset):
-                df = run_sweep(sweep, n_jobs=int(n_jobs), progress=progress)
+                df = live.run(n_jobs=int(n_jobs))
         except ValueError as exc:
             progress_slot.error(str(exc))
         except Exception as exc:  # noqa: BLE001 - a failure inside a worker process: a message, not a traceback
@@ -125,7 +127,6 @@ if go:
                                 "Run it again; if it fails again, please report it with these words.")
         else:
             progress_slot.empty()
-            record_sweep(df, seed, ds.name)      # charged once finished, before drawn: a stopped sweep charges nothing
             if seed is None:
                 df = df.drop(columns=["seed"])   # per-run seeds would give the secret noise away
             previous = st.session_state.get(KEY) or {}

@@ -169,7 +169,8 @@ def test_sweep_on_the_uploaded_two_planes_with_q():
     ds, state = _upload_state()
     at = page(spec=dict(ds.params), state=state)
     q = w(at, "pu_q")
-    assert (q.value, q.min, q.max) == (3, 1, ds.d - 1)             # the fallback q, up to d − 1
+    from dpcore.defaults import default_subspace_dim
+    assert (q.value, q.min, q.max) == (default_subspace_dim(ds), 1, ds.d - 1)    # the upload's default, up to d − 1
     assert w(at, "pu_jobs").options == ["1"]                      # uploads run in this process
     q.set_value(2)
     at = run_small(at, methods=("SuLQ-10", "k-plane"), metrics=("d_W_class", "cost"))

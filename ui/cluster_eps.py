@@ -10,11 +10,19 @@ page's "reproducible (noise public)" box is ticked: then every panel uses the pa
 (the same seed as a Run at that ε, so each panel can be reproduced alone) and the meter lists
 the runs as not private.
 
-Stop (the button top right) keeps the previous comparison: it is drawn into its slot before
-the runs start and replaced only after all of them succeeded.
+Drawn as it runs: each ε panel appears as soon as its run has finished (a figure titled
+*partial*, redrawn at most once a second and never more often than five times its own drawing
+time), with a bar giving the runs done and the time left (the measured time per run). Stop (the
+button top right) keeps the previous comparison below: it is drawn into its slot before the runs
+start and replaced only after all of them succeeded. The panels of a comparison that did not
+finish stay in the session, shown apart and labelled partial (they were charged: each ε's fit is
+charged as it finishes), and the page says that the run was cancelled
+(:func:`ui.common.cancelled_note`).
 """
 from __future__ import annotations
 
+import math
+import time
 import warnings
 
 import streamlit as st
@@ -23,12 +31,20 @@ from dpcore.plots.small_multiples import subspace_small_multiples
 from dpcore.privacy import basic_composition
 from ui.cluster import (BIND, EPSILON_GRID, METHODS, SA_SOLVERS, evaluate, fmt, planned_delta, reference_name,
                         run_method, run_reference)
-from ui.common import ResultSlot, check_budget, planned, privacy_statement, record_estimator, run_guarded, show_chart
+from ui.common import (ResultSlot, cancelled_note, check_budget, planned, privacy_statement, record_estimator,
+                       run_ended, run_guarded, run_started, show_chart)
 from ui.seeds import seed_label
 from ui.share import list_of
 
 CMP_KEY = "cl_cmp_eps"
 CMP_RESULT_KEY = "cluster_eps_compare"
+#: session key: the panels of a comparison that did not finish (drawn, so charged), labelled partial
+CMP_PARTIAL_KEY = "cluster_eps_partial"
+#: the name of the comparison's run for :func:`ui.common.run_started` (a cancelled one is named)
+RUN_NAME = "cluster_eps"
+#: a running comparison's figure is redrawn at most every MIN_REDRAW_S seconds, and no more often than
+#: every DRAW_FACTOR × its last drawing's time
+MIN_REDRAW_S, DRAW_FACTOR = 1.0, 5
 #: most ε values in one comparison (panels: these plus the non-private one)
 MAX_EPS = 4
 #: from "the noise wins" to "close to non-private" on the page's datasets (Fig. 2, lines and
@@ -67,18 +83,45 @@ def _metric(m):
     return ", ".join(out) or f"cost {m['k-means subspace cost (eq. 3)']:.3g}"
 
 
-def run_comparison(key, params, k, q, seed, ds, eps_values, bar):
+def _figure(ds, panels, title=""):
+    return subspace_small_multiples(ds.X, panels, true=ds.subspaces, reference=ds.labels,
+                                    cols=min(len(panels), 3 if len(panels) > 4 else len(panels)),
+                                    found_name="found", title=title)
+
+
+def partial_title(done, total):
+    """The title of a running comparison's figure; it reads right when Stop freezes it."""
+    return (f"PARTIAL comparison: {done} of {total} ε panels finished (the non-private solver comes last); "
+            "not the finished comparison")
+
+
+def progress_text(done, total, elapsed):
+    """The bar's text: ε runs done, time spent and left (the measured time per run × the runs left,
+    the non-private solver counted as one more)."""
+    eta = f", about {elapsed / done * (total - done + 1):.0f} s left" if done else ""
+    step = (f"ε run {done + 1} of {total}" if done < total else "the non-private solver")
+    return (f"Compare ε: {done} of {total} ε runs done, now {step} · {elapsed:.0f} s{eta}. Stop, top right, "
+            "cancels; the last finished comparison stays below.")
+
+
+def run_comparison(key, params, k, q, seed, ds, eps_values, bar, show=None, clock=time.perf_counter,
+                   min_interval=MIN_REDRAW_S, draw_factor=DRAW_FACTOR):
     """Fit method ``key`` at every ε of ``eps_values`` and its non-private reference; record every
-    private run in the session meter as soon as it is released. Returns the stored comparison."""
+    private run in the session meter as soon as it is released. Returns the stored comparison.
+
+    ``show(fig, done)``, when given, is called with the figure of the finished ε panels (titled
+    :func:`partial_title`) after a run, at most every ``min_interval`` seconds (and
+    ``draw_factor`` × the last drawing's time), never after the last ε (the finished
+    comparison is drawn instead). The finished panels are kept under :data:`CMP_PARTIAL_KEY`
+    until the caller has stored the finished comparison."""
     method = METHODS[key]
     if seed is None:     # every panel is a counted release: the class budget sees them all before the first
         check_budget([planned(eps, planned_delta(params)) for eps in eps_values], ds.name)
     panels, rows, ledgers = [], [], []
     drawn = ds.subspaces is not None or ds.d <= 3 or q <= 2    # else q-dimensional discs would only hide the points
+    n, t0, last, cost = len(eps_values), clock(), -math.inf, 0.0
     for i, eps in enumerate(eps_values):
-        bar.progress(i / (len(eps_values) + 1),
-                     text=f"Compare ε: run {i + 1} of {len(eps_values)} (ε = {eps_label(eps)}). Stop, top right, "
-                          "cancels; the last comparison stays below.")
+        bar.progress(i / (n + 1), text=progress_text(i, n, clock() - t0))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")     # the single run shows the estimator's warnings
             model, seconds, _, _ = run_method(key, {**params, "epsilon": eps}, k, q, seed, ds.X, with_reference=False)
@@ -88,8 +131,15 @@ def run_comparison(key, params, k, q, seed, ds, eps_values, bar):
         panels.append(dict(title=f"ε = {eps_label(eps)}: {_metric(m)}", labels=model.labels_,
                            subspaces=model.subspaces_ if drawn else None))
         rows.append({"run": f"ε = {eps_label(eps)} (private)", **m})
-    bar.progress(len(eps_values) / (len(eps_values) + 1),
-                 text="Compare ε: the non-private solver. Stop, top right, cancels; the last comparison stays below.")
+        # charged above, so kept (a stopped comparison shows what it paid for); the figure is built when shown
+        st.session_state[CMP_PARTIAL_KEY] = dict(panels=list(panels), done=i + 1, of=n, dataset=ds.name,
+                                                 label=method.label)
+        now = clock()
+        if show is not None and i + 1 < n and now - last >= max(min_interval, draw_factor * cost):
+            show(_figure(ds, panels, partial_title(i + 1, n)), i + 1)
+            last = clock()
+            cost = last - now
+    bar.progress(n / (n + 1), text=progress_text(n, n, clock() - t0))
     ref_name = reference_name(key, params)
     reference = run_reference(key, params, k, q, seed, ds.X)
     if reference is not None:
@@ -99,12 +149,27 @@ def run_comparison(key, params, k, q, seed, ds, eps_values, bar):
                            subspaces=reference.subspaces_ if drawn else None))
         rows.append({"run": f"non-private {label}", **m})
     eps_total, delta_total = basic_composition([e for e, _ in ledgers], [d for _, d in ledgers])
-    fig = subspace_small_multiples(ds.X, panels, true=ds.subspaces, reference=ds.labels,
-                                   cols=min(len(panels), 3 if len(panels) > 4 else len(panels)),
-                                   found_name="found")
+    fig = _figure(ds, panels)
     return dict(method=key, label=method.label, dataset=ds.name, d=ds.d, eps=list(eps_values), seed=seed, fig=fig,
                 rows=rows, eps_total=eps_total, delta_total=delta_total, reference=reference is not None,
                 ref_name=ref_name, classes=ds.labels is not None, truth=ds.subspaces is not None, drawn=drawn, q=q)
+
+
+def _show_partial(container, ds):
+    """The panels of a comparison that did not finish, in an expander labelled partial."""
+    part = st.session_state.get(CMP_PARTIAL_KEY)
+    if not part:
+        return
+    if part["dataset"] != ds.name:        # drawn on the data it was computed on only
+        return
+    if "fig" not in part:                 # built once
+        part["fig"] = _figure(ds, part["panels"], partial_title(part["done"], part["of"]))
+    with container.container():
+        with st.expander(f"Partial comparison that did not finish ({part['label']} on {part['dataset']}): "
+                         f"{part['done']} of {part['of']} ε panels"):
+            st.caption("These panels were drawn while that comparison ran, and the meter has recorded their runs. "
+                       "A partial comparison: not the finished one, and not the one below.")
+            show_chart(part["fig"], "cluster compare eps partial", key="cl_cmp_partial_kept")
 
 
 def _draw(cmp, current_dataset, current_method=None):
@@ -177,24 +242,43 @@ def compare_section(ds, key, k, q, params, seed):
         go = st.form_submit_button("Compare ε", type="primary")
     st.caption(f"Runs {method.label} on {ds.name} at each ε (each a private release, all added to the meter), "
                f"then the non-private solver; seed: {seed_label(seed)}.")
-    progress_slot, result_slot = st.empty(), ResultSlot()
+    progress_slot, live_slot, kept_slot, result_slot = st.empty(), st.empty(), st.empty(), ResultSlot()
     previous = st.session_state.get(CMP_RESULT_KEY)
     if previous is not None:
         with result_slot.previous():
             _draw(previous, ds.name, key)
-    if not go:
-        return
+    _show_partial(kept_slot, ds)
+    if go:
+        _compare(progress_slot, live_slot, kept_slot, result_slot, previous, ds, key, k, q, params, seed, eps_values)
+    cancelled_note(RUN_NAME, kept=st.session_state.get(CMP_RESULT_KEY) is not None)
+
+
+def _compare(progress_slot, live_slot, kept_slot, result_slot, previous, ds, key, k, q, params, seed, eps_values):
+    """Run the comparison (Compare ε pressed), drawing its panels as they finish."""
     kept = " The previous comparison is kept." if previous is not None else ""
+    if not eps_values:
+        progress_slot.error("Choose at least one value of ε to compare." + kept)
+        return
+    run_started(RUN_NAME)
+    draws = []
+
+    def show(fig, done):
+        draws.append(done)
+        show_chart(fig, "cluster compare eps partial", container=live_slot, key=f"cl_cmp_live_{len(draws)}")
+
     with progress_slot.container():       # the bar and any error stay in this slot: nothing below moves
-        if not eps_values:
-            st.error("Choose at least one value of ε to compare." + kept)
-            return
+        kept_slot.empty()
+        st.session_state.pop(CMP_PARTIAL_KEY, None)
         bar = st.progress(0.0, text="Compare ε: starting…")
-        out = run_guarded(run_comparison, key, params, k, q, seed, ds, sorted(eps_values), bar)
+        out = run_guarded(run_comparison, key, params, k, q, seed, ds, sorted(eps_values), bar, show)
         if out is None:
             bar.progress(1.0, text="Compare ε failed." + kept)
+            run_ended(RUN_NAME)
             return
     progress_slot.empty()
+    live_slot.empty()
+    st.session_state.pop(CMP_PARTIAL_KEY, None)
     st.session_state[CMP_RESULT_KEY] = out
     with result_slot.latest():
         _draw(out, ds.name, key)
+    run_ended(RUN_NAME)

@@ -384,7 +384,8 @@ def dask_executor(address: str):
     return Client(address).get_executor()
 
 
-def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, store=None, progress=None):
+def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, store=None, progress=None,
+              on_cell=None):
     """Run every task of ``sweep`` and return one DataFrame row per run.
 
     ``progress(done, total)`` is called after each finished run (and once at the start with
@@ -402,6 +403,15 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
         Directory of one JSON file per finished run; runs found there are not recomputed.
     progress : callable, optional
         ``progress(done, total)``.
+    on_cell : callable, optional
+        ``on_cell(label, epsilon, rows)``, called once per *cell* (one algorithm at one ε; a
+        non-private algorithm's cell has ε = NaN) as soon as all its trials have finished, with
+        the cell's rows in trial order; cells loaded whole from ``store`` are reported at the
+        start. With it the runs are started ε by ε (the non-private references first, then the
+        grid from the smallest ε; the algorithms in their order within an ε), so a caller can draw
+        the sweep as it grows. A run's result does not depend on when it runs (see the module
+        docstring): the returned frame is the same with or without ``on_cell``. An exception
+        raised by ``on_cell`` (or ``progress``) stops the sweep: queued runs are cancelled.
 
     Returns
     -------
@@ -443,8 +453,12 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
     if store is not None:
         store.mkdir(parents=True, exist_ok=True)
     total = len(tasks)
+    cells = _Cells(tasks, on_cell)
+    if on_cell is not None:
+        todo.sort(key=lambda item: _eps_first(item[1]))     # stable: algorithm order, then trials
     if progress:
         progress(len(rows), total)
+    cells.loaded(rows)
 
     def finish(key, row):
         rows[key] = row
@@ -454,6 +468,7 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
             tmp.replace(store / f"{key}.json")  # atomic: a killed sweep never leaves half a file
         if progress:
             progress(len(rows), total)
+        cells.finished(key, row)
 
     own_pool = None
     if executor is None and n_jobs > 1 and len(todo) > 1:
@@ -484,6 +499,54 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
     df["_o"] = df["algorithm"].map(order)
     df = df.sort_values(["_o", "epsilon", "trial"], na_position="first").drop(columns="_o").reset_index(drop=True)
     return df
+
+
+def _eps_first(task):
+    """Sort key of the streamed order: non-private runs (ε = NaN) first, then by ε."""
+    eps = task["epsilon"]
+    return (0, 0.0) if math.isnan(eps) else (1, eps)
+
+
+class _Cells:
+    """Which runs make each cell (algorithm label, ε) of a sweep, and the call of ``on_cell``
+    when the last run of a cell has finished (:func:`run_sweep`)."""
+
+    def __init__(self, tasks, on_cell):
+        self.on_cell = on_cell
+        self.cell_of, self.keys = {}, {}
+        for task in tasks if on_cell is not None else ():
+            eps = task["epsilon"]
+            cell = (task["algorithm"]["label"], None if math.isnan(eps) else eps)
+            key = _task_key(task)
+            self.cell_of[key] = cell
+            self.keys.setdefault(cell, []).append(key)
+        self.rows, self.reported = {}, set()
+
+    def _report(self, cell):
+        if cell in self.reported:          # a grid that repeats an ε repeats its runs' keys: one report
+            return
+        self.reported.add(cell)
+        rows = sorted((self.rows[k] for k in self.keys[cell]), key=lambda r: r["trial"])
+        label, eps = cell
+        self.on_cell(label, math.nan if eps is None else eps, rows)
+
+    def loaded(self, rows):
+        """Report the cells whose runs were all loaded from a store."""
+        if self.on_cell is None:
+            return
+        self.rows.update(rows)
+        for cell, keys in self.keys.items():
+            if all(k in self.rows for k in keys):
+                self._report(cell)
+
+    def finished(self, key, row):
+        """One run finished: report its cell if it was the cell's last."""
+        if self.on_cell is None:
+            return
+        self.rows[key] = row
+        cell = self.cell_of[key]
+        if all(k in self.rows for k in self.keys[cell]):
+            self._report(cell)
 
 
 def _task_method(task):
