@@ -156,7 +156,8 @@ if submitted:
     st.session_state.pop(PARTIAL_KEY, None)       # kept only when the run is cancelled
     run_ended("gibbs")
 
-cancelled_note("gibbs", kept=st.session_state.get(RESULT_KEY) is not None)
+cancelled_note("gibbs", kept=st.session_state.get(RESULT_KEY) is not None,
+               partial=PARTIAL_KEY in st.session_state)
 show_partial()                                    # a cancelled run's traces, labelled partial
 res = st.session_state.get(RESULT_KEY)
 if res is None:

@@ -5,15 +5,16 @@ import time
 import numpy as np
 import streamlit as st
 
-from dpcore.defaults import default_subspace_dim
+from dpcore.defaults import default_subspace_dim, subspace_dim_reason
 from dpcore.lab.methods import presets_for
 from ui.common import (ResultSlot, cancelled_note, check_budget, current_dataset, current_spec, in_process_loadable,
-                       is_upload_spec, run_ended, run_started)
+                       is_upload_spec, number_input, run_button, run_ended, run_started)
 from ui.seeds import master_seed, seed_controls
 from ui.share import check_link, follow_dataset, preset_picker, publish_url
 from ui.sweep import (DEFAULT_RANGE, KEY, LOG_EPS, MAX_POINTS, MAX_TRIALS, METRIC_HELP, METRICS_FOR, PAGE, PRESETS,
                       URL_FIELDS, WORKERS, LiveSweep, build_sweep, defaults_for, fmt, gibbs_note, metric_label,
                       planned_sweep, q_limits, radius_warning, record_sweep, show_partial, show_privacy, show_result)
+from ui.sweep import PARTIAL_KEY as SWEEP_PARTIAL
 
 st.title("Privacy–utility curves")
 st.markdown("How much utility does ε buy? Each private method is run several times at every ε of a "
@@ -57,17 +58,15 @@ with st.form("sweep_form"):
     c1, c2, c3, c4 = st.columns(4)
     lo, hi = c1.select_slider("ε range (log10)", options=LOG_EPS, value=DEFAULT_RANGE, key="pu_range",
                               bind="query-params", help="The grid runs from 10^low to 10^high.")
-    n_eps = c2.number_input("ε points", 1, MAX_POINTS, 7, key="pu_points", bind="query-params",
+    n_eps = number_input(c2, "ε points", 1, MAX_POINTS, 7, key="pu_points", bind="query-params",
                             help="Number of ε values on the log grid.")
-    trials = c3.number_input("trials", 1, MAX_TRIALS, 5, key="pu_trials", bind="query-params",
+    trials = number_input(c3, "trials", 1, MAX_TRIALS, 5, key="pu_trials", bind="query-params",
                              help="Runs per method and ε (different seeds).")
     q = None
     if kind == "points":
-        q = c4.number_input("subspace dimension q", q_lo, q_hi, default_q, key="pu_q", bind="query-params",
-                            help=f"Dimension of the subspaces the subspace methods fit (1 … d − 1 = {q_hi}); the "
-                                 f"default {default_q} is " + ("the true subspaces' dimension." if ds.subspaces
-                                                               is not None else "a guess: try the data's own.")
-                                 + " Not used by the k-means methods.")
+        q = number_input(c4, "subspace dimension q", q_lo, q_hi, default_q, key="pu_q", bind="query-params",
+                            help=f"Dimension of the subspaces the subspace methods fit (1 … d − 1 = {q_hi}); "
+                                 f"{subspace_dim_reason(ds)} Not used by the k-means methods.")
     workers = [1] if uploaded else WORKERS
     n_jobs = st.radio("workers", workers, index=len(workers) - 1, horizontal=True, key="pu_jobs",
                       bind="query-params",
@@ -83,7 +82,7 @@ with st.form("sweep_form"):
     st.caption("ε grid: " + ", ".join(fmt(e) for e in grid) + ". A running sweep is drawn ε by ε as its runs "
                "finish, in a figure titled *partial*; Streamlit's **Stop** button (top right) stops it, and the last "
                "finished sweep stays.")
-    go = st.form_submit_button("Run sweep", type="primary")
+    go = run_button(st, "Run sweep", type="primary")
 publish_url()
 
 progress_slot, live_slot, kept_slot = st.empty(), st.empty(), st.empty()   # bar; figure so far; a partial one
@@ -134,5 +133,5 @@ if go:
                                            "seconds": time.perf_counter() - t0, "run": previous.get("run", 0) + 1}
             draw(res, after_run=True)
     run_ended("sweep")
-cancelled_note("sweep", kept=st.session_state.get(KEY) is not None)
+cancelled_note("sweep", kept=st.session_state.get(KEY) is not None, partial=SWEEP_PARTIAL in st.session_state)
 

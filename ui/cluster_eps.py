@@ -32,7 +32,7 @@ from dpcore.privacy import basic_composition
 from ui.cluster import (BIND, EPSILON_GRID, METHODS, SA_SOLVERS, evaluate, fmt, planned_delta, reference_name,
                         run_method, run_reference)
 from ui.common import (ResultSlot, cancelled_note, check_budget, planned, privacy_statement, record_estimator,
-                       run_ended, run_guarded, run_started, show_chart)
+                       run_button, run_ended, run_guarded, run_started, show_chart)
 from ui.seeds import seed_label
 from ui.share import list_of
 
@@ -239,7 +239,7 @@ def compare_section(ds, key, k, q, params, seed):
             help="Each value is one private run of the method chosen above, with its parameters (k, q and the "
                  "method's settings; ε replaced by this value). Each run spends its ε: the comparison spends "
                  "their sum.")
-        go = st.form_submit_button("Compare ε", type="primary")
+        go = run_button(st, "Compare ε", type="primary")
     st.caption(f"Runs {method.label} on {ds.name} at each ε (each a private release, all added to the meter), "
                f"then the non-private solver; seed: {seed_label(seed)}.")
     progress_slot, live_slot, kept_slot, result_slot = st.empty(), st.empty(), st.empty(), ResultSlot()
@@ -250,7 +250,8 @@ def compare_section(ds, key, k, q, params, seed):
     _show_partial(kept_slot, ds)
     if go:
         _compare(progress_slot, live_slot, kept_slot, result_slot, previous, ds, key, k, q, params, seed, eps_values)
-    cancelled_note(RUN_NAME, kept=st.session_state.get(CMP_RESULT_KEY) is not None)
+    cancelled_note(RUN_NAME, kept=st.session_state.get(CMP_RESULT_KEY) is not None,
+                   partial=CMP_PARTIAL_KEY in st.session_state)
 
 
 def _compare(progress_slot, live_slot, kept_slot, result_slot, previous, ds, key, k, q, params, seed, eps_values):

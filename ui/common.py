@@ -253,13 +253,16 @@ def run_ended(name):
     st.session_state.get(_RUNS_IN_PROGRESS, set()).discard(name)
 
 
-def cancelled_note(name, kept=True):
+def cancelled_note(name, kept=True, partial=False):
     """A warning while page ``name``'s last run was cancelled: the result on screen (``kept``) is
-    the one before it, not the run the user asked for. Shown until a run of the page ends."""
+    the one before it, not the run the user asked for; ``partial``: the cancelled run's finished
+    part is shown too, labelled partial. Shown until a run of the page ends."""
     if name in st.session_state.get(_RUNS_IN_PROGRESS, ()):
+        before = "The finished result on this page is from the run before it." if kept else ""
+        part = "What the cancelled run had finished is kept, labelled partial." if partial else ""
         st.warning("**Your last run did not finish:** it was cancelled (Stop was pressed, or you left the page while "
-                   "it ran). " + ("The result on this page is from the run before it." if kept else
-                                  "Nothing was kept: press the button again."))
+                   "it ran). " + (" ".join(x for x in (before, part) if x) or "Nothing was kept: press the button "
+                                                                            "again."))
 
 
 class PageStop(Exception):
@@ -374,7 +377,8 @@ FIT_WORDS = ("A fit is one run of one method on the data, whatever the number of
 CHARGE_RULE = ("A run is charged when its result is released (shown): a stopped run or sweep that shows nothing has "
                "released nothing and is not charged. An audit of your data charges its runs as they finish (piece by "
                "piece, as its progress bar moves): a stopped audit has paid for the runs it finished; so has a "
-               "stopped Compare ε on the Cluster page (each ε's fit is charged as it finishes).")
+               "stopped Compare ε on the Cluster page (each ε's fit is charged as it finishes) and a stopped sweep (each cell, "
+               "one method at one ε, is charged when it is first drawn).")
 
 
 def gibbs_unchecked(where: str) -> str:
