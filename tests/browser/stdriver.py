@@ -489,3 +489,205 @@ def submit_form_of(page, number_label, timeout=ACTION_TIMEOUT, drawn=True):
     form = widget(page, "stNumberInput", number_label).last.locator("xpath=ancestor::*[@data-testid='stForm'][1]")
     with rerun(page, timeout=timeout, drawn=drawn):
         form.locator('[data-testid="stFormSubmitButton"] button').first.click()
+
+
+# ----------------------------------------------------------------------------- navigation, presets, timing
+#: every plotly chart drawn and the page idle (no run, spinner, status widget or skeleton)
+DRAWN_IDLE_JS = f"""() => ({IDLE_JS})() && ({ALL_CHARTS_DRAWN_JS})()"""
+#: resolves after two animation frames: the browser's main thread is free (a chart drawing blocks it)
+TWO_FRAMES_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+
+
+def _settled(page, before, t0, timeout):
+    """Wait until the runs started after ``before`` have finished (and any run they start with
+    st.rerun), the page is idle and every chart drawn; seconds from ``t0`` (perf_counter) until
+    then, the quiet check that follows not counted."""
+    page.wait_for_function(SCRIPT_DONE_JS, arg=before, timeout=timeout, polling=50)
+    for _ in range(20):
+        done = runs_done(page)
+        page.wait_for_function(DRAWN_IDLE_JS, timeout=timeout, polling=50)
+        page.evaluate(TWO_FRAMES_JS)
+        seconds = time.perf_counter() - t0
+        page.wait_for_timeout(QUIET_MS)
+        if runs_done(page) == done and page.evaluate(NOT_RUNNING_JS):
+            return seconds
+        page.wait_for_function(SCRIPT_DONE_JS, arg=done, timeout=timeout, polling=50)
+    return time.perf_counter() - t0
+
+
+def press_timed(page, label, timeout=ACTION_TIMEOUT) -> float:
+    """:func:`press`, returning the seconds from the click until the run it starts (and any rerun
+    that follows) has finished, the page is idle and every plotly chart is drawn."""
+    pattern = label if isinstance(label, re.Pattern) else re.compile(rf"^\s*{re.escape(label)}\s*$")
+    button = page.locator(f'{MAIN} button').filter(has_text=pattern).first
+    button.wait_for(state="visible", timeout=timeout)
+    before = runs_done(page)
+    t0 = time.perf_counter()
+    button.click()
+    return _settled(page, before, t0, timeout)
+
+
+def has_button(page, label) -> bool:
+    """Whether the main area shows a button with this text (or matching this compiled pattern)."""
+    pattern = label if isinstance(label, re.Pattern) else re.compile(rf"^\s*{re.escape(label)}\s*$")
+    return page.locator(f'{MAIN} button').filter(has_text=pattern).count() > 0
+
+
+def navigate(page, title, timeout=PAGE_TIMEOUT) -> float:
+    """Go to the page ``title`` through the sidebar navigation (same session: a new URL would
+    start a new one); seconds from the click until its run has finished, its title shows and
+    every plotly chart is drawn (the chart redraw time of that page)."""
+    # the link's text starts with its icon's ligature name: match the title's own span exactly
+    link = page.locator('[data-testid="stSidebarNav"] a').get_by_text(title, exact=True).first
+    before = runs_done(page)
+    t0 = time.perf_counter()
+    link.click()
+    seconds = _settled(page, before, t0, timeout)
+    page.locator(f"{MAIN} h1").first.wait_for(state="visible", timeout=timeout)
+    return seconds
+
+
+def preset_options(page) -> list[str]:
+    """The options of the page's "Preset" selectbox without "(custom)"; [] when it has none."""
+    if widget(page, "stSelectbox", "Preset").count() == 0:
+        return []
+    return [o for o in selectbox_options(page, "Preset") if o != "(custom)"]
+
+
+def choose_preset(page, pattern, timeout=ACTION_TIMEOUT) -> str:
+    """Select the first preset whose text matches ``pattern`` (a regex searched in the text, so
+    that a preset's wording may change around its name) and wait for the run it starts; nothing
+    happens when it is selected already. Returns the preset's text."""
+    options = preset_options(page)
+    match = [o for o in options if re.search(pattern, o, re.I)]
+    assert match, f"{page.url}: no preset matches {pattern!r}; the page offers {options}"
+    if selectbox_value(page, "Preset") != match[0]:    # choosing the selected option starts no run
+        with rerun(page, timeout=timeout):
+            choose(page, "Preset", match[0])
+    return match[0]
+
+
+# ----------------------------------------------------------------------------- privacy words on screen
+#: the blocks of text of the main area, each once: every alert box (st.info/warning/error/success),
+#: and every markdown or caption outside an alert; hidden ones (a closed expander) are empty and skipped
+SCREEN_TEXTS_JS = f"""() => {{
+  const main = document.querySelector('{MAIN}');
+  if (!main) return [];
+  const alerts = [...main.querySelectorAll('[data-testid="stAlert"]')];
+  const inAlert = (el) => alerts.some(a => a.contains(el));
+  const md = [...main.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+    .filter(el => !inAlert(el) && !el.parentElement.closest('[data-testid="stMarkdownContainer"]'));
+  return [...alerts, ...md].map(el => el.innerText.trim()).filter(t => t.length > 0);
+}}"""
+
+
+def screen_texts(page) -> list[str]:
+    """The texts the main area shows, one per box or paragraph block (:data:`SCREEN_TEXTS_JS`)."""
+    return page.evaluate(SCREEN_TEXTS_JS)
+
+
+#: the "Private" and "Not private" lines of a privacy box (ui.common.privacy_statement), as the
+#: browser shows them ("Private (differentially private releases): a; b") or as markdown ("**…:** a; b")
+_PRIVATE_LINE = re.compile(r"^[\W_]*Private(?:\s*\([^)\n]*\))?\s*:[*_\s]*(?P<items>.*)$", re.M)
+_NOT_PRIVATE_LINE = re.compile(r"^[\W_]*Not\s+private(?:\s*\([^)\n]*\))?\s*:[*_\s]*(?P<items>.*)$", re.M | re.I)
+#: one sentence (or list item) saying that nothing on the page, or nothing a run releases, is private
+_NOTHING = re.compile(r"\b(nothing|none)\b", re.I)
+_IS_PRIVATE = re.compile(r"\b(is|are)\s+(differentially\s+)?private\b", re.I)
+_WHOLE_SCREEN = re.compile(r"\b(on|of|in)\s+this\s+(page|screen)\b|\bhere\b|\bon\s+screen\b|"
+                           r"\b(a|any)\s+run\s+(releases|shows)\b|\bthis\s+page\s+(shows|releases)\b", re.I)
+
+
+def _items(text: str) -> list[str]:
+    """``text`` split at the semicolons outside parentheses."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == ";" and depth <= 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur))
+    return [s.strip(" *_.") for s in out if s.strip(" *_.")]
+
+
+def _release_key(item: str) -> str:
+    """What an item names, without its explanation: lower case, no parentheses, cut at " — " or
+    ":", no leading "the" and no trailing "too"."""
+    s = item.lower()
+    while True:
+        t = re.sub(r"\([^()]*\)", "", s)
+        if t == s:
+            break
+        s = t
+    s = re.split(r"\s[—–-]\s|:", s)[0]
+    s = re.sub(r"[^\w\s+'′ε-]", " ", s)
+    s = re.sub(r"\s+", " ", s).strip()
+    s = re.sub(r"^the ", "", s)
+    return re.sub(r" too$", "", s)
+
+
+def _same_release(a: str, b: str) -> bool:
+    ka, kb = _release_key(a), _release_key(b)
+    if not ka or not kb:
+        return False
+    if ka == kb:
+        return True
+    short, long_ = sorted((ka, kb), key=len)
+    return len(short.split()) >= 3 and long_.startswith(short + " ")
+
+
+def privacy_boxes(text: str) -> tuple[list[str], list[str]]:
+    """(items listed as private, items listed as not private) in one box's text. Items of a
+    "Private" line that say nothing is ("nothing (see the ledger)") are not claims and left out."""
+    private = [i for m in _PRIVATE_LINE.finditer(text) for i in _items(m.group("items"))
+               if not _NOTHING.match(i) and not re.match(r"(no|n/a)\b", i, re.I)]
+    not_private = [i for m in _NOT_PRIVATE_LINE.finditer(text) for i in _items(m.group("items"))]
+    return private, not_private
+
+
+def nothing_private_statements(text: str) -> list[str]:
+    """The sentences of ``text`` that say nothing on the page (or nothing a run releases) is
+    private, e.g. "NOTHING on this page is private for this run"."""
+    out = []
+    for sentence in re.split(r"(?<=[.!?])\s+|;|\n", text):
+        if _NOTHING.search(sentence) and _IS_PRIVATE.search(sentence) and _WHOLE_SCREEN.search(sentence):
+            out.append(sentence.strip())
+    return out
+
+
+#: st.error boxes a page shows on purpose: a run's "Not private." warning (e.g. Gibbs from the k-plane
+#: start); matched against the texts of :func:`problems`
+INTENDED_ERRORS = (r"^st\.error:\W*Not private\b",)
+
+
+def screen_problems(page, allowed_errors=INTENDED_ERRORS) -> list[str]:
+    """:func:`problems` without the st.error boxes that match ``allowed_errors``."""
+    return [p for p in problems(page) if not any(re.search(a, p) for a in allowed_errors)]
+
+
+def privacy_contradictions(texts) -> list[str]:
+    """What contradicts itself about privacy on one screen; [] when nothing does.
+
+    ``texts``: the screen's text, one string per box or block (:func:`screen_texts`), or one
+    string (then one block). Two contradictions are found:
+
+    - a box lists a release as **private** while a box or warning on the same screen says that
+      nothing on the page is private ("NOTHING on this page is private");
+    - one box lists the same release both as private and as not private.
+
+    Pure: a function of the texts only, for pages, saved page texts and made-up examples alike."""
+    blocks = [texts] if isinstance(texts, str) else list(texts)
+    out = []
+    nothing = [(i, s) for i, b in enumerate(blocks) for s in nothing_private_statements(b)]
+    for i, block in enumerate(blocks):
+        private, not_private = privacy_boxes(block)
+        for p in private:
+            for j, s in nothing:
+                where = "the same box" if j == i else "another block"
+                out.append(f"private {p!r} while {where} says {s!r}")
+        for p in private:
+            for n in not_private:
+                if _same_release(p, n):
+                    out.append(f"one box lists {p!r} as private and {n!r} as not private")
+    return out
