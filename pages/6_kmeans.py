@@ -167,7 +167,7 @@ def run_series():
 
 if submitted or side_by_side:
     run_started("kmeans")
-    had_result = draw_results(slots, live=False)   # the last results stay visible if the user presses Stop
+    had_result = draw_results(slots, data_spec, live=False)   # the last results stay visible if the user presses Stop
     try:
         result = run_series() if side_by_side else run_all()
     except ValueError as exc:
@@ -181,5 +181,5 @@ if submitted or side_by_side:
 cancelled_note("kmeans", kept=any(st.session_state.get(k) is not None for k in (RESULT_KEY, SERIES_KEY)))
 
 # ----------------------------------------------------------------------------- results
-if not draw_results(slots):
+if not draw_results(slots, data_spec):      # each result draws its own privacy box; this one only when none
     privacy_statement(*idle_privacy(leak, seed))

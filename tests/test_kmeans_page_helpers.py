@@ -8,7 +8,7 @@ import pytest
 from dpcore.data import PAPER_SPECS, load_dataset
 from dpcore.plots.kmeans import MAX_LEGEND_CLASSES, centres_scatter, epsilon_panels, objective_bars
 from ui.kmeans import (EPS_LADDER, EPS_MAX, EPS_MIN, MAX_SIDE_BY_SIDE, URL_FIELDS, epsilon_series, privacy_parts,
-                       series_total)
+                       privacy_status, result_summary, series_total)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,21 @@ def test_privacy_box_has_no_private_line_when_nothing_is_private(leak, seed):
                                                       series=series)
         assert private == []
         assert "centres released" in not_private[0]
-        assert ("NOTHING" in " ".join(caveats)) == leak
+        own = "these runs" if series else "this run"        # each box speaks of its own result, not of the page
+        assert (f"nothing {own} released is private" in " ".join(caveats)) == leak
+        assert not any("on this page" in t for t in not_private + caveats)
+
+
+def test_earlier_result_heading_says_what_where_and_whether_private(mixture):
+    assert privacy_status(False, None) == "private"
+    assert privacy_status(True, None) == privacy_status(True, 3) == "not private: Λ read off the data"
+    assert privacy_status(False, 3) == "not private: public seed"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")            # Λ read off the data warns
+        ser = epsilon_series(mixture.X, 4, "sulq", [0.1, 10.0], "data", random_state=0)
+    words = result_summary({"series": ser, "params": {"seed": None}}, mixture.name)
+    assert words.startswith("ε side by side, SuLQ k-means at ε = 0.1, 10") and mixture.name in words
+    assert words.endswith("not private: Λ read off the data")
 
 
 def test_privacy_box_private_run_words():

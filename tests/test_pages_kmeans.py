@@ -189,7 +189,8 @@ def test_leaking_radius_privacy_box_has_no_private_line():
     assert not at.exception
     assert any("private" in w.value for w in at.warning)                       # the runs are said not private
     text = info_text(at)
-    assert "Private" not in text.replace("Not private", "") and "NOTHING on this page is private" in text
+    assert "Private" not in text.replace("Not private", "") and "nothing this run released is private" in text
+    assert "this page" not in text                              # the box speaks of its own run only
     assert not any(r["private"] for r in meter_runs(at))
     button(at, SIDE_BY_SIDE).click()
     with pytest.warns(DataDerivedRadiusWarning):
@@ -285,7 +286,7 @@ def test_link_round_trip_restores_dataset_and_side_by_side_controls():
     assert by_key(again, "km_eps_method").value == "sulq"
 
 
-# ----------------------------------------------------------------------------- issue 18: real digits
+# ----------------------------------------------------------------------------- real digits
 def _offer_digits(monkeypatch):
     """The shared picker (ui/pickers.py, not this page's file) lists the digits once the lead adds
     them; until then the test adds them the same way, so that the page's own path is tested."""
