@@ -10,8 +10,8 @@ from dpcore.lab.compare import METHODS, compare_methods
 from dpcore.kmeans.partition import default_projection_dim
 from dpcore.export import call_snippet
 from ui.share import check_link, follow_dataset, preset_picker, publish_url
-from ui.common import (ResultSlot, Timer, cancelled_note, check_budget, current_spec, dataset_from_spec, privacy_statement,
-                       run_ended, run_guarded, run_started, stop_page)
+from ui.common import (ResultSlot, Timer, cancelled_note, check_budget, current_spec, dataset_from_spec, number_input,
+                       privacy_statement, run_button, run_ended, run_guarded, run_started, stop_page)
 from ui.kmeans import (DEFAULT_EPS_SERIES, DELTA_MAX, DELTA_MIN, EPS_LADDER, EPS_MAX, EPS_MIN, K_MAX, MAX_SIDE_BY_SIDE,
                        PRESETS, RADIUS_MAX, RADIUS_MIN, RESULT_KEY, SERIES_KEY, URL_FIELDS, draw_results, eps_label,
                        epsilon_series, idle_privacy, method_label, planned_runs, points_of, record_runs, store_result)
@@ -65,16 +65,16 @@ st.caption(f"{ds.description} · n = {ds.n:,}, d = {ds.d:,}"
 seed = seed_controls("km")   # outside the form: ticking it shows the seed at once
 with st.form("kmeans_form"):
     c1, c2, c3, c4 = st.columns(4)
-    k = c1.number_input("clusters k", 1, K_MAX, value=min(default_n_clusters(ds), K_MAX), step=1, key="km_k",
+    k = number_input(c1, "clusters k", 1, K_MAX, value=min(default_n_clusters(ds), K_MAX), step=1, key="km_k",
                         bind="query-params", help=f"Number of centres (1 ≤ k ≤ n, at most {K_MAX}).")
-    epsilon = c2.number_input("privacy budget ε", EPS_MIN, EPS_MAX, value=1.0, step=0.1, format="%.3f", key="km_eps",
+    epsilon = number_input(c2, "privacy budget ε", EPS_MIN, EPS_MAX, value=1.0, step=0.1, format="%.3f", key="km_eps",
                               bind="query-params",
                               help=f"Total ε of each private run, in [{EPS_MIN:g}, {EPS_MAX:g}]. Neighbouring "
                                    "datasets differ in one point, replaced (n public); diffprivlib's DP-Lloyd states "
                                    "its ε for one point added or removed instead (for a replaced point it is 2ε).")
-    delta = c3.number_input("δ", DELTA_MIN, DELTA_MAX, value=1e-6, format="%.1e", key="km_delta", bind="query-params",
+    delta = number_input(c3, "δ", DELTA_MIN, DELTA_MAX, value=1e-6, format="%.1e", key="km_delta", bind="query-params",
                             help=f"δ of the Gaussian noise (noisy means), in [{DELTA_MIN:g}, {DELTA_MAX:g}].")
-    radius = c4.number_input("public radius Λ", RADIUS_MIN, RADIUS_MAX, value=default_radius, format="%.4g",
+    radius = number_input(c4, "public radius Λ", RADIUS_MIN, RADIUS_MAX, value=default_radius, format="%.4g",
                              key="km_radius", bind="query-params",
                              help="A bound on ‖x‖ chosen WITHOUT looking at the data (here: from the dataset's "
                                   "definition). Points outside are clipped onto the sphere of radius Λ.")
@@ -88,17 +88,17 @@ with st.form("kmeans_form"):
     with st.expander("Candidate-set method: advanced", expanded=False):
         a1, a2, a3, a4 = st.columns(4)
         follow_default("km_p", default_projection_dim(ds.n))     # follows the dataset's n, as before it had a key
-        p = a1.number_input("projection dimension p", 1, 64, step=1, key="km_p",
+        p = number_input(a1, "projection dimension p", 1, 64, step=1, key="km_p",
                             help="Dimension of the JL projection (paper's experiments: ⌈ln(n)/2⌉; theory: 8 ln n).")
-        refine = a2.number_input("SuLQ refinement iterations", 0, 50, value=0, step=1, key="km_refine",
+        refine = number_input(a2, "SuLQ refinement iterations", 0, 50, value=0, step=1, key="km_refine",
                                  help="Private Lloyd iterations after recovery (§7 uses 8). They share the "
                                       "recovery stage's budget, so each adds noise.")
-        share_c = a3.number_input("candidate share", 0.01, 0.98, value=DEFAULT_SPLIT["candidate"], step=0.05,
+        share_c = number_input(a3, "candidate share", 0.01, 0.98, value=DEFAULT_SPLIT["candidate"], step=0.05,
                                   format="%.2f", key="km_share_candidate", help="Share of ε for the candidate set (Alg. 1–2).")
-        share_l = a4.number_input("local-swap share", 0.01, 0.98, value=DEFAULT_SPLIT["localswap"], step=0.05,
+        share_l = number_input(a4, "local-swap share", 0.01, 0.98, value=DEFAULT_SPLIT["localswap"], step=0.05,
                                   format="%.2f", key="km_share_localswap",
                                   help="Share of ε for the local swaps (Alg. 3). Recovery gets the rest.")
-        sparsity = a1.number_input("sparsity s (Alg. 5)", 1, 100_000, value=100, step=10, key="km_sparsity",
+        sparsity = number_input(a1, "sparsity s (Alg. 5)", 1, 100_000, value=100, step=10, key="km_sparsity",
                                    help="Public bound on non-zeros per row for the sparse recovery; longer rows keep "
                                         "their s largest entries (a per-record map).")
     st.markdown("**ε side by side** — one method on the same data at several ε, with the non-private result "
@@ -112,8 +112,8 @@ with st.form("kmeans_form"):
     eps_method = s2.selectbox("method side by side", list(METHODS), key="km_eps_method", bind="query-params",
                               format_func=method_label)
     b1, b2 = st.columns([1, 4])
-    submitted = b1.form_submit_button("Run", key="km_run")
-    side_by_side = b2.form_submit_button("Compare ε values side by side", key="km_side_by_side")
+    submitted = run_button(b1, "Run", message_to=st, key="km_run")
+    side_by_side = run_button(b2, "Compare ε values side by side", message_to=st, key="km_side_by_side")
 publish_url()
 progress_slot = st.empty()
 slots = [ResultSlot(), ResultSlot()]

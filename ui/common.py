@@ -226,13 +226,14 @@ def clear_out_of_range():
     st.session_state.pop(OUT_OF_RANGE_KEY, None)
 
 
-def run_button(where, label, **kwargs) -> bool:
+def run_button(where, label, message_to=None, **kwargs) -> bool:
     """A form's submit button that does not run while a number field is out of range: it says
-    why right beside the button and returns False (the page then keeps its last result)."""
+    why right beside the button (in ``message_to``, default ``where``: e.g. the form when the
+    button sits in a narrow column) and returns False (the page then keeps its last result)."""
     pressed = where.form_submit_button(label, **kwargs)
     bad = out_of_range()
     if pressed and bad:
-        where.error(f"**{label}: not run.** " + "; ".join(bad) + ". Correct the field, then press the button again.")
+        (message_to or where).error(f"**{label}: not run.** " + "; ".join(bad) + ". Correct the field, then press the button again.")
         return False
     return pressed
 
