@@ -1,4 +1,4 @@
-"""The Gibbs traces figure (dpcore.plots.gibbs.traces_grid) with few plotly traces (issue 26, "dead time on
+"""The Gibbs traces figure (dpcore.plots.gibbs.traces_grid) with few plotly traces (a classroom report, "dead time on
 Gibbs": one plotly trace per chain made 133 WebGL traces, 15-22 s of browser redraw after a Fig. 3 run).
 
 Fig. 3's size, 8 chains × 4 ε × 3 traces (statistic, cost, d_W) with burn-in: before, 8 × 4 × 3 chain lines

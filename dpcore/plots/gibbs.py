@@ -12,7 +12,7 @@ into the ε column titles), and the log axis of the statistic has one tick per p
 - :func:`trace_figure` - one trace, one panel per ε.
 - :func:`diagnostics_table_figure` - the R̂/ESS table as a plotly table.
 
-Few plotly traces, so that the browser redraws in a second (issue 26: 8 chains × 4 ε × 4
+Few plotly traces, so that the browser redraws in a second (a classroom report: 8 chains × 4 ε × 4
 traces as one plotly trace per chain = 133 WebGL traces, 15-22 s of browser CPU on every
 return to the page): the chains of one panel are ONE plotly trace, joined with NaN gaps (the
 line breaks between chains; hovering names the chain), and the released chain, when given, is
