@@ -26,7 +26,7 @@ from dpcore.plots.private_subspace import (aggregation_map, released_subspaces_f
                                            sulq_trajectory)
 from dpcore.plots.subspace import affinity_heatmap, runs_comparison
 from dpcore.subspace.sulq import sulq_noise
-from ui.common import (Timer, check_budget, dataset_from_spec, number_input, planned, privacy_statement,
+from ui.common import (Timer, check_budget, data_read_q, dataset_from_spec, number_input, planned, privacy_statement,
                        record_estimator, run_guarded, show_chart, show_ledger)
 from ui.seeds import MAX_SEED, seed_caveat, seed_label
 from ui.share import as_float, as_int, one_of, snippet_expander
@@ -432,10 +432,10 @@ def privacy_box(res):
     if not res["private"]:
         privacy_statement(
             private=[],
-            not_private=["everything on this page: these are the non-private reference solvers, run on the raw "
+            not_private=["everything this run shows: it is a non-private reference solver, run on the raw "
                          "data (clusters, subspaces and affinity reveal individual points)",
                          "the ground-truth labels and subspaces, used only to evaluate"],
-            caveats=["No privacy budget is spent here; compare with the private methods at the same settings."])
+            caveats=["This run spends no privacy budget; compare with the private methods at the same settings."])
         return
     released = [output_words(o) for o in res["private_outputs"]]
     shown = [output_words(name) for name in res["nonprivate_outputs"] if name not in ("labels_", "aggregate_")]
@@ -448,7 +448,7 @@ def privacy_box(res):
             f"works: {', '.join(shown)}"] if shown else [])
         + ["the metrics and the non-private reference solver, computed from the raw data and the ground truth "
            "(evaluation only)"],
-        caveats=seed_caveat(res["seed"]))
+        caveats=seed_caveat(res["seed"]), data_read=res.get("data_read"))
 
 
 # ----------------------------------------------------------------------------- one run and its view
@@ -508,6 +508,7 @@ def run_and_store(key, params, k, q, seed, ds, spec, slot):
         details=private_details(model) if method.private else None,
         reference=None if reference is None else evaluate(ds, reference, None),
         code=reproduce_code(spec, ds, model, method.private) if spec.get("kind") != "upload" else None,
+        data_read=data_read_q(ds, q) if method.private else None,
         private_outputs=list(getattr(model, "private_outputs_", [])),
         nonprivate_outputs=dict(getattr(model, "nonprivate_outputs_", {})))
     history = st.session_state.setdefault(HISTORY_KEY, [])

@@ -31,7 +31,7 @@ from dpcore.plots.small_multiples import subspace_small_multiples
 from dpcore.privacy import basic_composition
 from ui.cluster import (BIND, EPSILON_GRID, METHODS, SA_SOLVERS, evaluate, fmt, planned_delta, reference_name,
                         run_method, run_reference)
-from ui.common import (ResultSlot, cancelled_note, check_budget, planned, privacy_statement, record_estimator,
+from ui.common import (ResultSlot, cancelled_note, check_budget, data_read_q, planned, privacy_statement, record_estimator,
                        run_button, run_ended, run_guarded, run_started, show_chart)
 from ui.seeds import seed_label
 from ui.share import list_of
@@ -152,7 +152,8 @@ def run_comparison(key, params, k, q, seed, ds, eps_values, bar, show=None, cloc
     fig = _figure(ds, panels)
     return dict(method=key, label=method.label, dataset=ds.name, d=ds.d, eps=list(eps_values), seed=seed, fig=fig,
                 rows=rows, eps_total=eps_total, delta_total=delta_total, reference=reference is not None,
-                ref_name=ref_name, classes=ds.labels is not None, truth=ds.subspaces is not None, drawn=drawn, q=q)
+                ref_name=ref_name, classes=ds.labels is not None, truth=ds.subspaces is not None, drawn=drawn, q=q,
+                data_read=data_read_q(ds, q))
 
 
 def _show_partial(container, ds):
@@ -211,6 +212,9 @@ def _draw(cmp, current_dataset, current_method=None):
     if public:
         spent = (f"This comparison made {n} run{'s' if n > 1 else ''} with the public seed {cmp['seed']}: NOT "
                  f"private, listed in the meter as non-private (nominal ε {fmt(cmp['eps_total'])}, not counted).")
+    elif cmp.get("data_read"):
+        spent = (f"This comparison made {n} run{'s' if n > 1 else ''} with {cmp['data_read']}: NOT private, listed "
+                 f"in the meter as non-private (nominal ε {fmt(cmp['eps_total'])}, not counted).")
     privacy_statement(
         private=[] if public else ["the released subspaces of each ε panel (one release per panel"
                                    + (")" if n == 1 else f", {n} in all)")],
@@ -218,7 +222,7 @@ def _draw(cmp, current_dataset, current_method=None):
         + ["the colours: raw points assigned to each panel's subspaces", "the metrics in the titles and the "
            "table (computed from the raw data and the truth, to evaluate)",
            "the last panel: the non-private solver on the raw data"],
-        caveats=[spent])
+        caveats=[spent], data_read=cmp.get("data_read"))
 
 
 def compare_section(ds, key, k, q, params, seed):

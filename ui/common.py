@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from dpcore.data import PAPER_SPECS, Dataset, load_dataset
+from dpcore.defaults import public_upload_subspace_dim
 from dpcore.privacy.exact import execution_note
 from dpcore.privacy import RELATIONS, PrivacyAccountant, PrivacyEvent, PrivacyLedger, basic_composition
 from dpcore.upload import load_upload, registered, upload_key
@@ -339,10 +340,30 @@ def show_chart(fig, name: str | None = None, container=None, **kwargs):
 
 
 # ----------------------------------------------------------------------------- privacy honesty
-def privacy_statement(private, not_private, caveats=(), execution=()):
+def data_read_q(ds: Dataset, q) -> str | None:
+    """Why a run with subspace dimension ``q`` on ``ds`` is not private because of q, or None.
+
+    An upload's public default q comes from its shape; the Data page can also suggest a q read
+    off the data, which, once accepted, lives in the spec (``subspace_dim``). A private method
+    run with that q used the data to choose a hyperparameter: its guarantee does not cover the
+    choice, so the run is not private (the page's box and the meter say so). A q equal to the
+    public default is the public choice whatever suggested it."""
+    accepted = (ds.params or {}).get("subspace_dim") if (ds.params or {}).get("kind") == "upload" else None
+    if accepted is None or q is None or int(q) != int(accepted) or int(q) == public_upload_subspace_dim(ds.d):
+        return None                 # (the public default gives the same q: the run is the public one's)
+    return f"q = {int(q)} was read off the data (the Data page's suggestion, accepted)"
+
+
+def privacy_statement(private, not_private, caveats=(), execution=(), data_read=None):
     """The box every page shows: what is private, what is not, how the noise is drawn (when
     something is private; ``execution``: the private estimators' class names, whose parts that
-    stay floating-point are named) and caveats."""
+    stay floating-point are named) and caveats. ``data_read`` (:func:`data_read_q`): a
+    hyperparameter read off the data, so what would be private is listed as not private."""
+    if data_read and private:
+        not_private = [f"{', '.join(private)} — {data_read}"] + list(not_private)
+        private = []
+        caveats = [f"{data_read}: no run with this q is private, whatever ε says; a q chosen without looking at "
+                   "the data (the public default) would be"] + list(caveats)
     lines = []
     if private:
         lines.append("**Private (differentially private releases):** " + "; ".join(private))
@@ -522,6 +543,10 @@ def run_is_private(estimator, random_state) -> tuple[bool, str]:
         return False, f"public seed {random_state} (reproducible mode)"
     if not getattr(estimator, "released_private_", False):
         return False, "the run released nothing private (see its privacy box)"
+    q = getattr(estimator, "subspace_dim", None)
+    why = data_read_q(current_dataset(), q) if q is not None else None
+    if why:
+        return False, why
     return True, ""
 
 

@@ -646,13 +646,22 @@ def privacy_boxes(text: str) -> tuple[list[str], list[str]]:
     return private, not_private
 
 
+#: a "Not private" item that denies the whole screen: "everything on this page", "all results shown"
+_EVERYTHING = re.compile(r"^\W*(everything|all)\b[^.;]*?(\b(on|of|in)\s+this\s+(page|screen)\b|\bhere\b|"
+                         r"\bon\s+screen\b|\bshown\b|\bbelow\b)", re.I)
+#: words inside a "Private" item that take it back ("… listed there as not private", "not yet mixed")
+_TAKEN_BACK = re.compile(r"\bnot\s+(yet\s+)?(differentially\s+)?private\b|\bnot\s+yet\s+mixed\b", re.I)
+
+
 def nothing_private_statements(text: str) -> list[str]:
     """The sentences of ``text`` that say nothing on the page (or nothing a run releases) is
-    private, e.g. "NOTHING on this page is private for this run"."""
+    private, e.g. "NOTHING on this page is private for this run", and the "Not private" items
+    that claim the whole screen ("Not private: everything on this page …")."""
     out = []
     for sentence in re.split(r"(?<=[.!?])\s+|;|\n", text):
         if _NOTHING.search(sentence) and _IS_PRIVATE.search(sentence) and _WHOLE_SCREEN.search(sentence):
             out.append(sentence.strip())
+    out += [i for m in _NOT_PRIVATE_LINE.finditer(text) for i in _items(m.group("items")) if _EVERYTHING.search(i)]
     return out
 
 
@@ -673,8 +682,10 @@ def privacy_contradictions(texts) -> list[str]:
     string (then one block). Two contradictions are found:
 
     - a box lists a release as **private** while a box or warning on the same screen says that
-      nothing on the page is private ("NOTHING on this page is private");
-    - one box lists the same release both as private and as not private.
+      nothing on the page is private ("NOTHING on this page is private", "Not private:
+      everything on this page");
+    - one box lists the same release both as private and as not private, or a "Private" item
+      takes itself back ("… of each ε run; … listed there as not private").
 
     Pure: a function of the texts only, for pages, saved page texts and made-up examples alike."""
     blocks = [texts] if isinstance(texts, str) else list(texts)
@@ -690,4 +701,6 @@ def privacy_contradictions(texts) -> list[str]:
             for n in not_private:
                 if _same_release(p, n):
                     out.append(f"one box lists {p!r} as private and {n!r} as not private")
+            if _TAKEN_BACK.search(p):
+                out.append(f"one box lists {p!r} under Private")
     return out

@@ -54,7 +54,9 @@ BOX_LEAK = ("Not private: the centres released by each private method (Candidate
     ["Not private: anything this page would show: Λ is read off the data and NOTHING a run releases is private, "
      "whatever ε says\n\n⚠️ press Run to cluster"],
     ["Private ε spent on this dataset: 3", "The sample is private only once the chain has mixed."],
-], ids=["private-box", "leak-box", "scoped-warning", "private-nothing", "markdown-box", "idle-leak", "no-box"])
+    [BOX_PRIVATE, "Not private: everything this run shows: the non-private reference solvers on the raw data"],
+], ids=["private-box", "leak-box", "scoped-warning", "private-nothing", "markdown-box", "idle-leak", "no-box",
+        "scoped-everything"])
 def test_checker_passes_consistent_screens(texts):
     assert sd.privacy_contradictions(texts) == []
 
@@ -71,7 +73,13 @@ def test_checker_passes_consistent_screens(texts):
       "released by each private method (candidate) and the candidate set — Λ was read off the data"],
      "as not private"),
     (BOX_PRIVATE + "\n" + BOX_LEAK, "NOTHING on this page"),                 # one flat page text
-], ids=["step-7", "same-box", "here", "idle-box-beside", "both-lists", "both-lists-extended", "flat-text"])
+    (["Not private: everything on this page: these are the non-private reference solvers; the labels",
+      "Private (differentially private releases): the released subspaces of each ε panel (2 in all)"],
+     "everything on this page"),                                           # the Cluster page: k-plane over Compare ε
+    (["Private (differentially private releases): the released sample of each ε run; the meter counts only the "
+      "mixed runs: ε = 10, 100 listed there as not private\n\nNot private: the traces"], "under Private"),
+], ids=["step-7", "same-box", "here", "idle-box-beside", "both-lists", "both-lists-extended", "flat-text",
+        "everything-on-this-page", "taken-back"])
 def test_checker_flags_contradictions(texts, words):
     found = sd.privacy_contradictions(texts)
     assert found and any(words in f for f in found), found
