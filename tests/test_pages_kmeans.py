@@ -192,6 +192,8 @@ def test_leaking_radius_privacy_box_has_no_private_line():
     assert "Private" not in text.replace("Not private", "") and "nothing this run released is private" in text
     assert "this page" not in text                              # the box speaks of its own run only
     assert not any(r["private"] for r in meter_runs(at))
+    totals = [c.value for c in at.caption if c.value.startswith(("Total spent", "Nominal total"))]
+    assert totals and all(t.startswith("Nominal total") and "NOT private" in t for t in totals), totals
     button(at, SIDE_BY_SIDE).click()
     with pytest.warns(DataDerivedRadiusWarning):
         at.run()

@@ -375,8 +375,9 @@ def privacy_statement(private, not_private, caveats=(), execution=(), data_read=
     st.info("\n\n".join(lines))
 
 
-def show_ledger(ledger: PrivacyLedger, title="Privacy ledger of this run"):
-    """Table of the releases of one run and their total (sequential composition)."""
+def show_ledger(ledger: PrivacyLedger, title="Privacy ledger of this run", not_private=None):
+    """Table of the releases of one run and their total (sequential composition); with
+    ``not_private`` (the reason) the total is called nominal, not spent."""
     st.markdown(f"**{title}**")
     if len(ledger) == 0:
         st.caption("No private release: nothing was spent.")
@@ -387,6 +388,10 @@ def show_ledger(ledger: PrivacyLedger, title="Privacy ledger of this run"):
              "δ": f"{r['delta']:.3g}", "note": r["note"]} for r in ledger.as_records()]
     st.table(pd.DataFrame(rows), hide_index=True)     # a static table: long notes wrap instead of being cut
     eps, dlt = ledger.total()
+    if not_private:
+        st.caption(f"Nominal total: ε = {format_epsilon(eps)}, δ = {dlt:.3g} — NOT private ({not_private}): "
+                   "the meter lists it apart and does not count it.")
+        return
     st.caption(f"Total spent: ε = {format_epsilon(eps)}, δ = {dlt:.3g}")
 
 

@@ -424,7 +424,8 @@ def draw_comparison(res, live=True, spec=None, earlier=False):
         st.markdown("\n".join(f"- **{STAGE_WORDS.get(s, s)}** (ε = {est.budget_split_[s][0]:.3g}"
                               + (f", δ = {est.budget_split_[s][1]:.1e}" if est.budget_split_[s][1] else "")
                               + f"): {expl[s]}" for s in expl))
-    show_ledger(est.ledger_, title=f"Privacy ledger of {shown}")
+    show_ledger(est.ledger_, title=f"Privacy ledger of {shown}", not_private=None if private_run else (
+        "Λ was read off the data" if cmp.radius_from_data else "its noise came from a public seed"))
     privacy_statement(*privacy_parts([x.label for x in cmp.results], cmp.radius_from_data, prm["seed"],
                                      candidate=any(x.key.startswith("candidate") for x in cmp.results),
                                      dplloyd=any(x.key == "dplloyd" for x in cmp.results),
