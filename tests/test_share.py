@@ -1,4 +1,4 @@
-"""Shareable links, presets and the "reproduce in Python" export (issue 8), on the Cluster page."""
+"""Shareable links, presets and the "reproduce in Python" export, on the Cluster page."""
 import contextlib
 import io
 import json

@@ -1,4 +1,4 @@
-"""Uploads (issue 8): dpcore.upload.load_upload and the Data page's uploader.
+"""Uploads: dpcore.upload.load_upload and the Data page's uploader.
 
 Every bad input of the table is checked twice: in dpcore (a ValueError naming the problem)
 and through AppTest on the Data page (an st.error with exactly dpcore's words, the previous
