@@ -11,7 +11,7 @@ from dpcore.subspace.gibbs import MAX_CHAINS
 from dpcore.export import estimator_snippet
 from ui.share import Preset, check_link, follow_dataset, preset_picker, publish_url
 from ui.common import (DEFAULT_DATASET, ResultSlot, cancelled_note, check_budget, current_dataset, current_spec,
-                       number_input, run_button, run_ended, run_started, stop_page)
+                       data_read_q, number_input, run_button, run_ended, run_started, stop_page)
 from ui.gibbs import (DEFAULTS, INITS, MAX_EPS, MAX_PAGE_ITER, PARTIAL_KEY, RELEASES, SELECTS, URL_FIELDS, check_run,
                       draw_result, parse_epsilons, planned_runs, record_chains, run_all, show_error, show_partial,
                       start_live, summarise)
@@ -127,7 +127,7 @@ if submitted:
     run_started("gibbs")
     if previous is not None:
         with result_slot.previous():
-            draw_result(previous, "previous")
+            draw_result(previous, "previous", spec)
     try:
         eps_list = parse_epsilons(eps_text)
         n_iter_ok, n_chains_ok = check_run(ds.n, n_iter, n_chains, eps_list)
@@ -141,13 +141,13 @@ if submitted:
     else:
         progress_slot.empty()
         table, summary, verdicts, extra = summarise(ds, models, seconds)
-        record_chains(models, verdicts, seed)      # a chain not yet mixed is listed as not private
+        privacy = record_chains(models, verdicts, seed)      # a chain not yet mixed is listed as not private
         first = next(iter(models.values()))
         st.session_state[RESULT_KEY] = dict(
-            dataset=ds.name, params=params, runs=runs, burn_in={e: m.burn_in_ for e, m in models.items()},
+            dataset=ds.name, spec=spec, params=params, runs=runs, burn_in={e: m.burn_in_ for e, m in models.items()},
             table=table, summary=summary, verdicts=verdicts, extra=extra,
             ledgers={e: m.ledger_ for e, m in models.items()}, caveats=list(first.caveats_),
-            is_private=first.is_private_,
+            is_private=first.is_private_, privacy=privacy, data_read=data_read_q(ds, q),
             code=None if spec.get("kind") == "upload" else estimator_snippet(spec, first, prints=[
                 ("epsilon:", "model.epsilon"), ("cost of the released sample:", "model.cost_"),
                 ("privacy spent (epsilon, delta):", "model.ledger_.total()"),
@@ -165,7 +165,7 @@ if res is None:
                      "sweeps (the paper runs 10,000).")
 else:
     with result_slot.latest():
-        draw_result(res, "final")
+        draw_result(res, "final", spec)
 
 with st.expander("Why mixing matters for privacy"):
     st.markdown("""

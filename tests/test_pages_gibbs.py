@@ -154,3 +154,87 @@ def test_long_presets_say_how_long_and_point_to_the_paper_figures_page():
             assert "Time:" in about and "idle 2-core" in about and "busy" in about, name
             assert "Paper figures page" in about and "drawn as they come" in about, name
     assert long_ones == 2                                   # both Fig. 3 presets
+
+
+# ------------------------------------------------------------------------- the privacy box follows the run on screen
+def box(at):
+    """(Private line or None, Not private line) of the page's privacy box."""
+    text = next(i.value for i in at.info if "**Not private:**" in i.value)
+    lines = text.split("\n\n")
+    private = [s for s in lines if s.startswith("**Private")]
+    return (private[0] if private else None), next(s for s in lines if s.startswith("**Not private:**"))
+
+
+def meter_runs(at):
+    return at.session_state["session_meter"].runs
+
+
+@pytest.mark.parametrize("setup,reason", [
+    (lambda at: None, "not yet mixed"),                                        # one sweep: never mixed
+    (lambda at: by_key(at, "g_init").set_value("kplane"), "non-private start: the chains started from the k-plane"),
+    (lambda at: by_key(at, "g_repro").set_value(True), "public seed"),
+], ids=["unmixed", "kplane", "public-seed"])
+def test_box_claims_no_private_release_when_the_meter_counts_none(setup, reason):
+    at = page(spec=SMALL)
+    setup(at)                                  # applied with the form's submission
+    small_run(at, eps="1, 10", n_iter=1, chains=2)
+    assert all("**Not private.**" in e.value for e in at.error), [e.value for e in at.error]   # the k-plane's flag
+    private, not_private = box(at)
+    assert private is None, private                                    # no "Private" claim at all
+    assert "ε = 1, 10 runs — " in not_private and reason in not_private, not_private
+    runs = meter_runs(at)
+    assert [r["private"] for r in runs] == [False, False]
+    assert all(reason in r["reason"] and r["reason"] in not_private for r in runs)   # the meter's very reason
+
+
+def test_box_lists_only_the_mixed_eps_as_private(monkeypatch):
+    import ui.gibbs
+
+    real = ui.gibbs.summarise
+
+    def one_mixed(ds, models, seconds):                   # the verdicts of a run where ε = 1 mixed and ε = 10 did not
+        table, summary, verdicts, extra = real(ds, models, seconds)
+        verdicts[1.0]["mixed"], verdicts[10.0]["mixed"] = True, False
+        return table, summary, verdicts, extra
+
+    monkeypatch.setattr(ui.gibbs, "summarise", one_mixed)
+    at = small_run(page(spec=SMALL), eps="1, 10", n_iter=20, chains=2)
+    private, not_private = box(at)
+    assert private is not None and "of the ε = 1 run — " in private and "10" not in private.split(" — ")[0]
+    assert "not yet mixed" not in private and "not private" not in private, private   # nothing taken back
+    assert "of the ε = 10 run — the chain has not mixed (the page's verdict: not yet mixed)" in not_private
+    runs = meter_runs(at)
+    assert [r["private"] for r in runs] == [True, False] and runs[1]["reason"] in not_private
+
+
+def test_a_q_read_off_the_data_makes_no_run_private():
+    from collections import OrderedDict
+
+    from dpcore.data import make_union_of_subspaces
+    from dpcore.upload import load_upload, upload_key, with_subspace_dim
+
+    truth = make_union_of_subspaces(n=240, d=10, k=3, q=1, sigma=0.02, random_state=3)
+    text = "\n".join(",".join(f"{v:.6g}" for v in row) + f",{c}" for row, c in zip(truth.X, truth.labels))
+    ds = with_subspace_dim(load_upload("lines.csv", text.encode(), labels="last_column"), 1)
+    at = open_page("4_gibbs.py", spec=dict(ds.params),
+                   state={"uploaded_datasets": OrderedDict({upload_key(ds.params): ds})})
+    assert by_key(at, "g_q").value == 1                                 # the accepted q is the page's
+    small_run(at, eps="1", n_iter=20, chains=2)
+    assert not at.error, [e.value for e in at.error]
+    private, not_private = box(at)
+    assert private is None, private
+    assert "q = 1 was read off the data" in not_private, not_private
+    assert [(r["private"], "q = 1 was read off the data" in r["reason"]) for r in meter_runs(at)] == [(False, True)]
+
+
+def test_a_result_of_another_dataset_is_flagged():
+    at = small_run(page(spec=SMALL), eps="1", n_iter=5, chains=1)
+    assert not any("another dataset" in w.value for w in at.warning)
+    at.session_state["dataset"] = {"spec": {**SMALL, "random_state": 1}}
+    at.run()
+    flags = [w.value for w in at.warning if "another dataset" in w.value]
+    assert len(flags) == 1 and f"({at.session_state['gibbs_result']['dataset']}, other settings" in flags[0], flags
+    assert at.session_state["gibbs_result"]["spec"] == SMALL                   # the result is still A's, flagged
+    at.session_state["dataset"] = {"spec": SMALL}                              # back on A: no flag
+    at.run()
+    assert not any("another dataset" in w.value for w in at.warning)

@@ -33,9 +33,10 @@ from dpcore.metrics import clustering_accuracy, wasserstein_distance
 from dpcore.plots.gibbs import TRACE_LABELS, traces_grid
 from dpcore.subspace.diagnostics import MIN_ESS, RHAT_THRESHOLD, diagnostics_table, mixing_verdict
 from dpcore.lab.methods import build_estimator, get_method
-from dpcore.subspace.gibbs import MAX_CHAINS, mean_release_epsilon
+from dpcore.subspace.gibbs import MAX_CHAINS, PRIVATE_INITS, mean_release_epsilon
 from dpcore.validation import check_epsilon, check_int
-from ui.common import Timer, current_dataset, planned, privacy_statement, record_estimator, show_chart, show_ledger
+from ui.common import (Timer, current_dataset, planned, privacy_statement, record_run, run_is_private, show_chart,
+                       show_ledger)
 from ui.seeds import MAX_SEED, seed_caveat, seed_label
 from ui.share import as_int, one_of, snippet_expander
 
@@ -117,13 +118,55 @@ def planned_runs(eps_list, params):
 
 NOT_MIXED_REASON = ("the chain has not mixed (the page's verdict: not yet mixed): its sample is not the exponential "
                     "mechanism's exact draw, so no ε holds for it")
+FROZEN_REASON = ("the chains did not move (the page's verdict: not judged): its sample is not the exponential "
+                 "mechanism's exact draw, so no ε holds for it")
+
+
+def chain_privacy(model, verdict, seed):
+    """Whether one ε run of the page released something private, and if not why: the one decision
+    the privacy meter (:func:`record_chains`) and the privacy box (from the stored result) show.
+
+    Private when :func:`ui.common.run_is_private` says so (no public seed, a private start and
+    choice of chain, no q read off the data) and the page called the chains mixed.
+
+    Parameters
+    ----------
+    model : GibbsSubspaceClustering
+        The fitted run of one ε.
+    verdict : dict
+        Its verdict (:func:`summarise`): ``mixed`` and, optionally, ``frozen``.
+    seed : int or None
+        The page's public seed (None: secret noise).
+
+    Returns
+    -------
+    (bool, str)
+        Private, and the reason when not ("" when private).
+    """
+    ok, why = run_is_private(model, seed)
+    if not ok:
+        if seed is None and getattr(model, "is_private_", True) is False:     # the start or the choice of chain
+            why = (f"non-private start: the chains started from the {INITS[model.init].split(' (')[0]} solution"
+                   if model.init not in PRIVATE_INITS else
+                   "non-private choice of chain: the released chain was picked by its cost on the raw data")
+        return False, why
+    if not verdict["mixed"]:
+        return False, FROZEN_REASON if verdict.get("frozen") else NOT_MIXED_REASON
+    return True, ""
 
 
 def record_chains(models, verdicts, seed):
-    """Add each ε's run to the session meter: private only when its chains were called mixed (a
-    chain not yet mixed, a public seed or a non-private start is listed apart, with the reason)."""
+    """Add each ε's run to the session meter, private or not by :func:`chain_privacy` (a chain not
+    yet mixed, a public seed, a non-private start or a q read off the data is listed apart, with
+    the reason). Returns that decision per ε: {ε: {"private": bool, "reason": str}}, which the
+    result keeps for its privacy box."""
+    decided = {}
     for eps, m in models.items():
-        record_estimator(m, f"Gibbs (ε = {eps:g})", seed, private=verdicts[eps]["mixed"], reason=NOT_MIXED_REASON)
+        ok, why = chain_privacy(m, verdicts[eps], seed)
+        record_run(m.ledger_, f"Gibbs (ε = {eps:g})", private=ok, reason=why,
+                   relation=getattr(m, "claimed_relation", "replace_one"))
+        decided[eps] = {"private": ok, "reason": why}
+    return decided
 
 
 def run_all(ds, eps_list, params, live):
@@ -399,11 +442,17 @@ def traces_figure(runs, burn_in, released, max_points=1000):
     return traces_grid(runs, metrics=metrics, burn_in=burn_in, released=released, max_points=max_points)
 
 
-def draw_result(res, stage):
+def draw_result(res, stage, spec=None):
     """Draw a stored result: verdicts, traces, R̂/ESS table, released samples, privacy box and
     ledgers. ``stage`` ("previous" or "final") keeps the element keys of the two drawings of one
-    run apart; only the final one has the "Reproduce in Python" expander."""
+    run apart; only the final one has the "Reproduce in Python" expander. ``spec``: the current
+    dataset's spec; a result computed on another dataset is flagged."""
     p = res["params"]
+    if spec is not None and "spec" in res and res["spec"] != spec:
+        name = res["dataset"] + (", other settings or another draw" if res["dataset"] == current_dataset().name else "")
+        st.warning(f"This result was computed on another dataset ({name}); it is shown as it was "
+                   "computed there (its tables, d_W and accuracy are of that dataset). Press **Run chains** to "
+                   "sample on the current one.")
     st.subheader("Verdict")
     st.caption(f"{res['dataset']} — {p['n_chains']} chain{'s' if p['n_chains'] > 1 else ''} × {p['n_iter']} sweeps, "
                f"start: {INITS[p['init']]}, "
@@ -472,26 +521,39 @@ def draw_result(res, stage):
         snippet_expander(res["code"], label="Reproduce the first ε's run in Python")
 
 
+def _eps_run(eps_list):
+    """'the ε = 0.1, 1 runs' (the list is not last: no item's words start another's)."""
+    return f"the ε = {', '.join(f'{e:g}' for e in eps_list)} run{'s' if len(eps_list) > 1 else ''}"
+
+
 def _privacy_box(res, p):
-    private = ([("the released sample of eq. (10) (the subspaces and the labels) of each ε run — ε-DP only "
-                 "asymptotically (exact sampling of eq. (10)), and only from the random start")
-                if p["release"] == "sample" else
-                (f"the released samples and their mean (the subspaces and the labels) of each ε run — the last "
-                 f"{p['n_average']} consecutive samples cost ε + {p['n_average'] - 1}·(q+3)ε/2 = "
-                 f"{mean_release_epsilon(1.0, p['subspace_dim'], p['n_average']):.4g}·ε (see the ledger), only "
-                 "asymptotically (exact sampling of eq. (10)), and only from the random start")]
-               if res["is_private"] and p["random_state"] is None else [])
-    unmixed = [e for e, v in res["verdicts"].items() if not v["mixed"]]
-    if private and unmixed:
-        private[0] += (f"; the privacy meter counts only the mixed runs: ε = {', '.join(f'{e:g}' for e in unmixed)} "
-                       "not yet mixed, listed there as not private")
-    not_private = (["the traces, R̂/ESS table, verdict and costs (they read the raw data, the true subspaces and "
-                    "every sample of every chain: teaching diagnostics, not releases)",
-                    "the other chains' samples (each would cost ε more)",
-                    "labels obtained by assigning the raw points to the released subspaces (not shown)"]
-                   + (["the released samples (a non-private start or choice of chain, see below)"]
-                      if not res["is_private"] else [])
-                   + (["the released samples too: their randomness came from a public seed"]
-                      if p["random_state"] is not None else []))
-    privacy_statement(private=private, not_private=not_private, caveats=seed_caveat(p["random_state"]) + res["caveats"],
-                      execution=["GibbsSubspaceClustering"])
+    """The privacy box of the run on screen: the ε runs the meter counts as private (the decision
+    :func:`record_chains` stored) under Private, the others under Not private with the meter's
+    reason; a q read off the data (stored with the result) moves everything to Not private."""
+    decided = res.get("privacy") or {e: {"private": False, "reason": "an older result whose privacy was not recorded: "
+                                         "press Run chains again"} for e in res["verdicts"]}
+    what = ("released sample (the subspaces and the labels)" if p["release"] == "sample" else
+            "released samples and their mean (the subspaces and the labels)")
+    private_eps = [e for e, d in decided.items() if d["private"]]
+    private = []
+    if private_eps:
+        private.append(
+            f"the {what} of {_eps_run(private_eps)} — called mixed, so ε-DP, but only asymptotically (exact "
+            "sampling of eq. (10)) and only from the random start"
+            + ("" if p["release"] == "sample" else
+               f", the last {p['n_average']} consecutive samples costing ε + {p['n_average'] - 1}·(q+3)ε/2 = "
+               f"{mean_release_epsilon(1.0, p['subspace_dim'], p['n_average']):.4g}·ε (see the ledger)"))
+    by_reason = {}
+    for e, d in decided.items():
+        if not d["private"]:
+            by_reason.setdefault(d["reason"], []).append(e)
+    not_private = ([f"the {what} of {_eps_run(eps)} — {why}" for why, eps in by_reason.items()]
+                   + ["the traces, R̂/ESS table, verdict and costs (they read the raw data, the true subspaces and "
+                      "every sample of every chain: teaching diagnostics, not releases)",
+                      "the other chains' samples (each would cost ε more)",
+                      "labels obtained by assigning the raw points to the released subspaces (not shown)"])
+    meter = (["The privacy meter in the sidebar counts only the runs listed as private here and lists the others "
+              "as not private, with the same reasons."] if by_reason else [])
+    privacy_statement(private=private, not_private=not_private,
+                      caveats=seed_caveat(p["random_state"]) + meter + res["caveats"],
+                      execution=["GibbsSubspaceClustering"], data_read=res.get("data_read"))
