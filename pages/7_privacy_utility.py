@@ -7,13 +7,14 @@ import streamlit as st
 
 from dpcore.defaults import default_subspace_dim, subspace_dim_reason
 from dpcore.lab.methods import presets_for
-from ui.common import (ResultSlot, cancelled_note, check_budget, current_dataset, current_spec, in_process_loadable,
-                       is_upload_spec, number_input, run_button, run_ended, run_started)
+from ui.common import (ResultSlot, cancelled_note, check_budget, current_dataset, current_spec, data_read_q,
+                       in_process_loadable, is_upload_spec, number_input, run_button, run_ended, run_started)
 from ui.seeds import master_seed, seed_controls
 from ui.share import check_link, follow_dataset, preset_picker, publish_url
 from ui.sweep import (DEFAULT_RANGE, KEY, LOG_EPS, MAX_POINTS, MAX_TRIALS, METRIC_HELP, METRICS_FOR, PAGE, PRESETS,
                       URL_FIELDS, WORKERS, LiveSweep, build_sweep, defaults_for, fmt, gibbs_note, metric_label,
-                      planned_sweep, q_limits, radius_warning, record_sweep, show_partial, show_privacy, show_result)
+                      planned_sweep, q_limits, q_note, radius_warning, record_sweep, show_partial, show_privacy,
+                      show_result)
 from ui.sweep import PARTIAL_KEY as SWEEP_PARTIAL
 
 st.title("Privacy–utility curves")
@@ -34,14 +35,17 @@ methods_ok, metrics_ok = presets_for(kind), METRICS_FOR[kind]
 default_methods, default_metrics = defaults_for(ds)
 q_lo, q_hi = q_limits(ds)
 default_q = default_subspace_dim(ds)
-follow_dataset(PAGE, json.dumps(spec, sort_keys=True, default=str),
-               {"pu_methods": default_methods, "pu_metrics": default_metrics, "pu_q": default_q})
+data_id = json.dumps(spec, sort_keys=True, default=str)
+new_data = st.session_state.get(f"_{PAGE}_data_id") not in (None, data_id)    # read before follow_dataset sets it
+follow_dataset(PAGE, data_id, {"pu_methods": default_methods, "pu_metrics": default_metrics, "pu_q": default_q})
 # a preset may name methods or metrics this dataset cannot use, or a q beyond its dimension: keep what it can use
 for key, allowed in (("pu_methods", methods_ok), ("pu_metrics", metrics_ok)):
     chosen = st.session_state.get(key)
     if chosen is not None and any(v not in allowed for v in chosen):
         st.session_state[key] = [v for v in chosen if v in allowed]
-if not q_lo <= st.session_state.get("pu_q", default_q) <= q_hi:
+# a q the new dataset cannot take (a preset's dataset, after follow_dataset kept the preset's values) follows its
+# default; a q typed out of range on the same dataset is refused under the field and beside Run, never replaced
+if new_data and not q_lo <= st.session_state.get("pu_q", default_q) <= q_hi:
     st.session_state["pu_q"] = default_q
 uploaded = is_upload_spec(spec)    # uploads live in this session only: worker processes cannot load them
 if uploaded and st.session_state.get("pu_jobs", 1) != 1:
@@ -67,6 +71,7 @@ with st.form("sweep_form"):
         q = number_input(c4, "subspace dimension q", q_lo, q_hi, default_q, key="pu_q", bind="query-params",
                             help=f"Dimension of the subspaces the subspace methods fit (1 … d − 1 = {q_hi}); "
                                  f"{subspace_dim_reason(ds)} Not used by the k-means methods.")
+    data_read = data_read_q(ds, q) if q is not None else None     # a q read off the data: no subspace fit private
     workers = [1] if uploaded else WORKERS
     n_jobs = st.radio("workers", workers, index=len(workers) - 1, horizontal=True, key="pu_jobs",
                       bind="query-params",
@@ -79,6 +84,8 @@ with st.form("sweep_form"):
         st.warning(leak_words)
     if gibbs_note(methods):
         st.caption(gibbs_note(methods))
+    if q_note(methods, data_read):
+        st.warning(q_note(methods, data_read))
     st.caption("ε grid: " + ", ".join(fmt(e) for e in grid) + ". A running sweep is drawn ε by ε as its runs "
                "finish, in a figure titled *partial*; Streamlit's **Stop** button (top right) stops it, and the last "
                "finished sweep stays.")
@@ -97,7 +104,7 @@ def draw(res, after_run=False):
         else:
             show_result(res)
     with (privacy_slot.latest() if after_run else privacy_slot.previous()):
-        show_privacy(res)
+        show_privacy(res, data_read)      # a result's box follows its own q; with none, the controls'
 
 
 draw(st.session_state.get(KEY))     # before the run: Stop leaves the last result on screen
@@ -114,8 +121,8 @@ if go:
         progress_slot.progress(0.0, text="Sweep: starting…")
         t0 = time.perf_counter()
         # each cell (a method at one ε) is charged right before it is first drawn, the rest once finished
-        live = LiveSweep(sweep, metrics, progress_slot, live_slot, lambda part: record_sweep(part, seed, ds.name),
-                         ds.name, secret=seed is None)
+        live = LiveSweep(sweep, metrics, progress_slot, live_slot,
+                         lambda part: record_sweep(part, seed, ds.name, data_read), ds.name, secret=seed is None)
         try:
             with in_process_loadable(sweep.dataset):
                 df = live.run(n_jobs=int(n_jobs))
@@ -130,7 +137,8 @@ if go:
                 df = df.drop(columns=["seed"])   # per-run seeds would give the secret noise away
             previous = st.session_state.get(KEY) or {}
             st.session_state[KEY] = res = {"df": df, "metrics": list(metrics), "dataset": ds.name, "seed": seed,
-                                           "seconds": time.perf_counter() - t0, "run": previous.get("run", 0) + 1}
+                                           "data_read": data_read, "seconds": time.perf_counter() - t0,
+                                           "run": previous.get("run", 0) + 1}
             draw(res, after_run=True)
     run_ended("sweep")
 cancelled_note("sweep", kept=st.session_state.get(KEY) is not None, partial=SWEEP_PARTIAL in st.session_state)

@@ -6,9 +6,9 @@ import streamlit as st
 from dpcore.lab.audit import (AUDIT_SETS, MIN_TRIALS, NEIGHBOUR_RELATION, NEIGHBOURS, RELATIONS, audit_dataset,
                               audit_estimator, claimed_relation, default_neighbour)
 from dpcore.lab.methods import FAMILY_KINDS, METHODS, get_method
-from ui.audit import (CONFIDENCES, DATA_PAGE, DEFAULT_TRIALS, INITS, MAX_SWEEPS, MAX_TRIALS, SOURCES, URL_FIELDS,
-                      AuditCharge, algorithm_label, charge_preview, check_audit_size, draw_result, privacy_parts,
-                      progress_text, runs_private, source_label)
+from ui.audit import (CONFIDENCES, DATA_PAGE, DEFAULT_TRIALS, EPS_MIN, INITS, MAX_SWEEPS, MAX_TRIALS, SOURCES,
+                      URL_FIELDS, AuditCharge, algorithm_label, charge_preview, check_audit_size, draw_result,
+                      privacy_parts, progress_text, runs_private, source_label)
 from ui.common import (ResultSlot, cancelled_note, check_budget, current_dataset, number_input, privacy_statement, run_button,
                        run_ended, run_started, stop_page)
 from ui.seeds import master_seed, seed_controls
@@ -118,11 +118,11 @@ st.caption("On your data (the Data page's dataset) every run is a fit, a release
            "charged to any meter; a fixed seed only makes the audit repeatable — the same runs, the same numbers.")
 # outside the form, so that the planned charge beside the Run button follows them at once
 c1, c2 = st.columns(2)
-eps = c1.number_input("claimed ε", min_value=None, value=1.0 if private else None, format="%.3g",
-                      key=f"audit_eps_{name}",
-                      placeholder="none (not private)", bind="query-params" if private else None,
-                      help="The ε the algorithm is run with and audited against, a number > 0. Leave empty "
-                           "for a non-private algorithm.")
+# empty (None) = no claim: a non-private algorithm's only value; a typed ε below EPS_MIN is refused under the field
+eps = number_input(c1, "claimed ε", EPS_MIN, None, 1.0 if private else None, format="%.3g", key=f"audit_eps_{name}",
+                   placeholder="none (not private)", bind="query-params" if private else None,
+                   help=f"The ε the algorithm is run with and audited against, at least {EPS_MIN:g}. Leave empty "
+                        "for a non-private algorithm.")
 trials = number_input(c2, "runs per side", MIN_TRIALS, MAX_TRIALS, DEFAULT_TRIALS, step=50, key="audit_trials",
                          bind="query-params",
                          help=f"{MIN_TRIALS} to {MAX_TRIALS:,} (the estimator needs at least {MIN_TRIALS}: half "
@@ -200,9 +200,14 @@ if out:
     with result_slot.latest():
         draw_result(out, "final")
 
-box_private, box_not_private, box_caveats = privacy_parts(own_data, *runs_private(name, ds, params, seed), ds.name)
+# the box is about the audit on screen (what it was charged as), not the controls; with none, about the controls' audit
+if out:
+    parts = privacy_parts(out["own_data"], out["charged_private"], out["charge_reason"], out["dataset"])
+else:
+    parts = privacy_parts(own_data, *runs_private(name, ds, params, seed), ds.name, planned=True)
+boxed = out["name"] if out else name
 privacy_statement(
-    private=box_private, not_private=box_not_private,
-    caveats=box_caveats + ["An audit gives a lower bound: it can catch a leak, not certify privacy."]
-    + (["The Gibbs sampler's ε is asymptotic, and void from a data-dependent start."] if name == "gibbs" else []),
-    execution=[method.target.rsplit(":", 1)[-1]])
+    private=parts[0], not_private=parts[1],
+    caveats=parts[2] + ["An audit gives a lower bound: it can catch a leak, not certify privacy."]
+    + (["The Gibbs sampler's ε is asymptotic, and void from a data-dependent start."] if boxed == "gibbs" else []),
+    execution=[get_method(boxed).target.rsplit(":", 1)[-1]])

@@ -94,7 +94,6 @@ def test_a_link_with_runs_per_side_out_of_range_is_refused_with_a_warning(value)
 
 @pytest.mark.parametrize("setup,message", [
     ({"algorithm": "kplane", "eps": 1.0}, "epsilon must be empty for kplane"),
-    ({"eps": -1.0}, "epsilon must be > 0"),
 ])
 def test_bad_input_is_shown_once_and_the_previous_result_is_kept(setup, message):
     at = small_sulq_run()
@@ -112,11 +111,29 @@ def test_bad_input_is_shown_once_and_the_previous_result_is_kept(setup, message)
 
 def test_bad_input_without_a_previous_result_does_not_claim_one():
     at = choose(page(), "audit_data", "subspaces")
-    choose(at, "audit_algorithm", "sulq_kplane")
-    claimed(at).set_value(-1.0)
+    choose(at, "audit_algorithm", "kplane")
+    claimed(at).set_value(1.0)                                   # a non-private algorithm has no claim
     run(at)
     errors = [e.value for e in at.error]
-    assert len(errors) == 1 and "epsilon must be > 0" in errors[0] and "previous" not in errors[0], errors
+    assert len(errors) == 1 and "epsilon must be empty" in errors[0] and "previous" not in errors[0], errors
+
+
+@pytest.mark.parametrize("value", [-1.0, 0.0])
+def test_a_claimed_epsilon_out_of_range_is_refused_under_the_field_and_beside_run(value):
+    at = small_sulq_run()
+    before = at.session_state["audit"]["res"]
+    claimed(at).set_value(value)
+    at.run()                                       # outside the form: the field says why at once
+    said = [e.value for e in at.error]
+    assert said == [f"claimed ε must be at least 0.001, not {value:g}."], said
+    run(at)
+    errors = [e.value for e in at.error]
+    assert len(errors) == 2 and errors[0] == said[0], errors     # under the field, and beside the button:
+    assert errors[1].startswith("**Run audit: not run.**") and "at least 0.001" in errors[1], errors
+    assert at.session_state["audit"]["res"] is before and len(at.get("plotly_chart")) == 1   # nothing ran
+    claimed(at).set_value(0.5)
+    run(at)
+    assert not at.error and at.session_state["audit"]["res"].nominal_epsilon == 0.5
 
 
 def test_neighbour_choices_follow_the_data_kind():
@@ -208,7 +225,8 @@ def test_a_gibbs_audit_too_long_for_the_page_is_refused_at_run_in_one_error():
 
 def test_a_link_with_a_claimed_epsilon_below_zero_is_refused_with_a_warning():
     at = open_page("8_audit.py", query={"audit_algorithm": "SuLQ k-plane (App. E)", "audit_eps_sulq_kplane": "-1"})
-    assert any("audit_eps_sulq_kplane" in w.value and "epsilon must be > 0" in w.value for w in at.warning)
+    assert any("audit_eps_sulq_kplane" in w.value and "claimed ε must be at least 0.001" in w.value
+               for w in at.warning), [w.value for w in at.warning]
     assert claimed(at).value == 1.0
 
 
@@ -216,7 +234,7 @@ def test_the_planned_charge_beside_run_follows_the_controls_on_the_users_data_on
     at = page()
     assert not planned_charge(at)                                                           # audit sets: no charge
     box = next(i.value for i in at.info if "**Not private:**" in i.value)
-    assert "everything this page shows" in box and "meter is not charged" in box
+    assert "everything an audit with these settings would show" in box and "meter is not charged" in box
     choose(at, "audit_data", "data_page")
     choose(at, "audit_algorithm", "sulq_kplane")
     by_key(at, "audit_trials").set_value(100)
@@ -226,12 +244,43 @@ def test_the_planned_charge_beside_run_follows_the_controls_on_the_users_data_on
     assert len(preview) == 1 and "2 × 100 = 200" in preview[0] and "ε = 0.5" in preview[0], preview
     assert "ε = 100" in preview[0] and "replace-one" in preview[0]                 # the total, in the claimed relation
     box = next(i.value for i in at.info if "**Not private:**" in i.value)
-    assert "charged to" in box and "computed from the raw data of D and D′" in box
-    assert "everything this page shows" not in box
+    assert "would charge one fit each to" in box and "computed from the raw data of D and D′" in box
+    assert "everything" not in box
     meter = at.session_state["session_meter"] if "session_meter" in at.session_state else None
     assert meter is None or not meter.runs                                                   # nothing charged yet
     choose(at, "audit_algorithm", "kplane")                                                 # no claim: not private
     preview = planned_charge(at)
     assert len(preview) == 1 and "200" in preview[0] and "not private" in preview[0], preview
     box = next(i.value for i in at.info if "**Not private:**" in i.value)
-    assert "listed in" in box and "makes no privacy claim" in box and "**Private" not in box
+    assert "would list them in" in box and "makes no privacy claim" in box and "**Private" not in box
+
+
+SMALL = {"kind": "subspaces", "n": 150, "d": 5, "k": 2, "q": 1, "sigma": 0.05, "random_state": 0}
+
+
+def privacy_box(at):
+    return next(i.value for i in at.info if "**Not private:**" in i.value or "**Private" in i.value)
+
+
+def test_the_privacy_box_is_about_the_audit_on_screen_not_the_controls():
+    """A reproducible audit of the user's data, then the seed unticked: the box still speaks of the
+    audit shown (not private: public seed 0), not of the secret-noise audit the controls would run."""
+    at = open_page("8_audit.py", spec=SMALL, timeout=180)
+    choose(at, "audit_data", "data_page")
+    choose(at, "audit_algorithm", "sulq_kplane")
+    by_key(at, "audit_repro").check()
+    at.run()
+    idle = privacy_box(at)
+    assert "would list them in" in idle and "public seed 0" in idle and "**Private" not in idle
+    run(at)
+    shown = privacy_box(at)
+    assert "listed in" in shown and "public seed 0" in shown and "**Private" not in shown and "would" not in shown
+    by_key(at, "audit_repro").uncheck()
+    at.run()
+    assert privacy_box(at) == shown                              # the audit on screen is the reproducible one
+    assert any("not private: public seed 0" in c.value for c in at.caption)
+    run(at)                                                       # now an audit with secret noise
+    box = privacy_box(at)
+    assert "**Private" in box and "one fit each, charged to" in box and "public seed" not in box
+    choose(at, "audit_algorithm", "kplane")                      # controls of a non-private audit, none run
+    assert privacy_box(at) == box

@@ -202,3 +202,54 @@ def test_gibbs_in_a_sweep_is_said_to_be_listed_as_not_private_before_any_run():
     assert "in a sweep the meter lists its fits as not private" in box                  # the privacy box
     run_small(at)                                                  # SuLQ-10 and k-plane: no note
     assert not [c for c in at.caption if "Gibbs" in c.value]
+
+
+def test_a_q_typed_out_of_range_is_refused_beside_run_not_replaced():
+    """d = 5: q in 1 … 4. A typed q = 7 used to be reset to the default and the sweep ran (and was
+    charged) with q = 1, without a word."""
+    at = run_small(page())
+    before = at.session_state["privacy_utility"]["df"]
+    n_charged = len(at.session_state["session_meter"].runs)
+    w(at, "pu_q").set_value(7)
+    at = run_small(at)
+    errors = [e.value for e in at.error]
+    assert "subspace dimension q must be between 1 and 4, not 7." in errors, errors          # under the field
+    assert any(e.startswith("**Run sweep: not run.**") and "not 7" in e for e in errors), errors   # beside Run
+    assert w(at, "pu_q").value == 7                                             # kept as typed, not replaced
+    assert at.session_state["privacy_utility"]["df"] is before                  # nothing ran ...
+    assert len(at.session_state["session_meter"].runs) == n_charged             # ... and nothing was charged
+    w(at, "pu_q").set_value(2)
+    at = run_small(at)
+    assert not at.error and (at.session_state["privacy_utility"]["df"]["q"].dropna() == 2).all()
+
+
+def test_a_new_dataset_still_resets_q_to_its_default():
+    at = page()
+    w(at, "pu_q").set_value(4)
+    at.run()
+    at.session_state["dataset"] = {"spec": {**SMALL, "d": 3}}                  # chosen on the Data page: q ≤ 2
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert w(at, "pu_q").value == 1
+
+
+def test_a_q_read_off_the_data_makes_the_subspace_fits_not_private_everywhere():
+    from dpcore.upload import load_upload, upload_key
+    ds = load_upload(TWO_PLANES.name, TWO_PLANES.read_bytes(), kind="points", labels="last_column", subspace_dim=1)
+    at = page(spec=dict(ds.params), state={"uploaded_datasets": OrderedDict({upload_key(ds.params): ds})})
+    assert w(at, "pu_q").value == 1                                             # the accepted q, read off the data
+    said = "q = 1 was read off the data"
+    assert any(said in x.value and "SuLQ-10" in x.value for x in at.warning)  # beside Run, before any sweep
+    at = run_small(at, methods=("SuLQ-10", "s.a. TSC", "k-plane"), metrics=("cost",))
+    assert not at.error, [e.value for e in at.error]
+    runs = at.session_state["session_meter"].runs
+    assert len(runs) == 4 and not any(r["private"] for r in runs) and all(said in r["reason"] for r in runs)
+    box = next(i.value for i in at.info if "**Not private:**" in i.value)
+    assert "**Private" not in box and said in box and "released subspaces" in box
+    caption = " ".join(c.value for c in at.caption)
+    assert "best private median" not in caption and f"Not private in this sweep, though run with an ε: SuLQ-10, " \
+        f"s.a. TSC ({said}" in caption
+    w(at, "pu_q").set_value(2)                                                  # a q not read off the data
+    at = run_small(at, methods=("SuLQ-10", "k-plane"), metrics=("cost",))
+    assert [r["private"] for r in at.session_state["session_meter"].runs[4:]] == [True, True]
+    assert not any(said in x.value for x in list(at.warning) + list(at.info))

@@ -1,5 +1,5 @@
 """The Privacy–utility page's texts come from the result (ui/sweep.py): a caption cannot
-claim what the figure beside it does not show (issue 16)."""
+claim what the figure beside it does not show, nor call private what the meter does not count."""
 import math
 
 import pandas as pd
@@ -25,8 +25,36 @@ def test_sample_aggregate_behind_gibbs_is_counted_per_epsilon():
     text = look_for(df, ["d_W"])
     assert "s.a. TSC is behind the best of Gibbs at 2 of the 3 ε values (all but 0.1), as in the subspace paper." \
         in text
-    assert "best private median at ε = 1000 is Gibbs (0.12); at ε = 0.1, s.a. TSC (3.3)." in text
+    # Gibbs's fits in a sweep are not counted as private (mixing not checked): ranked, never called private
+    assert "among the methods run with an ε, private or not, the best median at ε = 1000 is Gibbs (0.12); at " \
+           "ε = 0.1, s.a. TSC (3.3)." in text
+    assert "best private median" not in text and "private method" not in text
+    assert "Not private in this sweep, though run with an ε: Gibbs (its guarantee holds only once the chain has " \
+           "mixed" in text
     assert "Dashed: k-plane without privacy" in text and "does better than the non-private" not in text
+
+
+def test_the_best_private_median_names_only_methods_the_meter_counts():
+    df = frame({"s.a. TSC": {0.1: 3.3, 1000: 1.9}, "SuLQ-10": {0.1: 3.0, 1000: 0.5}, "k-plane": {None: 0.1}})
+    text = look_for(df, ["d_W"])
+    assert "the best private median at ε = 1000 is SuLQ-10 (0.5); at ε = 0.1, SuLQ-10 (3)." in text
+    assert "Not private in this sweep" not in text
+    seeded = look_for(df, ["d_W"], seed=7)                       # a public seed: no fit is private
+    assert "best private median" not in seeded and "SuLQ-10 (public master seed 7" in seeded
+    read = "q = 1 was read off the data (the Data page's suggestion, accepted)"
+    text = look_for(df, ["d_W"], data_read=read)               # the subspace methods' fits are not private
+    assert "best private median" not in text and f"s.a. TSC, SuLQ-10 ({read})" in text
+
+
+def test_a_sweep_records_a_q_read_off_the_data_as_the_reason_once():
+    from ui.sweep import fit_private
+    read = "q = 1 was read off the data (the Data page's suggestion, accepted)"
+    assert fit_private("sulq_kplane", True) == (True, "")
+    assert fit_private("sulq_kplane", True, data_read=read) == (False, read)
+    ok, why = fit_private("gibbs", True, data_read=read)               # both reasons, each once
+    assert not ok and why.count(read) == 1 and "mixed" in why
+    assert fit_private("dplloyd", True, data_read=read) == (True, "")    # q is not a k-means parameter
+    assert fit_private("sulq_kplane", True, seed=3, data_read=read)[1].startswith("public master seed 3")
 
 
 def test_a_private_method_above_the_non_private_line_is_said_so():

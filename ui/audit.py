@@ -7,9 +7,10 @@ Decisions
   and at most :data:`MAX_TRIALS` (a page limit: the audit's runs go one after the other in the
   server process). The widget, the link parser and the estimator use these constants, so a link
   with ``audit_trials=1`` is refused with a warning when it is opened, not at Run.
-- A claimed ε must be a finite number > 0, as :func:`dpcore.validation.check_real` checks it
-  for the estimator; a number input cannot express "> 0", so the widget leaves it open and a
-  typed 0 or negative value gets dpcore's error at Run, while a link carrying one is refused.
+- A claimed ε is empty (no claim: a non-private algorithm) or at least :data:`EPS_MIN` (the
+  k-means and co-clustering pages' smallest ε; dpcore wants > 0): the page checks the field
+  (:func:`ui.common.number_input`), so 0 or −1 is refused under it and beside Run, before any
+  run, and a link carrying one is refused in the same words (:func:`claimed_epsilon`).
 - A result is drawn twice in a run that starts a new audit: first the stored previous one (so
   that Streamlit's Stop leaves it on the screen), then the new one; ``stage`` keeps the keys of
   the two drawings' chart and download buttons apart.
@@ -44,7 +45,6 @@ from dpcore.lab.audit import (ALL_NEIGHBOURS, AUDIT_SETS, MIN_TRIALS, NEIGHBOUR_
 from dpcore.lab.methods import METHODS, get_method
 from dpcore.plots.audit import audit_histograms
 from dpcore.privacy import PrivacyEvent
-from dpcore.validation import check_real
 from ui.common import format_epsilon, gibbs_unchecked, planned, record_run, relation_words, show_chart
 from ui.seeds import MAX_SEED
 from ui.share import as_int, one_of
@@ -60,6 +60,8 @@ MAX_GIBBS_SWEEP_RUNS = 200_000
 DATA_PAGE = "data_page"
 INITS = {"random": "random (private)", "kplane": "k-plane (NOT private)"}
 CONFIDENCES = [0.9, 0.95, 0.99]
+#: the smallest claimed ε the page takes (as the k-means and co-clustering pages; dpcore wants > 0)
+EPS_MIN = 0.001
 #: the audit sets first (the default: public data, nothing of the user's is released), the Data page's dataset last
 SOURCES = [*AUDIT_SETS, DATA_PAGE]
 
@@ -81,8 +83,11 @@ def algorithm_label(n):
 
 
 def claimed_epsilon(text):
-    """Link parser of a claimed ε: a finite number > 0, in dpcore's words."""
-    return check_real(float(text), "epsilon", 0.0, None, low_inclusive=False)
+    """Link parser of a claimed ε: a finite number ≥ :data:`EPS_MIN`, the field's limit."""
+    v = float(text)
+    if not math.isfinite(v) or v < EPS_MIN:
+        raise ValueError(f"claimed ε must be at least {EPS_MIN:g}, not {text}")
+    return v
 
 
 #: the widgets whose values travel in the page's link, and their parsers (the widgets' limits)
@@ -181,7 +186,7 @@ class AuditCharge:
 def charge_preview(name, ds, params, epsilon, seed, trials):
     """:meth:`AuditCharge.preview` for the page's current controls, or None when they cannot be run
     (no claimed ε > 0 for a private algorithm, or a parameter dpcore refuses: Run says why)."""
-    if get_method(name).private and (epsilon is None or not epsilon > 0):
+    if get_method(name).private and (epsilon is None or not epsilon >= EPS_MIN):
         return None
     try:
         return AuditCharge(name, ds, params, epsilon, seed, trials).preview()
@@ -200,25 +205,34 @@ def charge_words(out):
             f"{out['charge_reason']}.")
 
 
-def privacy_parts(own_data, private, reason, dataset):
+def privacy_parts(own_data, private, reason, dataset, planned=False):
     """(private, not private, caveats) of the page's privacy box: on the user's data the runs'
     releases are charged (or listed as not private) while everything shown is computed from the
-    raw data of D and D′ too; on the audit sets nothing of the user's is involved."""
-    shown = ("the statistics, histograms and CSV exports this page shows: computed from the raw data of D and D′ "
-             "as well as the releases (e.g. distances from the released subspaces or centres to the audited point and "
-             "to your real first row, or the count of the changed cell), so they are not private")
+    raw data of D and D′ too; on the audit sets nothing of the user's is involved.
+
+    The box is about the audit on screen: pass what it was charged as (its stored ``own_data``,
+    ``charged_private``, ``charge_reason`` and dataset). ``planned``: no audit is on screen, the
+    box speaks of what an audit with the current settings would do."""
+    would = "an audit with these settings would " if planned else ""
     if not own_data:
-        return ([], ["everything this page shows: the audit looks at every run's release on D and D′, the planted "
-                     "outlier or cell and the raw data, and exports every run's statistic"],
+        what = "everything an audit with these settings would show" if planned else "everything this page shows"
+        return ([], [f"{what}: the audit looks at every run's release on D and D′, the planted outlier or cell and "
+                     "the raw data, and exports every run's statistic"],
                 ["The audit sets are public synthetic data: nothing of yours is released, and the meter is not "
                  "charged."])
+    shown = ("the statistics, histograms and CSV exports " + ("it would show" if planned else "this page shows")
+             + ": computed from the raw data of D and D′ as well as the releases (e.g. distances from the released "
+               "subspaces or centres to the audited point and to your real first row, or the count of the changed "
+               "cell), so they are not private")
     runs = "each run's release on D and on D′ (a neighbour of D: a release about the same people)"
     if private:
-        return ([f"{runs}: one fit each, charged to {dataset}'s privacy meter at the claimed ε (2 × runs per side "
-                 "fits, in one entry); the page never shows the releases themselves"], [shown],
+        charged = f"{would}charge one fit each" if planned else "one fit each, charged"
+        return ([f"{runs}: {charged} to {dataset}'s privacy meter at the claimed ε (2 × runs per side fits, in one "
+                 "entry); the page never shows the releases themselves"], [shown],
                 ["Audit the public audit sets instead when you can: an audit of your data spends 2 × runs per side "
                  "times the claimed ε."])
-    return [], [f"{runs}: listed in {dataset}'s privacy meter as not private ({reason})", shown], []
+    listed = f"{would}list them in" if planned else "listed in"
+    return [], [f"{runs}: {listed} {dataset}'s privacy meter as not private ({reason})", shown], []
 
 
 def progress_text(done, total, keeps_previous):

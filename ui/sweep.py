@@ -24,6 +24,11 @@ Decisions:
   stopped sweep has paid for what it showed and nothing else; the finished sweep charges the same
   runs as a sweep drawn only at its end. The cells of a sweep that did not finish stay in the
   session, shown apart and labelled partial (:func:`show_partial`), never as a finished sweep.
+- **Private means counted.** A method is called private (in the caption's ranking and the
+  box) only where the meter counts its fits (:func:`fit_private`, one rule for the meter and the
+  texts): Gibbs in a sweep (mixing not checked), a public seed, or a q read off the data (the
+  Data page's suggestion, accepted: :func:`ui.common.data_read_q`) make a method run with an ε
+  that is named apart, with the reason; the q reason also goes to the privacy box.
 - **Downloads built when asked.** The figure's HTML (plotly.js inline, ≈ 4.6 MB) and the CSV
   are produced by callables when their button is pressed, not on every drawing of the page.
 """
@@ -39,8 +44,8 @@ import streamlit as st
 from dpcore.lab.methods import NOT_PRIVATE_PRESETS, PRESETS as METHODS, get_method, preset, presets_for
 from dpcore.lab.sweeps import Sweep, row_event, run_sweep, warning_summary
 from dpcore.plots.experiments import METRIC_TITLES, log_ticks, privacy_utility_figure
-from ui.common import (DEFAULT_DATASET, current_dataset, gibbs_unchecked, planned, privacy_statement, record_run,
-                       show_chart)
+from ui.common import (DEFAULT_DATASET, current_dataset, data_read_q, gibbs_unchecked, planned, privacy_statement,
+                       record_run, show_chart)
 from ui.seeds import seed_caveat
 from ui.share import Preset, as_int, list_of, one_of
 
@@ -186,10 +191,13 @@ def radius_from_data(ds, algorithm):
 def counted(ds, algorithm):
     """Whether a private method's runs will be counted by the meter (not the paper's DPNMF, whose
     NNDSVD start reads the data, nor a k-means method that reads its radius off the data, nor
-    Gibbs, whose mixing a sweep does not check: :data:`GIBBS_REASON`)."""
+    Gibbs, whose mixing a sweep does not check: :data:`GIBBS_REASON`, nor a subspace method run
+    with a q read off the data: :func:`ui.common.data_read_q`)."""
     a = algorithm if isinstance(algorithm, dict) else preset(algorithm)
-    return (get_method(a["name"]).private and a["name"] != "gibbs" and a.get("params", {}).get("init") != "nndsvd"
-            and a.get("label") not in NOT_PRIVATE_PRESETS and not radius_from_data(ds, a))
+    params = a.get("params", {})
+    q_read = get_method(a["name"]).family == "subspace" and data_read_q(ds, params.get("subspace_dim"))
+    return (get_method(a["name"]).private and a["name"] != "gibbs" and params.get("init") != "nndsvd"
+            and a.get("label") not in NOT_PRIVATE_PRESETS and not radius_from_data(ds, a) and not q_read)
 
 
 def planned_sweep(sweep, ds, seed):
@@ -205,27 +213,36 @@ def planned_sweep(sweep, ds, seed):
 GIBBS_REASON = gibbs_unchecked("a sweep")
 
 
-def record_sweep(df, seed, dataset=None):
+def fit_private(name, released, seed=None, data_read=None):
+    """(private, reason) of one fit of the private method ``name`` in a sweep, as the meter lists
+    it: private only when it ``released`` something private, with secret noise (``seed`` None),
+    is not Gibbs (its mixing a sweep does not check) and, for a subspace method, ran with a q not
+    read off the data (``data_read``: :func:`ui.common.data_read_q`'s reason, or None). The
+    reason names every cause, e.g. Gibbs with a q read off the data."""
+    why = [f"public master seed {seed} (reproducible mode)"] if seed is not None else []
+    if name == "gibbs":
+        why.append(GIBBS_REASON)
+    elif not released:
+        why.append("released nothing private: a non-private start, or a radius read off the data (radius='data')")
+    if data_read and get_method(name).family == "subspace":
+        why.append(data_read)
+    return not why, "; ".join(why)
+
+
+def record_sweep(df, seed, dataset=None, data_read=None):
     """Add every fit of a private method in the sweep to the session meter as one fit (one
     release), with its method's relation: counted when it released something private with secret
-    noise, listed apart otherwise (a public seed, a Gibbs chain whose mixing the sweep does not
-    check, a non-private start, a radius read off the data). A sweep of 140 private fits shows
-    140 fits. Called by :class:`LiveSweep` with each batch of finished cells right before they are
-    first drawn, and with the rest once the sweep has finished, before its result is drawn: a
-    stopped sweep has paid for the cells it showed and for nothing else."""
+    noise, listed apart otherwise with the reason (:func:`fit_private`: a public seed, a Gibbs chain
+    whose mixing the sweep does not check, a non-private start, a radius read off the data, a q
+    read off the data). A sweep of 140 private fits shows 140 fits. Called by :class:`LiveSweep`
+    with each batch of finished cells right before they are first drawn, and with the rest once the
+    sweep has finished, before its result is drawn: a stopped sweep has paid for the cells it
+    showed and for nothing else."""
     for _, r in df[df["private"]].iterrows():
         event = row_event(r)
         if event is None:
             continue                                  # nothing was spent (no ledger)
-        if seed is not None:
-            ok, why = False, f"public master seed {seed} (reproducible mode)"
-        elif r["name"] == "gibbs":
-            ok, why = False, GIBBS_REASON
-        elif not r["released_private"]:
-            ok, why = False, ("released nothing private: a non-private start, or a radius read off the data "
-                              "(radius='data')")
-        else:
-            ok, why = True, ""
+        ok, why = fit_private(r["name"], bool(r["released_private"]), seed, data_read)
         record_run([event], f"sweep: {r['algorithm']}, ε = {fmt(r['epsilon'])}, trial {r['trial']}", private=ok,
                    reason=why, dataset=dataset, relation=get_method(r["name"]).relation)
 
@@ -247,6 +264,17 @@ def gibbs_note(methods):
         return None
     return (f"Gibbs in a sweep: its fits are drawn against ε, but the meter lists them as not private ({GIBBS_REASON}) "
             "and the class budget does not plan them.")
+
+
+def q_note(methods, data_read):
+    """The form's warning beside Run when private subspace methods would run with a q read off the
+    data (``data_read``: :func:`ui.common.data_read_q`'s reason), or None."""
+    subspace = [m for m in methods
+                if m in METHODS and family(m) == "subspace" and get_method(METHODS[m]["name"]).private]
+    if not data_read or not subspace:
+        return None
+    return (f"**Not private: {data_read}.** The meter will list the fits of {', '.join(subspace)} as not private, and "
+            "the class budget does not plan them; the public default q would keep them private.")
 
 
 def progress_text(done, total, elapsed, cells=None):
@@ -429,24 +457,39 @@ def fmt(v):
     return f"{float(f'{v:.3g}'):g}"
 
 
-def look_for(df, metrics):
+def _method_name(df, a):
+    """The catalogue name of the method labelled ``a`` in a sweep's frame (from its preset when the
+    frame has no ``name`` column)."""
+    if "name" in df:
+        return df.loc[df["algorithm"] == a, "name"].iloc[0]
+    return METHODS[a]["name"] if a in METHODS else a
+
+
+def look_for(df, metrics, seed=None, data_read=None):
     """The caption under the figure, from the result: how to read it, the dashed lines that are
     (or are not) there, the best method at the smallest and the largest ε, and a paper's
-    finding only beside the methods it is about."""
+    finding only beside the methods it is about.
+
+    Only the methods whose fits the meter counts as private (:func:`fit_private`, with the
+    sweep's ``seed`` and ``data_read``) are called private: Gibbs in a sweep, a public seed or a q
+    read off the data make methods run with an ε that are named apart, with the reason."""
     algs = list(dict.fromkeys(df["algorithm"]))
     with_eps = [a for a in algs if bool(df.loc[df["algorithm"] == a, "private"].iloc[0])]
-    # ranked as private: methods whose runs released something private (not DPNMF from its NNDSVD start,
-    # nor a radius read off the data); the others run with ε but are named apart
+    # ranked: methods run with an ε whose runs released something (not DPNMF from its NNDSVD start, nor
+    # a radius read off the data: drawn against ε, named apart)
     released = df["released_private"] if "released_private" in df else df["private"]     # older frames: no column
-    private = [a for a in with_eps if bool(released[df["algorithm"] == a].any())]
-    unranked = [a for a in with_eps if a not in private]
+    ranked = [a for a in with_eps if bool(released[df["algorithm"] == a].any())]
+    unranked = [a for a in with_eps if a not in ranked]
+    # of the ranked, what the meter lists as not private, and why (one reason per method)
+    apart = {a: fit_private(_method_name(df, a), True, seed, data_read)[1] for a in ranked}
+    apart = {a: why for a, why in apart.items() if why}
     reference = [a for a in algs if a not in with_eps]
     shown = [m for m in metrics if df[m].notna().any()]
     words = {"d_W": "d_W falls", "d_W_class": "d_W falls", "cost": "the cost falls", "nmi": "NMI rises",
              "accuracy": "accuracy rises", "objective": "the objective falls",
              "objective_ratio": "the ratio falls towards 1", "tau_rc": "τ of the table rises"}
-    parts = [("Each line is a private method's median over its trials, the band the middle half of its runs. "
-              "Larger ε means weaker privacy, so utility should improve from left to right"
+    parts = [("Each curve is a method run with an ε: its median over its trials, the band the middle half of "
+              "its runs. Larger ε means weaker privacy, so utility should improve from left to right"
               + (" (" + ", ".join(dict.fromkeys(words[m] for m in shown)) + ")" if shown else "")
               + "; with few trials the medians wobble.")]
     if reference:
@@ -458,16 +501,22 @@ def look_for(df, metrics):
     if unranked:
         parts.append(", ".join(unranked) + (" runs" if len(unranked) == 1 else " run")
                      + " with ε but released nothing private (a non-private start, or a radius read off the data): "
-                     "drawn, but not ranked among the private methods below.")
-    if shown and private:
-        parts += _observations(df, shown[0], private, reference)
+                     "drawn, but not ranked below.")
+    for why in dict.fromkeys(apart.values()):
+        named = [a for a in apart if apart[a] == why]
+        parts.append(f"Not private in this sweep, though run with an ε: {', '.join(named)} ({why}); the meter lists "
+                     + ("its" if len(named) == 1 else "their") + " fits apart.")
+    if shown and ranked:
+        parts += _observations(df, shown[0], ranked, reference, all_private=not apart)
     return " ".join(parts)
 
 
-def _observations(df, m, private, reference):
-    """Sentences about what this run shows for metric ``m``: the best private method at the
-    smallest and the largest ε, a private method doing better than a non-private reference,
-    and sample-aggregate against Gibbs and SuLQ (the subspace paper's comparison)."""
+def _observations(df, m, private, reference, all_private=True):
+    """Sentences about what this run shows for metric ``m``: the best of the ranked methods
+    ``private`` at the smallest and the largest ε (called the best *private* median only when
+    the meter counts all of them, ``all_private``), a ranked method doing better than a
+    non-private reference, and sample-aggregate against Gibbs and SuLQ (the subspace paper's
+    comparison)."""
     better = (lambda a, b: a < b) if m in LOWER_IS_BETTER else (lambda a, b: a > b)
     rows = df[df[m].notna()]
     med = rows[rows["private"]].groupby(["algorithm", "epsilon"])[m].median()
@@ -478,7 +527,9 @@ def _observations(df, m, private, reference):
             at = {a: med[(a, e)] for a in private if (a, e) in med.index}
             a = min(at, key=at.get) if m in LOWER_IS_BETTER else max(at, key=at.get)
             return f"{a} ({fmt(at[a])})"
-        text = f"In this run ({name}), the best private median at ε = {fmt(eps[-1])} is {best(eps[-1])}"
+        among = ("the best private median" if all_private
+                 else "among the methods run with an ε, private or not, the best median")
+        text = f"In this run ({name}), {among} at ε = {fmt(eps[-1])} is {best(eps[-1])}"
         out.append(text + (f"; at ε = {fmt(eps[0])}, {best(eps[0])}." if len(eps) > 1 else "."))
     for ref in reference:
         level = rows.loc[rows["algorithm"] == ref, m].median()
@@ -557,7 +608,7 @@ def show_result(res):
     if empty:
         st.caption("No method gives a value for: " + "; ".join(empty) + " (the metric does not apply to these "
                    "methods or this dataset, or q differs from the true subspaces' dimension).")
-    st.caption(look_for(df, metrics))
+    st.caption(look_for(df, metrics, res.get("seed"), res.get("data_read")))
     leaked = df.loc[df["private"] & ~df["released_private"].astype(bool), "algorithm"] if "released_private" in df \
         else []
     kmeans_leaked = [a for a in dict.fromkeys(leaked) if a in METHODS and family(a) == "kmeans"]
@@ -585,11 +636,20 @@ def _shown(res):
     return {CATALOGUE[n].family for n in names if n in CATALOGUE}, names
 
 
-def show_privacy(res):
-    """The page's privacy box, about the methods of the shown result; a public seed is named."""
+#: what each family's private runs release, in the privacy box
+RELEASED = {"subspace": "subspaces", "cocluster": "contingency tables and partitions", "kmeans": "centres",
+            "documents": "centres or NMF basis"}
+
+
+def show_privacy(res, data_read=None):
+    """The page's privacy box, about the methods of the shown result; a public seed is named, and
+    a q read off the data (the result's ``data_read``; with no result, the controls' ``data_read``,
+    :func:`ui.common.data_read_q`) lists the subspace methods' releases as not private."""
     families, names = _shown(res)
-    released = [w for f, w in (("subspace", "subspaces"), ("cocluster", "contingency tables and partitions"),
-                               ("kmeans", "centres"), ("documents", "centres or NMF basis")) if f in families] or ["subspaces, tables or centres"]
+    q_read = (res.get("data_read") if res else data_read) if (not res or "subspace" in families) else None
+    kinds = [f for f in RELEASED if f in families]
+    split = bool(q_read) and "subspace" in kinds and len(kinds) > 1        # the other families' runs stay private
+    released = [RELEASED[f] for f in kinds if not (split and f == "subspace")] or ["subspaces, tables or centres"]
     caveats = seed_caveat(res.get("seed") if res else None) + [
         "A sweep is many releases: the session meter counts every private fit (one ε × trial of a method) as one "
         "release (a sweep of 140 fits shows 140) and adds up their ε; a sweep stopped midway has paid for the "
@@ -607,11 +667,15 @@ def show_privacy(res):
         caveats.append("k-means methods on data without a public radius (anything but a Gaussian mixture) read the "
                        "radius off the data, which is not private; the run's warning says so and the meter lists "
                        "those runs as non-private.")
+    if split:
+        caveats.insert(0, f"{q_read}: no subspace method's fit with this q is private, whatever ε says; a q chosen "
+                          "without looking at the data (the public default) would be")
     privacy_statement(
         private=[f"every private run's released {' / '.join(released)}; each run spends its own ε"],
-        not_private=["the metrics: they compare releases with the data and the true labels (evaluation only)"]
+        not_private=([f"the subspace methods' released subspaces — {q_read}"] if split else [])
+        + ["the metrics: they compare releases with the data and the true labels (evaluation only)"]
         + (["labels from assigning raw points to released subspaces or centres"] if families - {"cocluster"} or not res
            else [])
         + [f"{p}'s basis (its start reads the raw documents)" for p in nndsvd],
         caveats=caveats,
-        execution=[get_method(n).target.rsplit(":", 1)[-1] for n in names])
+        execution=[get_method(n).target.rsplit(":", 1)[-1] for n in names], data_read=None if split else q_read)
