@@ -104,6 +104,11 @@ def test_a_link_made_on_an_upload_works_in_one_step(app_url, page):
     with sd.rerun(page):
         page.locator(f"{sd.MAIN} [data-testid='stFileUploader'] input[type='file']").first.set_input_files(
             str(TWO_PLANES))
+    # the file travels first (an HTTP upload), then the run that applies the link: on a loaded machine the
+    # run counted above can be an earlier one, so wait for the message to go (it stays if the link failed)
+    page.locator(sd.WARNING).filter(has_text="Upload it here").first.wait_for(state="detached",
+                                                                             timeout=sd.ACTION_TIMEOUT)
+    sd.wait_idle(page)
     assert not sd.problems(page), sd.problems(page)
     assert "Upload it here" not in " ".join(page.locator(sd.WARNING).all_inner_texts())
     assert sd.widget(page, "stNumberInput", "subspace dimension q").locator("input").first.input_value() == "1"
