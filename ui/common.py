@@ -102,6 +102,12 @@ def set_upload(name: str, data: bytes, **options) -> Dataset | None:
     except ValueError as exc:
         st.error(str(exc))
         return None
+    return store_upload(ds)
+
+
+def store_upload(ds: Dataset) -> Dataset:
+    """Keep the parsed upload ``ds`` in this session (the last :data:`MAX_SESSION_UPLOADS`) and
+    make it the current dataset."""
     store = _session_uploads()
     store[upload_key(ds.params)] = ds
     store.move_to_end(upload_key(ds.params))
@@ -288,6 +294,18 @@ def run_guarded(fn, *args, **kwargs):
     except ValueError as exc:
         st.error(str(exc))
         return None
+
+
+#: a figure drawn while its run goes on (a sweep, Compare ε, Gibbs traces) is redrawn at most every
+#: MIN_REDRAW_S seconds, and no sooner than DRAW_FACTOR × its last drawing's time: the browser must
+#: not spend more time drawing than the server computing
+MIN_REDRAW_S, DRAW_FACTOR = 1.0, 5
+
+
+def redraw_due(since_last, draw_cost, min_interval=MIN_REDRAW_S, factor=DRAW_FACTOR) -> bool:
+    """Whether a live figure may be drawn again ``since_last`` seconds after its last drawing,
+    which took ``draw_cost`` seconds."""
+    return since_last >= max(min_interval, factor * draw_cost)
 
 
 class Timer:

@@ -20,14 +20,12 @@ public default from the shape only, and a suggestion read off the data, labelled
 that one click makes the upload's q on every page (see dpcore.defaults for the decision)."""
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import streamlit as st
 
 from dpcore.data import CLUTO_NAMES, GENERATOR_LIMITS, MAX_DATA_SEED, MAX_GENERATED_CELLS, PAPER_SPECS
 from dpcore.defaults import default_n_clusters, default_subspace_dim, public_upload_subspace_dim
 from dpcore.upload import suggest_subspace_dim, upload_key, with_subspace_dim
-from ui.common import DATASET_KEY, MAX_SESSION_UPLOADS, UPLOADS_KEY, dataset_from_spec, is_upload_spec, number_input
+from ui.common import dataset_from_spec, is_upload_spec, number_input, store_upload
 from ui.share import as_float, as_int
 
 #: limits of the Gaussian mixture's inputs (points n, dimension d, components, σ, data seed)
@@ -231,13 +229,7 @@ def _suggested_q(ds) -> int:
 def _use_q(ds, q) -> None:
     """Make the upload with q fixed (None: the public default) the current dataset; the pages'
     q widgets follow it (their default is dpcore.defaults.default_subspace_dim)."""
-    new = with_subspace_dim(ds, q)
-    store = st.session_state.setdefault(UPLOADS_KEY, OrderedDict())
-    store[upload_key(new.params)] = new       # the file is not read again: the data are shared
-    store.move_to_end(upload_key(new.params))
-    while len(store) > MAX_SESSION_UPLOADS:
-        store.popitem(last=False)
-    st.session_state[DATASET_KEY] = {"spec": dict(new.params)}
+    store_upload(with_subspace_dim(ds, q))     # the file is not read again: the data are shared
 
 
 def upload_subspace_dim(ds) -> None:
