@@ -31,8 +31,9 @@ from dpcore.plots.small_multiples import subspace_small_multiples
 from dpcore.privacy import basic_composition
 from ui.cluster import (BIND, EPSILON_GRID, METHODS, SA_SOLVERS, evaluate, fmt, planned_delta, reference_name,
                         run_method, run_reference)
-from ui.common import (ResultSlot, cancelled_note, check_budget, data_read_q, planned, privacy_statement, record_estimator,
-                       run_button, run_ended, run_guarded, run_started, show_chart)
+from ui.common import (DRAW_FACTOR, MIN_REDRAW_S, ResultSlot, cancelled_note, check_budget, data_read_q, planned,
+                       privacy_statement, record_estimator, redraw_due, run_button, run_ended, run_guarded, run_started,
+                       show_chart)
 from ui.seeds import seed_label
 from ui.share import list_of
 
@@ -42,9 +43,6 @@ CMP_RESULT_KEY = "cluster_eps_compare"
 CMP_PARTIAL_KEY = "cluster_eps_partial"
 #: the name of the comparison's run for :func:`ui.common.run_started` (a cancelled one is named)
 RUN_NAME = "cluster_eps"
-#: a running comparison's figure is redrawn at most every MIN_REDRAW_S seconds, and no more often than
-#: every DRAW_FACTOR × its last drawing's time
-MIN_REDRAW_S, DRAW_FACTOR = 1.0, 5
 #: most ε values in one comparison (panels: these plus the non-private one)
 MAX_EPS = 4
 #: from "the noise wins" to "close to non-private" on the page's datasets (Fig. 2, lines and
@@ -135,7 +133,7 @@ def run_comparison(key, params, k, q, seed, ds, eps_values, bar, show=None, cloc
         st.session_state[CMP_PARTIAL_KEY] = dict(panels=list(panels), done=i + 1, of=n, dataset=ds.name,
                                                  label=method.label)
         now = clock()
-        if show is not None and i + 1 < n and now - last >= max(min_interval, draw_factor * cost):
+        if show is not None and i + 1 < n and redraw_due(now - last, cost, min_interval, draw_factor):
             show(_figure(ds, panels, partial_title(i + 1, n)), i + 1)
             last = clock()
             cost = last - now

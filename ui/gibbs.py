@@ -35,8 +35,8 @@ from dpcore.subspace.diagnostics import MIN_ESS, RHAT_THRESHOLD, diagnostics_tab
 from dpcore.lab.methods import build_estimator, get_method
 from dpcore.subspace.gibbs import MAX_CHAINS, PRIVATE_INITS, mean_release_epsilon
 from dpcore.validation import check_epsilon, check_int
-from ui.common import (Timer, current_dataset, planned, privacy_statement, record_run, run_is_private, show_chart,
-                       show_ledger)
+from ui.common import (DRAW_FACTOR, MIN_REDRAW_S, Timer, current_dataset, planned, privacy_statement, record_run,
+                       redraw_due, run_is_private, show_chart, show_ledger)
 from ui.seeds import MAX_SEED, seed_caveat, seed_label
 from ui.share import as_int, one_of, snippet_expander
 
@@ -192,8 +192,8 @@ def run_all(ds, eps_list, params, live):
 #: the server more than REDRAW_SHARE of the time between two (a Fig. 3 sized figure takes about 0.13 s
 #: to build; the browser's SVG redraw of the finished one about 0.4 s): the browser must not spend more
 #: time drawing than the server computing
-REDRAW_SECONDS = 1.0
-REDRAW_SHARE = 0.2
+REDRAW_SECONDS = MIN_REDRAW_S
+REDRAW_SHARE = 1 / DRAW_FACTOR
 BAR_SECONDS = 0.25              # the progress bar's text at most this often
 LIVE_MAX_POINTS = 250           # points per chain of a partial figure (Fig. 3's size: 1.2 MB, not 4.6, per drawing)
 PARTIAL_KEY = "gibbs_partial"   # session key: the traces of the run going on (left there when it is cancelled)
@@ -332,7 +332,7 @@ class LiveRun:
 
     def _maybe_draw(self):
         if self.draw is not None and self.state["runs"] and \
-                self.clock() - self._last_draw >= max(REDRAW_SECONDS, self._draw_cost / REDRAW_SHARE):
+                redraw_due(self.clock() - self._last_draw, self._draw_cost, REDRAW_SECONDS, 1 / REDRAW_SHARE):
             self.redraw()
 
 

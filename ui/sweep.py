@@ -44,8 +44,8 @@ import streamlit as st
 from dpcore.lab.methods import NOT_PRIVATE_PRESETS, PRESETS as METHODS, get_method, preset, presets_for
 from dpcore.lab.sweeps import Sweep, row_event, run_sweep, warning_summary
 from dpcore.plots.experiments import METRIC_TITLES, log_ticks, privacy_utility_figure
-from ui.common import (DEFAULT_DATASET, current_dataset, data_read_q, gibbs_unchecked, planned, privacy_statement,
-                       record_run, show_chart)
+from ui.common import (DEFAULT_DATASET, DRAW_FACTOR, MIN_REDRAW_S, current_dataset, data_read_q, gibbs_unchecked,
+                       planned, privacy_statement, record_run, redraw_due, show_chart)
 from ui.seeds import seed_caveat
 from ui.share import Preset, as_int, list_of, one_of
 
@@ -287,9 +287,6 @@ def progress_text(done, total, elapsed, cells=None):
 
 
 # ----------------------------------------------------------------------------- streaming
-#: the least time (s) between two drawings of a running sweep's figure; also ≥ DRAW_FACTOR × the last
-#: drawing's own time, so that the drawing takes at most about 1/DRAW_FACTOR of the run
-MIN_REDRAW_S, DRAW_FACTOR = 1.0, 5
 
 
 def n_cells(sweep):
@@ -406,7 +403,7 @@ class LiveSweep:
         if self.cells == self.total or self.cells == self.drawn:
             return                                 # the finished sweep is drawn by the page; nothing new
         now = self.clock()
-        if now - self.last < max(self.min_interval, self.draw_factor * self.cost):
+        if not redraw_due(now - self.last, self.cost, self.min_interval, self.draw_factor):
             return
         self._charge_new()                         # charged before shown: a stop after this has paid for it
         rows = [{k: v for k, v in r.items() if k != "seed"} for r in self.rows] if self.secret else list(self.rows)
