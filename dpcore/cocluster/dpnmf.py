@@ -415,6 +415,9 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
                                                                "documents, computed without noise")
         return self
 
+    def _plan_reasons(self):
+        return [] if self.init == "random" else [_NNDSVD_REASON]
+
     def fit_predict(self, X, y=None, **fit_params):
         """Fit, then return ``labels_`` (the row partition; NOT private).
 

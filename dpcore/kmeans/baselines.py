@@ -133,6 +133,12 @@ def _fixed_split_class():
     return _FixedSplitKMeans
 
 
+#: why the diffprivlib peer's centres are not private as executed (its ledger keeps the nominal ε)
+FLOAT_NOISE_REASON = ("not private as executed: diffprivlib adds floating-point Laplace and geometric noise, whose "
+                      "holes (Mironov 2012) can tell neighbouring datasets apart, and skips empty clusters without "
+                      "noise; private on paper only (the ledger keeps the nominal ε)")
+
+
 class DPLloydKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """ε-DP k-means by DPLloyd (Su et al. 2016), i.e. ``diffprivlib.models.KMeans`` - the
     DP-KMeans peer of the co-clustering paper's §5 - run with PUBLIC bounds.
@@ -182,7 +188,9 @@ class DPLloydKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, Ba
 
     Attributes
     ----------
-    cluster_centers_ : (k, d) private centres (in the mapped space); float32 for float32 input.
+    cluster_centers_ : (k, d) centres (in the mapped space); float32 for float32 input. Private on paper,
+        NOT as executed (:data:`FLOAT_NOISE_REASON`): ``released_private_`` is False, the ledger keeps
+        the nominal ε.
     labels_ : NOT private - each mapped row assigned to its nearest released centre (what
         ``predict`` gives on the training rows: it maps the rows of its input as ``fit`` did).
     n_iter_ : T (public: ``n_iter``, or from ε, d, k and ``n_hint``; never from the data's n).
@@ -271,15 +279,20 @@ class DPLloydKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, Ba
                   f"Laplace on each coordinate sum, sensitivity = bound width {upper[0] - lower[0]:g}); "
                   "parallel over clusters, sequential over iterations; neighbours = one row added/removed; "
                   f"diffprivlib's own floating-point noise, from a RandomState seeded with {SEED_BITS} bits"))
-        self.private_outputs_ = [] if derived else ["cluster_centers_"]
+        # private on paper (Su et al.), not as executed: diffprivlib's float noise and skipped empty clusters
+        self.is_private_ = False
+        self.private_outputs_ = []
         self.nonprivate_outputs_ = {
+            "cluster_centers_": RADIUS_LEAK_REASON if derived else FLOAT_NOISE_REASON,
             "labels_": "raw rows assigned to the nearest released centre (reads the data without noise)",
             "n_clipped_": "exact number of rows longer than Λ, computed from the data",
         }
         if derived:
-            self.nonprivate_outputs_["cluster_centers_"] = RADIUS_LEAK_REASON
             self.nonprivate_outputs_["radius_"] = RADIUS_LEAK_REASON
         return self
+
+    def _plan_reasons(self):
+        return super()._plan_reasons() + [FLOAT_NOISE_REASON]
 
     def _map_rows(self, X):
         """The rows mapped into B(0, Λ) by ``row_map``, as ``fit`` maps them."""

@@ -19,7 +19,7 @@ from .mechanisms import gaussian_sigma
 
 __all__ = [
     "basic_composition", "advanced_composition", "advanced_composition_inverse", "GaussianBudget",
-    "Release", "PrivacyLedger", "PrivateEstimatorMixin",
+    "Release", "PrivacyLedger", "PrivateEstimatorMixin", "PrivacyPlan", "public_shape",
 ]
 
 
@@ -400,6 +400,73 @@ class PrivacyLedger:
         return len(self.entries)
 
 
+# --------------------------------------------------------------------------- plans
+def public_shape(X):
+    """(n, d) of ``X`` (an array, a sparse matrix, a DataFrame, nested lists or a shape tuple),
+    read without looking at any value: what a plan may depend on.
+
+    Parameters
+    ----------
+    X : array_like, sparse matrix or tuple of two ints
+
+    Returns
+    -------
+    (int, int)
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not two-dimensional, or has no rows or no features.
+    """
+    if isinstance(X, tuple) and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in X):
+        shape = X
+    else:
+        shape = getattr(X, "shape", None)
+        if shape is None:
+            shape = np.shape(X)
+    shape = tuple(int(v) for v in shape)
+    if len(shape) != 2:
+        raise ValueError(f"X must be a 2-D array (rows are records); got {len(shape)} dimension(s)")
+    n, d = shape
+    if n < 1:
+        raise ValueError(f"X has no rows (shape {n} × {d}): there is nothing to cluster, and nothing was spent")
+    if d < 1:
+        raise ValueError(f"X has no features (shape {n} × {d}): there is nothing to cluster, and nothing was spent")
+    return n, d
+
+
+@dataclass(frozen=True)
+class PrivacyPlan:
+    """What a fit would spend, known before it reads any value of the data
+    (:meth:`PrivateEstimatorMixin.planned_privacy`).
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        What the ledger will record (basic composition of the releases).
+    relation : str
+        The neighbouring relation they are stated for.
+    events : tuple of PrivacyEvent
+        The releases, each with ``relation``.
+    private : bool
+        Whether the fit, as configured, releases anything private (False: a non-private
+        start or selection, a radius read off the data, float noise; see ``reasons``).
+    reasons : tuple of str
+        Why it would not (empty when ``private``).
+    """
+    epsilon: float
+    delta: float
+    relation: str
+    events: tuple = ()
+    private: bool = True
+    reasons: tuple = ()
+
+    @property
+    def reason(self):
+        """The reasons in one sentence ("" when private)."""
+        return "; ".join(self.reasons)
+
+
 class PrivateEstimatorMixin:
     """What every private estimator of dpcore exposes after ``fit``.
 
@@ -422,11 +489,16 @@ class PrivateEstimatorMixin:
 
     ``claimed_relation`` (class attribute, default "replace_one") is the neighbouring relation
     the estimator's ε is stated for (a key of :data:`dpcore.privacy.accountant.RELATIONS`).
-    Every subclass's own ``fit`` is wrapped once (same signature and docstring): while a
+    Every subclass's own ``fit`` is wrapped once (same signature and docstring): it refuses an
+    input with no rows or no features before anything else, and while a
     :class:`~dpcore.privacy.accountant.PrivacyAccountant` is active (``with acc:``) it first
-    calls ``acc.check`` with the planned (ε, δ) (:meth:`_planned_privacy`) and that relation,
-    raising before anything is read or released, and after a successful fit records the fit
-    (``acc.record(self)``). A fit that calls another estimator's fit inside is recorded once.
+    calls ``acc.check`` with the plan (:meth:`planned_privacy`: what the fit will spend, from
+    the parameters and the shape of X), raising before anything is read or released, and after
+    a successful fit records the fit (``acc.record(self)``). A fit that calls another
+    estimator's fit inside is recorded once.
+
+    Before a fit, :meth:`planned_privacy` says what it would spend and whether it would
+    release anything private; :meth:`public_constants` lists the run's public settings.
 
     Model selection: every fit is a release, so ``GridSearchCV(est, grid, cv=c).fit(X)`` inside
     ``with acc:`` records c fits per grid point plus the refit, and refuses the first fit over
@@ -445,25 +517,87 @@ class PrivateEstimatorMixin:
             cls.fit = _accounted_fit(fit)
         super().__init_subclass__(**kwargs)
 
-    def _planned_privacy(self, X=None):
-        """(ε, δ) the fit will spend as far as the parameters say: ``epsilon`` and ``delta``
-        (0 when absent; ``delta=None`` is the estimator's ``_default_delta(n)`` for the n rows of
-        ``X`` where it has one); None when ``epsilon`` is not a finite number ≥ 0 (``fit``
-        refuses it then). Estimators whose fit spends more than ``epsilon`` override it."""
-        eps, dlt = getattr(self, "epsilon", 0.0), getattr(self, "delta", 0.0)
-        if dlt is None and X is not None and hasattr(self, "_default_delta"):
-            try:
-                dlt = self._default_delta(int(X.shape[0]))
-            except (AttributeError, TypeError, ValueError, ZeroDivisionError):
-                dlt = None
-        eps, dlt = 0.0 if eps is None else eps, 0.0 if dlt is None else dlt
-        try:
-            eps, dlt = float(eps), float(dlt)
-        except (TypeError, ValueError):
-            return None
-        if not (math.isfinite(eps) and eps >= 0 and 0 <= dlt <= 1):
-            return None
-        return eps, dlt
+    def planned_privacy(self, X=None):
+        """What a fit on ``X`` would spend, known before any value of ``X`` is read.
+
+        Read from the parameters and the public shape of ``X`` only (n rows, d features):
+        the (ε, δ) the ledger will record, the neighbouring relation it is stated for, the
+        releases as typed events and whether the fit, as configured, releases anything
+        private (e.g. not from a non-private start, nor with a radius read off the data).
+        A leak that only the values can reveal (input scaled by its own statistics) is
+        found by the fit itself (``released_private_``).
+
+        Parameters
+        ----------
+        X : array_like, sparse matrix or tuple (n, d), optional
+            The data, or its shape; only the shape is read. Needed where δ defaults to a
+            function of n (``delta=None``).
+
+        Returns
+        -------
+        PrivacyPlan
+
+        Raises
+        ------
+        ValueError
+            If ``X`` has no rows or no features, or ε or δ is not valid (the message says
+            which), before anything is read or spent.
+        """
+        shape = public_shape(X) if X is not None else None
+        eps, dlt = self._planned_spend(shape)
+        relation = self.claimed_relation
+        events = tuple(self._planned_events(eps, dlt, relation, shape))
+        reasons = tuple(self._plan_reasons())
+        return PrivacyPlan(float(eps), float(dlt), relation, events, not reasons, reasons)
+
+    def _planned_spend(self, shape):
+        """(ε, δ) the ledger will record, for data of ``shape`` ((n, d) or None): ``epsilon`` and
+        ``delta`` (0 when absent; ``delta=None`` is the estimator's ``_default_delta(n)`` where
+        it has one). Estimators whose fit spends more than ``epsilon`` override it."""
+        eps = getattr(self, "epsilon", 0.0)
+        eps = 0.0 if eps is None else check_epsilon(eps)
+        dlt = getattr(self, "delta", 0.0)
+        if dlt is None and hasattr(self, "_default_delta"):
+            if shape is None:
+                raise ValueError(f"delta=None is a function of the number of rows: give "
+                                 f"{type(self).__name__}.planned_privacy the data or its shape")
+            dlt = self._default_delta(int(shape[0]))
+        dlt = 0.0 if dlt is None else check_real(dlt, "delta", 0.0, 1.0)
+        return float(eps), float(dlt)
+
+    def _planned_events(self, epsilon, delta, relation, shape):
+        """The planned releases as typed events: one (ε, δ) release by default."""
+        return [PrivacyEvent.approx_dp(epsilon, delta, relation=relation)]
+
+    def _plan_reasons(self):
+        """Why a fit with these parameters would release nothing private (empty: it would). By
+        default: a ``radius="data"`` parameter (the k-means family's radius Λ read off the data)."""
+        if isinstance(getattr(self, "radius", None), str) and self.radius == "data":
+            return ["the radius Λ is read off the data (radius='data'): nothing the run releases is private"]
+        return []
+
+    def public_constants(self):
+        """The run's public settings and constants as (name, value, meaning) rows: what a page
+        shows beside a run. From the parameters before ``fit``; after it, what the ledger
+        spent and the fitted public constants (subclasses add theirs). Nothing here is
+        computed from the data's values.
+
+        Returns
+        -------
+        list of (str, object, str)
+        """
+        from .accountant import RELATIONS
+        fitted = hasattr(self, "ledger_")
+        eps = self.epsilon_spent_ if fitted else getattr(self, "epsilon", None)
+        dlt = self.delta_spent_ if fitted else getattr(self, "delta", 0.0)
+        rows = [("ε", eps, "total ε of the run" + (" (spent)" if fitted else " (planned)")),
+                ("δ", "default" if dlt is None else dlt, "total δ of the run" + (" (spent)" if fitted else " (planned)")),
+                ("relation", self.claimed_relation, RELATIONS.get(self.claimed_relation, ""))]
+        return rows + list(self._public_constants())
+
+    def _public_constants(self):
+        """The estimator's own public constants, as (name, value, meaning) rows (none by default)."""
+        return []
 
     @property
     def epsilon_spent_(self):
@@ -511,12 +645,13 @@ def _accounted_fit(fit):
     def accounted_fit(self, *args, **kwargs):
         if _IN_FIT.get():
             return fit(self, *args, **kwargs)
+        X = args[0] if args else kwargs.get("X")
+        public_shape(X)                     # no rows or no features: refused before anything is spent
         accs = active_accountants()
         if accs:
-            planned = self._planned_privacy(args[0] if args else kwargs.get("X"))
-            if planned is not None:
-                for acc in accs:            # every enclosing budget, before anything is read
-                    acc.check(*planned, relation=self.claimed_relation)
+            plan = self.planned_privacy(X)  # a parameter the plan refuses is refused before anything is read
+            for acc in accs:                # every enclosing budget, before anything is read
+                acc.check(plan.epsilon, plan.delta, relation=plan.relation)
         token, leaks = _IN_FIT.set(True), _CURRENT_LEAKS.set([])
         try:
             out = fit(self, *args, **kwargs)

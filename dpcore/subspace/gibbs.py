@@ -773,23 +773,24 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
         return np.broadcast_to(U0, (C, k, d, q)).copy()
 
     # ------------------------------------------------------------------ fit
-    def _planned_privacy(self, X=None):
+    def _planned_spend(self, shape):
         """(ε, 0) the ledger will record: ε for ``release="sample"``, ε + (m − 1)(q + 3)ε/2 with
         m = ``n_average`` (an upper bound: m is capped by the sweeps) for ``release="mean"``, and
-        C times that plus ε for ``select="best_private"``; None when a parameter is invalid
-        (``fit`` refuses it then)."""
-        base = super()._planned_privacy(X)
-        if base is None:
-            return None
-        eps = base[0]
-        try:
-            per = eps if self.release == "sample" else mean_release_epsilon(eps, self.subspace_dim, self.n_average)
-            chains = int(self.n_chains)
-        except (TypeError, ValueError):
-            return None
+        C times that plus ε for ``select="best_private"``."""
+        eps, _ = super()._planned_spend(shape)
+        per = eps if self.release == "sample" else mean_release_epsilon(eps, self.subspace_dim, self.n_average)
+        chains = check_int(self.n_chains, "n_chains", 1)
         if self.select == "best_private" and chains > 1:
             return chains * per + eps, 0.0
         return per, 0.0
+
+    def _plan_reasons(self):
+        why = []
+        if self.init not in PRIVATE_INITS:
+            why.append(f"non-private start: the chains start from the {self.init} solution of the raw data")
+        if self.select == "best" and int(self.n_chains) > 1:
+            why.append("non-private choice of chain: the released chain is picked by its cost on the raw data")
+        return why
 
     def fit(self, X, y=None, true_subspaces=None, *, callback=None, trace_callback=None):
         """Run the chains on X (rows are points).
