@@ -174,6 +174,12 @@ class Method:
         (:data:`FAMILY_DEFAULTS`). Only the parameters the class accepts are passed.
     presets : dict, default {}
         Named variants, label -> parameters (:data:`PRESETS` collects them).
+    needs_mixing : bool, default False
+        The method's ε holds only for a sample of a chain that has mixed (Gibbs): a run is
+        private only where the caller judges the mixing (:mod:`dpcore.lab.verdicts`).
+    data_hyperparameters : tuple of str, default ()
+        Parameters whose value, when read off the data (e.g. a subspace dimension q suggested
+        from the data), makes a run not private (:func:`dpcore.lab.verdicts.data_read_reason`).
     """
     name: str
     target: str
@@ -187,6 +193,11 @@ class Method:
     params: dict = field(default_factory=dict, hash=False)
     defaults: Callable | None = field(default=None, hash=False)
     presets: dict = field(default_factory=dict, hash=False)
+    needs_mixing: bool = False
+    data_hyperparameters: tuple = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "data_hyperparameters", tuple(self.data_hyperparameters))
 
     @property
     def cls(self):
@@ -263,6 +274,7 @@ class Method:
         """
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["params"], out["presets"] = dict(self.params), {k: dict(v) for k, v in self.presets.items()}
+        out["data_hyperparameters"] = list(self.data_hyperparameters)
         out["defaults"] = None if self.defaults is None else _path_of(self.defaults, "defaults")
         return out
 
@@ -304,10 +316,12 @@ NOT_PRIVATE_PRESETS = (DPNMF_PAPER, DPNMF_AS_PUBLISHED)
 
 
 def _m(name, target, family, private, *, takes_delta=False, relation=None, label="", description="", params=None,
-       defaults=None, presets=None):
+       defaults=None, presets=None, needs_mixing=False, data_hyperparameters=None):
+    if data_hyperparameters is None:     # a q read off the data: every private subspace method
+        data_hyperparameters = ("subspace_dim",) if private and family == "subspace" else ()
     return Method(name, target, family, private, takes_delta, relation if private else None,
                   _FAMILY_STATISTIC[family], label or name, description, dict(params or {}), defaults,
-                  dict(presets or {}))
+                  dict(presets or {}), needs_mixing, tuple(data_hyperparameters))
 
 
 _BUILT_IN = [
@@ -328,7 +342,8 @@ _BUILT_IN = [
        takes_delta=True, relation="replace_one", label="sample-aggregate", description="sample-aggregate (Alg. 1)",
        presets={"s.a. TSC": {"solver": "tsc"}, "s.a. SSC": {"solver": "ssc"}, "s.a. k-plane": {"solver": "kplane"}}),
     _m("gibbs", "dpcore.subspace.gibbs:GibbsSubspaceClustering", "subspace", True, relation="replace_one",
-       label="Gibbs", description="Gibbs sampler of the exponential mechanism (§4)", presets={"Gibbs": {}}),
+       label="Gibbs", description="Gibbs sampler of the exponential mechanism (§4)", presets={"Gibbs": {}},
+       needs_mixing=True),
     # co-clustering
     _m("fast_taucc", "dpcore.cocluster.taucc:FastTauCC", "cocluster", False, label="Fast-τCC",
        description="Fast-τCC (non-private)", presets={"Fast-τCC": {}}),
@@ -465,7 +480,8 @@ def build_estimator(name, ds=None, params=None, epsilon=None, delta=None, random
 
 
 def register_method(name, cls_or_target, *, family, private, takes_delta=None, relation=None, audit_statistic=None,
-                    label="", description="", params=None, defaults=None, presets=None, replace=False) -> Method:
+                    label="", description="", params=None, defaults=None, presets=None, needs_mixing=False,
+                    data_hyperparameters=None, replace=False) -> Method:
     """Add a method of your own to the catalogue (:data:`METHODS`), so sweeps, pages and
     comparisons can run it — in this process and in worker processes.
 
@@ -505,6 +521,11 @@ def register_method(name, cls_or_target, *, family, private, takes_delta=None, r
         (default: the family's, :data:`FAMILY_DEFAULTS`).
     presets : dict, optional
         Named variants, label -> parameters (added to :data:`PRESETS`).
+    needs_mixing : bool, default False
+        Its ε holds only for a mixed chain (see :class:`Method`).
+    data_hyperparameters : tuple of str, optional
+        Parameters that make a run not private when read off the data (default: ``("subspace_dim",)``
+        for a private subspace method, none otherwise).
     replace : bool, default False
         Allow replacing an entry of the same name (never a built-in one).
 
@@ -569,9 +590,12 @@ def register_method(name, cls_or_target, *, family, private, takes_delta=None, r
         path = _path_of(defaults, "defaults")   # importable by workers
         if defaults.__module__ == "__main__":
             _CLASS_CACHE[path] = defaults       # this process keeps the script's own function
+    if data_hyperparameters is None:
+        data_hyperparameters = ("subspace_dim",) if private and family == "subspace" else ()
     entry = Method(name, target, family, bool(private), bool(takes_delta), relation,
                    audit_statistic or _FAMILY_STATISTIC[family], label or name, description,
-                   dict(params or {}), defaults, {k: dict(v) for k, v in (presets or {}).items()})
+                   dict(params or {}), defaults, {k: dict(v) for k, v in (presets or {}).items()},
+                   bool(needs_mixing), tuple(data_hyperparameters))
     clash = [lab for lab in entry.presets if lab in PRESETS and PRESETS[lab]["name"] != name]
     if clash:
         raise ValueError(f"preset labels already taken by other methods: {', '.join(clash)}")

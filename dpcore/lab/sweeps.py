@@ -53,10 +53,12 @@ from ..validation import check_epsilon, check_int
 from ..data import load_dataset
 from ..subspace.common import single_threaded
 from ..privacy.accountant import PrivacyEvent, active_accountants
+from ..privacy.meter import events_from_json, events_to_json
 from .methods import METHODS, Method, build_estimator, get_method, run_seed
+from .verdicts import RunContext, estimator_reasons, judge_row, plan_run
 
-__all__ = ["METRICS", "Sweep", "run_sweep", "run_task", "row_event", "summarize",
-           "dask_executor", "worker_context", "warning_summary"]
+__all__ = ["METRICS", "Sweep", "run_sweep", "run_task", "row_event", "row_events", "plan_sweep", "sweep_context",
+           "summarize", "dask_executor", "worker_context", "warning_summary"]
 
 
 def _metric_subspace_dw(ds, est):
@@ -155,8 +157,10 @@ class Sweep:
         Keys of :data:`METRICS` (at least one).
     delta : float or None, default None
         δ passed to the algorithms that take one (None: their default).
-    seed : int, default 0
-        Root of every run's SeedSequence (:func:`run_seed`).
+    seed : int or None, default 0
+        Root of every run's SeedSequence (:func:`run_seed`): a public seed (the runs can be
+        redrawn, so a meter lists them as not private); None: fresh OS entropy for every run
+        (secret noise; the rows' ``seed`` column then gives it away: drop it before sharing).
     """
     dataset: dict
     algorithms: list
@@ -164,7 +168,7 @@ class Sweep:
     trials: int = 5
     metrics: list = field(default_factory=lambda: ["d_W", "cost"])
     delta: float | None = None
-    seed: int = 0
+    seed: int | None = 0
 
     def validated(self):
         """A checked, normalised copy: algorithm dicts with "label" and "params", ε as floats.
@@ -205,7 +209,8 @@ class Sweep:
                 raise ValueError(f"metric must be one of {', '.join(METRICS)}; got {m!r}")
         if not self.metrics:
             raise ValueError("metrics must name at least one metric")
-        return Sweep(dict(self.dataset), algs, eps, trials, list(self.metrics), self.delta, int(self.seed))
+        return Sweep(dict(self.dataset), algs, eps, trials, list(self.metrics), self.delta,
+                     None if self.seed is None else check_int(self.seed, "seed", 0))
 
     def tasks(self):
         """One dict per run (non-private algorithms once per trial, ε = NaN).
@@ -262,10 +267,11 @@ def run_task(task) -> dict:
     Returns
     -------
     dict
-        "algorithm", "name", "private", "released_private", "epsilon", "delta",
-        "epsilon_spent", "trial", "q" (dimension of the released subspaces; NaN for other
-        methods), "seed", "seconds", "warnings" and one column per metric
-        (NaN where the metric does not apply to the family).
+        "algorithm", "name", "private", "released_private", "epsilon", "events" (the ledger's
+        typed events, JSON: :func:`dpcore.privacy.meter.events_from_json`), "not_private" (the
+        estimator's reasons, " | "-separated), "delta", "epsilon_spent", "trial", "q" (dimension
+        of the released subspaces; NaN for other methods), "seed", "seconds", "warnings" and one
+        column per metric (NaN where the metric does not apply to the family).
     """
     ds = _dataset(json.dumps(task["dataset"], sort_keys=True))
     a = task["algorithm"]
@@ -289,6 +295,10 @@ def run_task(task) -> dict:
     released_private = entry.private and getattr(est, "released_private_", False)
     row = {"algorithm": a["label"], "name": a["name"], "private": entry.private,
            "released_private": released_private, "epsilon": task["epsilon"],
+           # what the run spent, exactly (typed events), and why the estimator itself says it is not private:
+           # a run in a worker is charged as one in this process
+           "events": events_to_json(est.ledger_.events()) if entry.private else "",
+           "not_private": " | ".join(estimator_reasons(est, fitted=True)) if entry.private else "",
            "delta": getattr(est, "delta_spent_", math.nan) if entry.private else math.nan,
            "epsilon_spent": getattr(est, "epsilon_spent_", math.nan) if entry.private else math.nan,
            "trial": task["trial"], "q": _fitted_q(est), "seed": int(ss.generate_state(1)[0]), "seconds": seconds,
@@ -385,7 +395,7 @@ def dask_executor(address: str):
 
 
 def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, store=None, progress=None,
-              on_cell=None):
+              on_cell=None, meter=None, dataset_key=None, context=None, session=None):
     """Run every task of ``sweep`` and return one DataFrame row per run.
 
     ``progress(done, total)`` is called after each finished run (and once at the start with
@@ -412,6 +422,17 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
         the sweep as it grows. A run's result does not depend on when it runs (see the module
         docstring): the returned frame is the same with or without ``on_cell``. An exception
         raised by ``on_cell`` (or ``progress``) stops the sweep: queued runs are cancelled.
+    meter : dpcore.privacy.meter.PrivacyMeter, optional
+        Plan the whole sweep against it before any run (:meth:`~dpcore.privacy.meter.PrivacyMeter.reserve`:
+        refused whole, nothing run, when its budget does not allow it) and charge every run
+        as it finishes, with its verdict (:func:`dpcore.lab.verdicts.judge_row`).
+    dataset_key : str, optional
+        The dataset's name in the meter (default: the dataset's name).
+    context : dpcore.lab.verdicts.RunContext, optional
+        The runs' context for their verdicts (default :func:`sweep_context`: the sweep's seed
+        is public when given; Gibbs' mixing is not checked).
+    session : str, optional
+        Passed to the meter's rows.
 
     Returns
     -------
@@ -426,10 +447,13 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
 
     Notes
     -----
-    Privacy accounting: every private run is charged to the active accountants
-    (:class:`dpcore.privacy.PrivacyAccountant` used as ``with acc:``). In this process the
-    estimators' ``fit`` does it; runs on workers are planned against the budgets before any is
-    sent and charged here as each result arrives. Runs loaded from ``store`` are not charged again.
+    Privacy accounting: the whole sweep is planned against every active accountant
+    (:class:`dpcore.privacy.PrivacyAccountant` used as ``with acc:``) and the ``meter`` before
+    any run, whatever the executor: a sweep past a budget is refused whole and nothing is
+    recorded. Every private run is then charged with its ledger's typed events: in this process
+    by the estimators' ``fit``, from workers here as each result arrives (the events travel in
+    the row), so the same sweep gives the same basic and tight totals wherever it ran. A run
+    that was charged is in the returned frame. Runs loaded from ``store`` are not charged again.
     """
     if _IN_SWEEP_WORKER:
         # a worker imported the script that registered a method, and the script's top level
@@ -470,30 +494,50 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
             progress(len(rows), total)
         cells.finished(key, row)
 
+    # plan first, whatever the executor: every enclosing accountant and the meter see the whole sweep
+    # before any run, and refuse it whole (nothing is recorded then)
+    accs = active_accountants()
+    ds_plan = _dataset(json.dumps(sweep.dataset, sort_keys=True)) if (accs or meter is not None) and todo else None
+    if context is None:
+        context = sweep_context(sweep, ds_plan)
+    if accs and todo:
+        _check_budgets(accs, todo, ds_plan)
+    reservation = None
+    if meter is not None:
+        key_name = dataset_key or (ds_plan.name if ds_plan is not None else str(sweep.dataset))
+        reservation = meter.reserve(key_name, plan_sweep(sweep, context, [t for _, t in todo], ds_plan))
+
+    def charge(task, row):
+        if reservation is not None:
+            reservation.charge(judge_row(row, _task_method(task), context,
+                                         params=task["algorithm"]["params"] | _q_param(row),
+                                         label=f"sweep: {row['algorithm']}, ε = {row['epsilon']:g}, "
+                                               f"trial {row['trial']}"), session=session)
+
     own_pool = None
     if executor is None and n_jobs > 1 and len(todo) > 1:
         executor = own_pool = ProcessPoolExecutor(n_jobs, mp_context=worker_context())
-    # in this process every fit is checked and charged by the accountants of the caller (the
-    # estimators' fit wrapper); runs in worker processes are not seen there, so they are
-    # planned against those budgets before any is sent, and charged here as each comes back
-    accs = active_accountants() if executor is not None else []
-    if accs:
-        _check_budgets(accs, todo)
     try:
         if executor is None:
-            for key, task in todo:
-                finish(key, run_task(task))
+            for key, task in todo:       # the estimators' fit checks and records in the accountants
+                row = run_task(task)
+                charge(task, row)
+                finish(key, row)
         else:
+            # runs in worker processes are not seen by this process's accountants: charged here
             futures = {executor.submit(run_task, task): (key, task) for key, task in todo}
             for fut in as_completed(futures):
                 key, task = futures[fut]
                 row = fut.result()
                 for acc in accs:
                     _charge(acc, task, row)
+                charge(task, row)
                 finish(key, row)
     finally:
         if own_pool is not None:
             own_pool.shutdown(cancel_futures=True)
+        if reservation is not None:
+            reservation.release()
     order = {a["label"]: i for i, a in enumerate(sweep.algorithms)}
     df = pd.DataFrame([rows[_task_key(t)] for t in tasks])
     df["_o"] = df["algorithm"].map(order)
@@ -554,9 +598,35 @@ def _task_method(task):
     return Method.from_spec(task["method"]) if task.get("method") else get_method(task["algorithm"]["name"])
 
 
+def row_events(row):
+    """The privacy events one run of a sweep spent, from its row: its ledger's typed events
+    (the ``events`` column), or, for a row without them (written by an older dpcore), one
+    (ε, δ) event of its totals; empty when nothing was spent (a non-private method).
+
+    Parameters
+    ----------
+    row : mapping
+        A row of :func:`run_sweep`.
+
+    Returns
+    -------
+    list of dpcore.privacy.PrivacyEvent
+        Without a relation (the method's).
+    """
+    if not row["private"]:
+        return []
+    events = events_from_json(row.get("events"))
+    if events:
+        return events
+    if not math.isfinite(row["epsilon_spent"]):
+        return []
+    delta = 0.0 if not math.isfinite(row["delta"]) else float(row["delta"])
+    return [PrivacyEvent.approx_dp(float(row["epsilon_spent"]), delta)]
+
+
 def row_event(row):
-    """The privacy event one run of a sweep spent, from its row (its ledger's totals), or None
-    when nothing was spent (a non-private method, no ledger).
+    """What one run of a sweep spent as ONE (ε, δ) event of its ledger's totals, or None when
+    nothing was spent. Prefer :func:`row_events` (typed: the tight total needs them).
 
     Parameters
     ----------
@@ -573,35 +643,89 @@ def row_event(row):
     return PrivacyEvent.approx_dp(float(row["epsilon_spent"]), delta)
 
 
-def _check_budgets(accs, todo):
+def _q_param(row):
+    q = row.get("q")
+    return {} if q is None or q != q else {"subspace_dim": int(q)}
+
+
+def sweep_context(sweep, dataset=None):
+    """The verdicts' context of a sweep's runs: its master seed (public when given), the dataset,
+    and mixing not checked (a sweep does not judge a Gibbs chain).
+
+    Parameters
+    ----------
+    sweep : Sweep
+    dataset : dpcore.data.Dataset, optional
+
+    Returns
+    -------
+    dpcore.lab.verdicts.RunContext
+    """
+    return RunContext(seed=sweep.seed, dataset=dataset, where="a sweep", checks_mixing=False)
+
+
+def plan_sweep(sweep, context=None, tasks=None, dataset=None):
+    """The planned verdict of every run of ``sweep`` (:func:`dpcore.lab.verdicts.plan_run`),
+    before any runs: what a budget checks.
+
+    Parameters
+    ----------
+    sweep : Sweep
+    context : dpcore.lab.verdicts.RunContext, optional
+        Default :func:`sweep_context`.
+    tasks : list of dict, optional
+        Only these tasks (default: all of :meth:`Sweep.tasks`).
+    dataset : dpcore.data.Dataset, optional
+        The sweep's dataset, if already loaded.
+
+    Returns
+    -------
+    list of dpcore.privacy.meter.Verdict
+        One per task, in order.
+    """
+    sweep = sweep.validated()
+    tasks = sweep.tasks() if tasks is None else tasks
+    ds = dataset if dataset is not None else _dataset(json.dumps(sweep.dataset, sort_keys=True))
+    context = context if context is not None else sweep_context(sweep, ds)
+    out = []
+    for task in tasks:
+        entry = _task_method(task)
+        est = entry.build(ds, params=task["algorithm"]["params"],
+                          epsilon=task["epsilon"] if entry.private else None, delta=task["delta"])
+        out.append(plan_run(entry, est, ds.X, context,
+                            label=f"sweep: {task['algorithm']['label']}, ε = {task['epsilon']:g}, "
+                                  f"trial {task['trial']}"))
+    return out
+
+
+def _check_budgets(accs, todo, ds):
     """Refuse a sweep whose private runs, as planned by their estimators, would take any of
-    ``accs`` past its budget; nothing has run yet."""
-    events, ds = [], None
+    ``accs`` past its budget; nothing has run yet. A run its estimator plans as not private is
+    listed apart by the accountant, so it is not counted."""
+    events = []
     for _, task in todo:
         entry = _task_method(task)
         if not entry.private:
             continue
-        if ds is None:
-            ds = _dataset(json.dumps(task["dataset"], sort_keys=True))
         est = entry.build(ds, params=task["algorithm"]["params"], epsilon=task["epsilon"], delta=task["delta"])
-        planned = est._planned_privacy(ds.X)
-        if planned is not None:
-            events.append(PrivacyEvent.approx_dp(*planned, relation=entry.relation))
+        plan = est.planned_privacy(ds.X)
+        if plan.private:
+            events += list(plan.events)
     if events:
         for acc in accs:
             acc.check(0.0, 0.0, relation=events[0].relation, events=events)
 
 
 def _charge(acc, task, row):
-    """Record one run of a worker process in ``acc``: what its ledger spent, in its method's relation."""
-    event = row_event(row)
-    if event is None:
+    """Record one run of a worker process in ``acc``: its ledger's typed events, in its method's
+    relation, private as its estimator said (as a fit in this process is recorded)."""
+    events = row_events(row)
+    if not events:
         return
-    acc.record(event, relation=_task_method(task).relation,
+    acc.record(events, relation=_task_method(task).relation,
                label=f"sweep: {row['algorithm']}, ε = {row['epsilon']:g}, trial {row['trial']}",
                private=bool(row["released_private"]),
-               reason="" if row["released_private"] else "the fit released nothing private (a non-private start "
-                                                         "or selection, or a radius read off the data)")
+               reason="" if row["released_private"] else (row.get("not_private") or "the fit released nothing private"))
 
 
 def summarize(df: pd.DataFrame, metric: str, by=("algorithm", "epsilon")) -> pd.DataFrame:

@@ -295,14 +295,22 @@ class PrivacyLedger:
         Raises
         ------
         ValueError
-            If ``epsilon`` or ``delta`` is out of range, or the release would exceed the
-            budget (by more than a relative 1e-9); nothing is recorded then.
+            If ``epsilon`` or ``delta`` is out of range, ``events`` add up (basic composition) to
+            more than (``epsilon``, ``delta``), or the release would exceed the budget (by more
+            than a relative 1e-9); nothing is recorded then.
         """
         epsilon = check_real(epsilon, "epsilon", 0.0, None)
         delta = check_real(delta, "delta", 0.0, 1.0)
         events = tuple(events or ())
         if not all(isinstance(e, PrivacyEvent) for e in events):
             raise ValueError("events must be PrivacyEvent instances (dpcore.privacy.PrivacyEvent)")
+        if events:      # the entry's (ε, δ) is what the ledger adds up: it must cover its releases
+            pairs = [e.basic() for e in events]
+            ev_eps, ev_dlt = math.fsum(p[0] for p in pairs), min(1.0, math.fsum(p[1] for p in pairs))
+            if ev_eps > epsilon * (1 + 1e-9) + 1e-300 or ev_dlt > delta * (1 + 1e-9) + 1e-300:
+                raise ValueError(f"{what}: the entry states (epsilon {epsilon:.6g}, delta {delta:.3g}) but its releases "
+                                 f"add up to (epsilon {ev_eps:.6g}, delta {ev_dlt:.3g}); an entry must not understate "
+                                 "what it released")
         eps_total, delta_total = self.total()
         tol = 1e-9
         if self.budget_epsilon is not None and eps_total + epsilon > self.budget_epsilon * (1 + tol):
@@ -429,9 +437,11 @@ def public_shape(X):
         raise ValueError(f"X must be a 2-D array (rows are records); got {len(shape)} dimension(s)")
     n, d = shape
     if n < 1:
-        raise ValueError(f"X has no rows (shape {n} × {d}): there is nothing to cluster, and nothing was spent")
+        raise ValueError(f"X has no rows: 0 sample(s) (shape=({n}, {d})) while a minimum of 1 is required; there is "
+                         "nothing to cluster, and nothing was spent")
     if d < 1:
-        raise ValueError(f"X has no features (shape {n} × {d}): there is nothing to cluster, and nothing was spent")
+        raise ValueError(f"X has no features: 0 feature(s) (shape=({n}, {d})) while a minimum of 1 is required; "
+                         "there is nothing to cluster, and nothing was spent")
     return n, d
 
 
