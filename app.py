@@ -4,15 +4,21 @@ Builds the navigation over every file in ``pages/`` (ordered by the number that 
 each file name; the title is the rest of the name), draws the shared sidebar, runs the page,
 then draws the sidebar again in the same place, so that its dataset name and privacy meter
 show the state after the page's run (and, if the user stops a run, the state before it). The
-meter's reset button and the optional class budget are drawn once, before the page runs, so the
-page's runs are checked against the budget the user has set.
+meter (:mod:`ui.meter`: one per server, shared by every tab) and its controls are drawn once,
+before the page runs, so the page's runs are checked against the class budget.
+
+Launch options (after ``--``): ``--class-budget EPS`` fixes a class budget ε per dataset for
+every session of this server; ``--lecturer-passphrase WORDS`` lets the lecturer set it on the
+Lecturer page (or the environment variables ``DPCLUST_CLASS_BUDGET`` and
+``DPCLUST_LECTURER_PASSPHRASE``).
 """
 from pathlib import Path
 
 import streamlit as st
 
 from ui import warmup
-from ui.common import IN_APP_KEY, PageStop, clear_out_of_range, sidebar, sidebar_slot
+from ui.common import IN_APP_KEY, PageStop, clear_out_of_range
+from ui.meter import sidebar, sidebar_slot
 
 PAGES_DIR = Path(__file__).parent / "pages"
 ICONS = {"home": ":material/home:", "data": ":material/dataset:", "cluster": ":material/scatter_plot:",

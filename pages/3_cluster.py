@@ -36,7 +36,7 @@ PRESETS = {
         "cluster. The picture shows R¹⁰ through its top three principal directions, where three 3-D subspaces "
         "overlap and the colours look mixed: judge by the numbers here, or see the R³ presets."),
     "Paper Fig. 2: SuLQ-10 at ε = 10": Preset(
-        {"cl_method": "sulq", "cl_k": 3, "cl_q": 3, "sulq_eps": 10.0, **SULQ_DEFAULTS}, DEFAULT_DATASET,
+        {"cl_method": "sulq_kplane", "cl_k": 3, "cl_q": 3, "sulq_eps": 10.0, **SULQ_DEFAULTS}, DEFAULT_DATASET,
         "SuLQ k-plane with 10 iterations at ε = 10: here the noise wins. Each of the k·T = 30 noisy queries gets "
         "ε ≈ 0.27, and the noise per matrix entry (σ ≈ 37) is larger than nearly all the entries (all but 8 of 300; "
         "the largest is 72): the released subspaces are about as far from the truth as random ones (accuracy "
@@ -44,7 +44,7 @@ PRESETS = {
         "at ε = 1000 about 3 runs in 5 find the subspaces (12 and 13 of 20 runs); the others stop in a wrong "
         "partition (accuracy 0.46–0.81), as one start of k-plane also can."),
     "Paper Fig. 2: sample-aggregate (TSC) at ε = 1000": Preset(
-        {"cl_method": "sa", "cl_k": 3, "cl_q": 3, "sa_eps": 1000.0, **SA_DEFAULTS}, DEFAULT_DATASET,
+        {"cl_method": "sample_aggregate", "cl_k": 3, "cl_q": 3, "sa_eps": 1000.0, **SA_DEFAULTS}, DEFAULT_DATASET,
         "Sample-aggregate needs a large ε at n = 1000: Thm 3.1's utility bound needs ε > 2D/√m ≈ 48. At ε = 1000 "
         "the paper's constants would not be private (their δ would be almost 1), so α and β are calibrated down "
         "and the noise is larger than the paper's. Most points are still assigned right (accuracy 0.65–1.0 in "
@@ -60,7 +60,7 @@ PRESETS = {
         "k-plane finds the three lines (d_W ≈ 0.02). Accuracy is about 0.96, not 1: points near the origin lie "
         "close to all three lines and cannot be told apart."),
     "Three lines in R³: sample-aggregate at ε = 100 (private)": Preset(
-        {"cl_method": "sa", "cl_k": 3, "cl_q": 1, "sa_eps": 100.0, **SA_DEFAULTS, "sa_solver": "kplane"}, LINES,
+        {"cl_method": "sample_aggregate", "cl_k": 3, "cl_q": 1, "sa_eps": 100.0, **SA_DEFAULTS, "sa_solver": "kplane"}, LINES,
         "Sample-aggregate (k-plane on each of 33 subsets of 9 points) at ε = 100 on the three lines: the released "
         "lines lie near the true ones, not on them (d_W mostly 0.2–0.9 in our runs; random lines score 1.1–1.9), "
         "and in about one run in ten the noise throws a line off (d_W above 1). Accuracy stays about 0.95 even "
@@ -72,12 +72,12 @@ PRESETS = {
         "planes (d_W ≈ 0.01); accuracy is about 0.97, not 1: points near the line where the planes cross belong "
         "to both."),
     "Two planes in R³: SuLQ k-plane at ε = 100 (private)": Preset(
-        {"cl_method": "sulq", "cl_k": 2, "cl_q": 2, "sulq_eps": 100.0, **SULQ_DEFAULTS}, PLANES,
+        {"cl_method": "sulq_kplane", "cl_k": 2, "cl_q": 2, "sulq_eps": 100.0, **SULQ_DEFAULTS}, PLANES,
         "SuLQ k-plane (10 iterations) at ε = 100 on the two planes: the released planes lie close to the true "
         "ones (d_W 0.07–0.6 and accuracy 0.8–0.97 in our runs; it varies with the secret noise). Press **Compare "
         "ε** below to see them drift apart as ε shrinks."),
     "Points on a circle (Fig. 1): sample-aggregate at ε = 100 (private)": Preset(
-        {"cl_method": "sa", "cl_k": 2, "cl_q": 1, "sa_eps": 100.0, **SA_DEFAULTS, "sa_solver": "kplane"}, CIRCLE,
+        {"cl_method": "sample_aggregate", "cl_k": 2, "cl_q": 1, "sa_eps": 100.0, **SA_DEFAULTS, "sa_solver": "kplane"}, CIRCLE,
         "The paper's Fig. 1: 1000 points evenly spaced on the unit circle, which no two lines fit. Sample-aggregate "
         "runs k-plane on each of 48 random subsets of 20 points: on a circle their best lines point every which way "
         "(the map of subset solutions below has no tight cluster), so the smooth sensitivity is large (S(B) 1.6–2.1 "
@@ -86,7 +86,7 @@ PRESETS = {
         "perpendicular lines fits a circle about as well: no answer is stable. In about one run in six the noise "
         "brings the two lines together and the cost nears 0.5, that of one line. Compare the two lines in R²."),
     "Two lines in R² (Fig. 1's contrast): sample-aggregate at ε = 100 (private)": Preset(
-        {"cl_method": "sa", "cl_k": 2, "cl_q": 1, "sa_eps": 100.0, **SA_DEFAULTS, "sa_solver": "kplane"}, LINES_R2,
+        {"cl_method": "sample_aggregate", "cl_k": 2, "cl_q": 1, "sa_eps": 100.0, **SA_DEFAULTS, "sa_solver": "kplane"}, LINES_R2,
         "1000 points on two lines 83° apart (σ = 0.005): well separated, as sample-aggregate's guarantee needs "
         "(Def. 3.2). The 48 subsets' best lines agree, so S(B) = 0.258 and the noise sd 0.056 per coordinate, 6–8× "
         "less than on the circle, and the released lines lie close to the true ones (d_W 0.01–0.19, median 0.06, and "
@@ -123,7 +123,7 @@ privacy_params = {}
 if method.private:
     eps, delta = privacy_widgets(ds, method.prefix)
     privacy_params = dict(epsilon=eps, delta=delta)
-    preview = run_guarded(noise_preview, method.prefix, ds, eps, delta)
+    preview = run_guarded(noise_preview, key, ds, eps, delta)
     if preview:
         st.caption(preview)
 

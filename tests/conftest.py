@@ -107,3 +107,13 @@ def pytest_terminal_summary(terminalreporter):
     for path, seconds in times.items():
         run = breakdown.get(path, {}).get("run")
         tr.write_line(f"  {path:<18} {'' if run is None else f'{run:.2f} s':>16} {seconds:8.2f} s")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_server_meter():
+    """Every test starts with a fresh privacy meter of the (in-process) app server: the meter is
+    one per server (``ui.meter.class_meter``, Streamlit's cache_resource), shared by every AppTest
+    of this process, as by every session of a real server. Cleared only where the app is loaded."""
+    if "ui.meter" in sys.modules:
+        sys.modules["ui.meter"].class_meter.clear()
+    yield

@@ -1,9 +1,14 @@
-"""The Cluster page's methods: the parameter widgets of every solver, the estimator builders,
-"where the noise goes" texts, and the helpers that run a method and describe its result.
+"""The Cluster page's methods: the parameter widgets of every solver, "where the noise goes"
+texts and diagnostic figures, and the helpers that run a method and describe its result.
 
-Extending (private methods): add an entry to ``METHODS`` — a :class:`Method` with a label,
-a function drawing the parameter widgets (called inside the form, returns a dict of keyword
-parameters) and a builder ``(params, k, q, seed) -> estimator`` (seed None = fresh OS entropy).
+The methods are the catalogue's (:mod:`dpcore.lab.methods`), by their catalogue names: every
+subspace method of the catalogue is offered. What makes a run private, what it spends and its
+public constants come from the library (:mod:`dpcore.lab.verdicts`, the estimator's
+``public_constants()``); this module draws.
+
+Your own method: register it in the catalogue (``register_method(..., family="subspace")``),
+then, for parameters of its own, :func:`add_method` with a function drawing its widgets
+(called inside the form, returns a dict of keyword parameters). See ``docs/own_method.md``.
 """
 from __future__ import annotations
 
@@ -18,16 +23,16 @@ from dpcore.defaults import default_n_clusters, default_n_subsets, default_subsp
 from dpcore.export import estimator_snippet
 from dpcore.metrics import clustering_accuracy, nmi, subspace_cost, wasserstein_distance
 from dpcore.privacy.sample_aggregate import alg1_constants
-from dpcore.lab.methods import build_estimator
-from dpcore.subspace.sample_aggregate import (SampleAggregateSubspace, default_delta, encoding_dim,
-                                             subspace_set_diameter)
+from dpcore.lab.methods import METHODS as CATALOGUE, build_estimator, get_method
+from dpcore.lab.verdicts import RunContext, judge_run, plan_run
+from dpcore.subspace.sample_aggregate import default_delta, encoding_dim, subspace_set_diameter
 from dpcore.plots.data import projection_scatter
 from dpcore.plots.private_subspace import (aggregation_map, released_subspaces_figure, smooth_sensitivity_terms,
                                            sulq_trajectory)
 from dpcore.plots.subspace import affinity_heatmap, runs_comparison
 from dpcore.subspace.sulq import sulq_noise
-from ui.common import (Timer, check_budget, data_read_q, dataset_from_spec, number_input, planned, privacy_statement,
-                       record_estimator, run_guarded, show_chart, show_ledger)
+from ui.common import Timer, dataset_from_spec, number_input, privacy_statement, run_guarded, show_chart, show_ledger
+from ui.meter import charge, epsilon_odds, reserve
 from ui.seeds import MAX_SEED, seed_caveat, seed_label
 from ui.share import as_float, as_int, one_of, snippet_expander
 
@@ -54,16 +59,27 @@ def _number(container, label, key, default, **kw):
 
 @dataclass
 class Method:
+    """How the Cluster page shows one catalogue method (display only; whether it is private,
+    what it spends and its relation are the catalogue's and the estimator's)."""
     label: str
     widgets: Callable[[object], dict]            # draws widgets inside the form; returns parameters
     name: str                                    # the method in the catalogue (dpcore.lab.methods.METHODS)
     about: str = ""
-    private: bool = False
     quadratic: bool = False                      # builds an n×n matrix (memory ~ 8·n² bytes)
-    prefix: str = ""                             # private methods: widget-key prefix of ε and δ
+    prefix: str = ""                             # private methods: widget-key prefix of ε and δ (default: name)
     reference: str | None = None                 # private methods: the non-private solver shown next to them
     noise: str = ""                              # private methods: where the noise goes (markdown)
+    figures: Callable | None = None              # private methods: (ds, model) -> diagnostic figures
+    preview: Callable | None = None              # private methods: (ds, eps, delta) -> noise sentence
     extras: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.prefix = self.prefix or self.name
+
+    @property
+    def private(self):
+        """Whether the catalogue calls the method private."""
+        return get_method(self.name).private
 
     def build(self, params, k, q, seed):
         """The unfitted estimator (through the catalogue) with k subspaces of dimension q,
@@ -140,6 +156,7 @@ def privacy_widgets(ds, prefix):
     eps = c1.select_slider("privacy budget ε (log scale)", EPSILON_GRID, value=1.0, key=f"{prefix}_eps", bind=BIND,
                            help="Total ε of the run. Smaller ε = more noise = stronger privacy. The grid is "
                                 "logarithmic, 0.01 … 1000, like the x-axis of Fig. 2.")
+    epsilon_odds(c1, eps)
     n = max(ds.n, 2)
     txt = c2.text_input("δ (blank = 1/(n ln n))", "", key=f"{prefix}_delta", bind=BIND,
                         help=f"Total δ, in (0, 1). Blank uses the paper's 1/(n ln n) = {default_delta(n):.3g} "
@@ -196,6 +213,54 @@ NOISE_SULQ = (
     "split over the k·T queries by composition, so more iterations mean more noise per query.")
 
 
+def _sa_figures(ds, model):
+    return [aggregation_map(model, true_subspaces=ds.subspaces), smooth_sensitivity_terms(model)]
+
+
+def _sulq_figures(ds, model):
+    return [sulq_trajectory(model, X=ds.X, true_subspaces=ds.subspaces)]
+
+
+def _form_k_q(ds):
+    return (int(st.session_state.get("cl_k", default_n_clusters(ds))),
+            int(st.session_state.get("cl_q", default_subspace_dim(ds))))
+
+
+def _sulq_preview(ds, eps, delta):
+    """One sentence: the noise this ε implies for SuLQ k-plane (public quantities only)."""
+    k, _ = _form_k_q(ds)
+    delta = default_delta(max(ds.n, 3)) if delta is None else delta
+    T = int(st.session_state.get("sulq_T", 10))
+    sigma, eps_q, _, used, mech = sulq_noise(eps, delta, k * T, st.session_state.get("sulq_comp", "advanced"))
+    return (f"Noise at ε = {eps:g}: each of the k·T = {k * T} queries gets ε = {eps_q:.3g} ({used} composition), "
+            f"so σ = {sigma:.3g} ({mech} Gaussian) is added to every entry of each d×d matrix A_ℓA_ℓᵀ, whose "
+            f"entries are sums over about n/k = {ds.n // max(k, 1)} points of norm ≤ 1.")
+
+
+def _sa_preview(ds, eps, delta):
+    """One sentence: the noise this ε implies for sample-aggregate (public quantities only)."""
+    k, q = _form_k_q(ds)
+    delta = default_delta(max(ds.n, 3)) if delta is None else delta
+    m_set = int(st.session_state.get("sa_m", 0))
+    m = m_set or default_n_subsets(ds.n, k, q)
+    D = encoding_dim(k, ds.d)
+    c = alg1_constants(m, eps, delta, D)
+    lam = subspace_set_diameter(k, ds.d, q)
+    return (f"Noise at ε = {eps:g}: the chosen subset output (a vector of R^{D}) gets S(B)/α · u with "
+            f"1/α = {1 / c.alpha:.3g}; S(B) depends on how much the m = {m} subset outputs agree, between 0 and "
+            f"2Λ = {2 * lam:.3g}, so the noise per coordinate is at most {2 * lam / c.alpha:.3g}. "
+            + ("" if c.paper_constants_kept else
+               f"At this ε the paper's constants would not be private (exact δ = {c.paper_delta:.2g} > {delta:.2g}), "
+               f"so β is reduced from {c.beta_paper:.3g} to {c.beta:.3g}"
+               + ("" if c.alpha == c.alpha_paper else f" and α from {c.alpha_paper:.3g} to {c.alpha:.3g}") + ". ")
+            + f"Thm 3.1's utility bound needs ε > 2D/√m = {2 * D / math.sqrt(m):.3g}.")
+
+
+def _no_widgets(ds):
+    return {}
+
+
+#: the Cluster page's methods, by catalogue name (the link's ``cl_method`` value)
 METHODS: dict[str, Method] = {
     "kplane": Method("k-plane (non-private)", _kplane_widgets, "kplane",
                      about="Alternates assigning points to the nearest subspace and refitting each subspace by PCA "
@@ -209,21 +274,47 @@ METHODS: dict[str, Method] = {
     "lrr": Method("LRR — low-rank representation (non-private)", _lrr_widgets, "lrr", quadratic=True,
                   about="Writes all points as a low-rank combination of the points, with a column-sparse error "
                         "(inexact ALM), and clusters the resulting affinity."),
-    "sa": Method("Sample-aggregate (private, (ε, δ)-DP)", _sa_widgets, "sample_aggregate", private=True,
-                 reference="solver", prefix="sa",
-                 about="Alg. 1 of the paper: solve on m random subsets, privately aggregate the subset outputs "
-                       "with smooth-sensitivity noise (§3).", noise=NOISE_SA),
-    "sulq": Method("SuLQ k-plane (private, (ε, δ)-DP)", _sulq_widgets, "sulq_kplane", private=True,
-                   reference="kplane", prefix="sulq",
-                   about="k-plane whose subspace updates are answered by noisy queries (App. E, Alg. 5).",
-                   noise=NOISE_SULQ),
+    "sample_aggregate": Method("Sample-aggregate (private, (ε, δ)-DP)", _sa_widgets, "sample_aggregate",
+                               reference="solver", prefix="sa",
+                               about="Alg. 1 of the paper: solve on m random subsets, privately aggregate the subset "
+                                     "outputs with smooth-sensitivity noise (§3).", noise=NOISE_SA,
+                               figures=_sa_figures, preview=_sa_preview),
+    "sulq_kplane": Method("SuLQ k-plane (private, (ε, δ)-DP)", _sulq_widgets, "sulq_kplane",
+                          reference="kplane", prefix="sulq",
+                          about="k-plane whose subspace updates are answered by noisy queries (App. E, Alg. 5).",
+                          noise=NOISE_SULQ, figures=_sulq_figures, preview=_sulq_preview),
 }
+#: the page's old method keys (links made before the names were the catalogue's) -> catalogue names
+OLD_NAMES = {"sa": "sample_aggregate", "sulq": "sulq_kplane"}
 
 
-def planned_delta(params):
-    """The δ a run of ``params`` plans (0 when blank or not a number: the estimator decides or refuses)."""
-    delta = params.get("delta")
-    return float(delta) if isinstance(delta, float) and 0.0 <= delta <= 1.0 else 0.0
+def add_method(name, widgets=None, *, label=None, about="", reference=None, noise="", figures=None, preview=None,
+               quadratic=False):
+    """Offer the catalogue's subspace method ``name`` on the Cluster page (your own method,
+    registered with :func:`dpcore.lab.methods.register_method`).
+
+    Parameters
+    ----------
+    name : str
+        Its catalogue name (family "subspace").
+    widgets : callable, optional
+        ``widgets(ds) -> dict`` drawing its own parameter widgets inside the page's form (ε and δ
+        are drawn by the page for a private method); None: no parameters of its own.
+    label, about, reference, noise, figures, preview, quadratic
+        Display: the name in the list (default: the catalogue's label), one line about it, the
+        non-private solver drawn beside it, where its noise goes, its diagnostic figures
+        ``(ds, model) -> [figures]`` and a noise sentence ``(ds, eps, delta) -> str``.
+
+    Returns
+    -------
+    Method
+    """
+    entry = get_method(name)
+    if entry.family != "subspace":
+        raise ValueError(f"the Cluster page runs subspace methods; {name!r} is of family {entry.family!r}")
+    METHODS[name] = Method(label or entry.label, widgets or _no_widgets, name, about=about or entry.description,
+                           quadratic=quadratic, reference=reference, noise=noise, figures=figures, preview=preview)
+    return METHODS[name]
 
 
 def run_method(key, params, k, q, seed, X, with_reference=True):
@@ -257,63 +348,11 @@ def run_reference(key, params, k, q, seed, X):
     return build_subspace(name, {}, k, q, seed).fit(X)
 
 
-def private_details(model):
-    """The public constants of a private run, as (name, value, meaning) rows."""
-    if isinstance(model, SampleAggregateSubspace):
-        th = model.theorem31_
-        return [
-            ("D", model.encoding_dim_, "length of the encoded output k·d(d+1)/2"),
-            ("m", model.n_subsets_, "number of subsets"),
-            ("n/m", model.subset_size_, "points per subset"),
-            ("s", model.max_multiplicity_, "no point is in more than s = ⌊√m⌋ subsets"),
-            ("α", f"{model.alpha_:.4g}", "noise divisor: the paper's ε/(5√(2 ln(2/δ)))" + (
-                "" if model.alpha_ == model.constants_.alpha_paper else f" = {model.constants_.alpha_paper:.4g}, reduced")),
-            ("β", f"{model.beta_:.4g}", "smoothness: the paper's ε/(4(D + ln(2/δ)))" + (
-                "" if model.beta_ == model.constants_.beta_paper else f" = {model.constants_.beta_paper:.4g}, reduced")),
-            ("exact δ", f"{model.constants_.exact_delta:.3g}", "δ of the Gaussian step at these α, β, computed exactly "
-             "(worst neighbouring pair); must be ≤ δ" + ("" if model.constants_.paper_constants_kept else
-                                                         " — the paper's constants would give "
-                                                         f"{model.constants_.paper_delta:.3g}")),
-            ("t₀", model.t0_, "⌈(m+s)/2⌉+1: the aggregation looks at each output's t₀-th nearest neighbour"),
-            ("2D/√m", f"{th['eps_threshold']:.4g}", "Thm 3.1's utility bound needs ε above this (privacy does not)"
-             + (" ✓" if th["eps_ok"] else " ✗")),
-            ("(ln n)²", f"{th['m_threshold']:.4g}", "Thm 3.1's utility bound needs m ≥ this" + (" ✓" if th["m_ok"] else " ✗")),
-            ("δ", f"{model.delta_spent_:.3g}", "total δ"),
-        ]
-    return [
-        ("k·T", model.n_queries_, "number of noisy queries"),
-        ("per-query ε", f"{model.per_query_epsilon_:.4g}", f"from the total ε by {model.composition_used_} composition"),
-        ("per-query δ", f"{model.per_query_delta_:.3g}", "per-query δ"),
-        ("σ", f"{model.noise_sigma_:.4g}", f"noise per matrix entry ({model.noise_mechanism_} Gaussian mechanism)"),
-        ("δ", f"{model.delta_spent_:.3g}", "total δ"),
-        ("clipped rows", model.n_clipped_, "rows with norm > 1 scaled onto the unit ball (count is NOT private)"),
-    ]
-
-
 def noise_preview(key, ds, eps, delta):
-    """One sentence: the noise this ε implies (public quantities only), updated as ε moves."""
-    k = int(st.session_state.get("cl_k", default_n_clusters(ds)))
-    q = int(st.session_state.get("cl_q", default_subspace_dim(ds)))
-    delta = default_delta(max(ds.n, 3)) if delta is None else delta
-    if key == "sulq":
-        T = int(st.session_state.get("sulq_T", 10))
-        sigma, eps_q, _, used, mech = sulq_noise(eps, delta, k * T, st.session_state.get("sulq_comp", "advanced"))
-        return (f"Noise at ε = {eps:g}: each of the k·T = {k * T} queries gets ε = {eps_q:.3g} ({used} composition), "
-                f"so σ = {sigma:.3g} ({mech} Gaussian) is added to every entry of each d×d matrix A_ℓA_ℓᵀ, whose "
-                f"entries are sums over about n/k = {ds.n // max(k, 1)} points of norm ≤ 1.")
-    m_set = int(st.session_state.get("sa_m", 0))
-    m = m_set or default_n_subsets(ds.n, k, q)
-    D = encoding_dim(k, ds.d)
-    c = alg1_constants(m, eps, delta, D)
-    lam = subspace_set_diameter(k, ds.d, q)
-    return (f"Noise at ε = {eps:g}: the chosen subset output (a vector of R^{D}) gets S(B)/α · u with "
-            f"1/α = {1 / c.alpha:.3g}; S(B) depends on how much the m = {m} subset outputs agree, between 0 and "
-            f"2Λ = {2 * lam:.3g}, so the noise per coordinate is at most {2 * lam / c.alpha:.3g}. "
-            + ("" if c.paper_constants_kept else
-               f"At this ε the paper's constants would not be private (exact δ = {c.paper_delta:.2g} > {delta:.2g}), "
-               f"so β is reduced from {c.beta_paper:.3g} to {c.beta:.3g}"
-               + ("" if c.alpha == c.alpha_paper else f" and α from {c.alpha_paper:.3g} to {c.alpha:.3g}") + ". ")
-            + f"Thm 3.1's utility bound needs ε > 2D/√m = {2 * D / math.sqrt(m):.3g}.")
+    """One sentence: the noise this ε implies (public quantities only), updated as ε moves; None
+    for a method without one."""
+    method = METHODS[key]
+    return method.preview(ds, eps, delta) if method.preview is not None else None
 
 
 def reproduce_code(spec, ds, model, private):
@@ -362,7 +401,7 @@ def method_label(key):
 
 #: the link parameters of the method widgets, with the widgets' own limits and labels
 URL_FIELDS = {
-    "cl_method": one_of(list(METHODS), method_label), "cl_k": _range("cl_k"), "cl_q": _range("cl_q"),
+    "cl_method": one_of(list(METHODS), method_label, OLD_NAMES), "cl_k": _range("cl_k"), "cl_q": _range("cl_q"),
     "cl_seed": as_int(0, MAX_SEED), "kp_n_init": _range("kp_n_init"), "kp_max_iter": _range("kp_max_iter"),
     "kp_init": one_of(KPLANE_INITS), "tsc_s": _range("tsc_s"), "tsc_variant": one_of(TSC_VARIANTS),
     "ssc_alpha": _range("ssc_alpha", as_float), "ssc_max_iter": _range("ssc_max_iter"),
@@ -428,7 +467,7 @@ def params_in_words(params: dict) -> str:
 
 
 def privacy_box(res):
-    """The privacy statement of a result, in words (no attribute names)."""
+    """The privacy statement of a result, in words (no attribute names), following its verdict."""
     if not res["private"]:
         privacy_statement(
             private=[],
@@ -437,18 +476,16 @@ def privacy_box(res):
                          "the ground-truth labels and subspaces, used only to evaluate"],
             caveats=["This run spends no privacy budget; compare with the private methods at the same settings."])
         return
-    released = [output_words(o) for o in res["private_outputs"]]
+    released = [output_words(o) for o in res["private_outputs"]] or ["the released subspaces"]
     shown = [output_words(name) for name in res["nonprivate_outputs"] if name not in ("labels_", "aggregate_")]
-    public_seed = res["seed"] is not None
     privacy_statement(
-        private=[] if public_seed else (released or ["nothing (see the ledger)"]),
-        not_private=(["the released outputs too: their noise came from a public seed"] if public_seed else [])
-        + ["the cluster labels and colours: raw points assigned to the released subspaces"]
+        private=released,
+        not_private=["the cluster labels and colours: raw points assigned to the released subspaces"]
         + ([f"the diagnostics shown here, computed from the raw data to show how the method "
             f"works: {', '.join(shown)}"] if shown else [])
         + ["the metrics and the non-private reference solver, computed from the raw data and the ground truth "
            "(evaluation only)"],
-        caveats=seed_caveat(res["seed"]), data_read=res.get("data_read"))
+        caveats=seed_caveat(res["seed"]), verdict=res["verdict"])
 
 
 # ----------------------------------------------------------------------------- one run and its view
@@ -461,38 +498,40 @@ HISTORY_COLUMNS = {"accuracy": "accuracy", "NMI": "NMI", "d_W to truth": "d_W to
 def run_and_store(key, params, k, q, seed, ds, spec, slot):
     """Run method ``key`` on ``ds`` with a progress bar in ``slot`` (an ``st.empty()`` the page
     creates on every run, so that the elements below keep their places whether or not a run
-    happens: a stopped run then leaves no stale copy behind); on success record a private run
-    in the session meter and store the result (and a line of the runs history). A ValueError
-    is shown once, in the slot, and the previous result is kept."""
+    happens: a stopped run then leaves no stale copy behind). The run is planned and reserved
+    against the class budget first (:mod:`dpcore.lab.verdicts` decides, :mod:`ui.meter`
+    reserves), charged with its verdict after the fit, and stored (with a line of the runs
+    history). A ValueError is shown once, in the slot, and the previous result is kept."""
     method = METHODS[key]
     kept = " The previous result is kept." if RESULT_KEY in st.session_state else ""
+    context = RunContext(seed=seed, dataset=ds)
     with slot.container():
         if method.quadratic and ds.n > MAX_QUADRATIC_N:
             st.error(f"n = {ds.n} is too large for {method.label}: it builds an n×n matrix; use at most "
                      f"{MAX_QUADRATIC_N} points (or k-plane).{kept}")
             return
-        if method.private and seed is None and run_guarded(
-                check_budget, [planned(params["epsilon"], planned_delta(params))]) is None:
-            return                                   # refused by the class budget before the run
-        bar = st.progress(0, text=f"Running {method.label}… (Stop, top right, cancels)")
-        out = run_guarded(run_method, key, params, k, q, seed, ds.X)
-        if out is None:
-            bar.progress(100, text="Failed." + kept)
-            return
+        plan = run_guarded(lambda: plan_run(key, method.build(params, k, q, seed), ds.X, context))
+        reservation = run_guarded(reserve, [plan]) if plan is not None else None
+        if reservation is None:
+            return                                   # refused (bad parameter, class budget) before the run
+        with reservation:
+            bar = st.progress(0, text=f"Running {method.label}… (Stop, top right, cancels)")
+            out = run_guarded(run_method, key, params, k, q, seed, ds.X)
+            if out is None:
+                bar.progress(100, text="Failed." + kept)
+                return
+            model = out[0]
+            verdict = judge_run(key, model, context)
+            reservation.charge(verdict)
     slot.empty()
     model, seconds, msgs, reference = out
     metrics = evaluate(ds, model, seconds)
-    if getattr(model, "ledger_", None) is not None:
-        record_estimator(model, method.label, seed)
     figs = []
     if method.private:
         figs.append(released_subspaces_figure(
             ds.X, model.subspaces_, true=ds.subspaces, labels=model.labels_,
             nonprivate=None if reference is None else reference.subspaces_, title=method.label))
-        if isinstance(model, SampleAggregateSubspace):
-            figs += [aggregation_map(model, true_subspaces=ds.subspaces), smooth_sensitivity_terms(model)]
-        else:
-            figs.append(sulq_trajectory(model, X=ds.X, true_subspaces=ds.subspaces))
+        figs += method.figures(ds, model) if method.figures is not None else []
     else:      # found subspaces of dimension ≥ 3 in d > 3, with no truth to compare, would only hide the points
         drawn = ds.subspaces is not None or ds.d <= 3 or q <= 2
         figs.append(projection_scatter(ds.X, model.labels_, subspace_sets={"true": ds.subspaces,
@@ -505,10 +544,9 @@ def run_and_store(key, params, k, q, seed, ds, spec, slot):
         method=key, label=method.label, params=params, k=k, q=q, seed=seed, spec=spec, dataset=ds.name,
         labels=model.labels_, subspaces=model.subspaces_, metrics=metrics, fig_aff=fig_aff,
         ledger=getattr(model, "ledger_", None), private=method.private, warnings=msgs, figs=figs,
-        details=private_details(model) if method.private else None,
+        details=model.public_constants() if method.private else None, verdict=verdict,
         reference=None if reference is None else evaluate(ds, reference, None),
         code=reproduce_code(spec, ds, model, method.private) if spec.get("kind") != "upload" else None,
-        data_read=data_read_q(ds, q) if method.private else None,
         private_outputs=list(getattr(model, "private_outputs_", [])),
         nonprivate_outputs=dict(getattr(model, "nonprivate_outputs_", {})))
     history = st.session_state.setdefault(HISTORY_KEY, [])
@@ -574,7 +612,7 @@ def show_result(ds, spec):
                           f" (the found {res['q']}-dimensional subspaces are not drawn: they have no picture in 3-D). ")
                        + view)
     if res["ledger"] is not None:
-        show_ledger(res["ledger"])
+        show_ledger(res["ledger"], not_private=None if res["verdict"].private else res["verdict"].reason)
     if res["details"]:
         st.markdown("**Constants of this private run (public)**")
         import pandas as pd

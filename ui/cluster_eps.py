@@ -3,8 +3,10 @@ current dataset at up to four values of ε and shows the results side by side (s
 multiples, :func:`dpcore.plots.small_multiples.subspace_small_multiples`), the non-private
 solver's result as the last panel.
 
-Privacy: every private run is a release of its own. Each is added to the session meter
-(:func:`ui.common.record_estimator`) as it finishes, so the comparison at ε = 1, 10, 100,
+Privacy: every private run is a release of its own. The comparison is planned and reserved
+against the class budget before its first run (:func:`dpcore.lab.verdicts.plan_run`,
+:func:`ui.meter.reserve`), and each run is charged with its verdict
+(:func:`dpcore.lab.verdicts.judge_run`) as it finishes, so the comparison at ε = 1, 10, 100,
 1000 spends 1111 on the dataset; the section says so. Noise is fresh and secret unless the
 page's "reproducible (noise public)" box is ticked: then every panel uses the page's seed
 (the same seed as a Run at that ε, so each panel can be reproduced alone) and the meter lists
@@ -27,13 +29,14 @@ import warnings
 
 import streamlit as st
 
+from dpcore.lab.verdicts import RunContext, judge_run, plan_run
 from dpcore.plots.small_multiples import subspace_small_multiples
 from dpcore.privacy import basic_composition
-from ui.cluster import (BIND, EPSILON_GRID, METHODS, SA_SOLVERS, evaluate, fmt, planned_delta, reference_name,
-                        run_method, run_reference)
-from ui.common import (DRAW_FACTOR, MIN_REDRAW_S, ResultSlot, cancelled_note, check_budget, data_read_q, planned,
-                       privacy_statement, record_estimator, redraw_due, run_button, run_ended, run_guarded, run_started,
-                       show_chart)
+from ui.cluster import (BIND, EPSILON_GRID, METHODS, SA_SOLVERS, evaluate, fmt, reference_name, run_method,
+                        run_reference)
+from ui.common import (DRAW_FACTOR, MIN_REDRAW_S, ResultSlot, cancelled_note, privacy_statement, redraw_due,
+                       run_button, run_ended, run_guarded, run_started, show_chart)
+from ui.meter import epsilon_odds, reserve
 from ui.seeds import seed_label
 from ui.share import list_of
 
@@ -113,9 +116,18 @@ def run_comparison(key, params, k, q, seed, ds, eps_values, bar, show=None, cloc
     comparison is drawn instead). The finished panels are kept under :data:`CMP_PARTIAL_KEY`
     until the caller has stored the finished comparison."""
     method = METHODS[key]
-    if seed is None:     # every panel is a counted release: the class budget sees them all before the first
-        check_budget([planned(eps, planned_delta(params)) for eps in eps_values], ds.name)
-    panels, rows, ledgers = [], [], []
+    context = RunContext(seed=seed, dataset=ds)
+    # every panel is a release: the class budget sees them all before the first
+    plans = [plan_run(key, method.build({**params, "epsilon": eps}, k, q, seed), ds.X, context) for eps in eps_values]
+    with reserve(plans, ds) as reservation:
+        return _run_panels(reservation, context, key, params, k, q, seed, ds, eps_values, bar, show, clock,
+                           min_interval, draw_factor)
+
+
+def _run_panels(reservation, context, key, params, k, q, seed, ds, eps_values, bar, show, clock, min_interval,
+                draw_factor):
+    method = METHODS[key]
+    panels, rows, ledgers, verdicts = [], [], [], []
     drawn = ds.subspaces is not None or ds.d <= 3 or q <= 2    # else q-dimensional discs would only hide the points
     n, t0, last, cost = len(eps_values), clock(), -math.inf, 0.0
     for i, eps in enumerate(eps_values):
@@ -123,7 +135,9 @@ def run_comparison(key, params, k, q, seed, ds, eps_values, bar, show=None, cloc
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")     # the single run shows the estimator's warnings
             model, seconds, _, _ = run_method(key, {**params, "epsilon": eps}, k, q, seed, ds.X, with_reference=False)
-        record_estimator(model, f"{method.label}, ε = {eps_label(eps)} (Compare ε)", seed)
+        verdict = judge_run(key, model, context, label=f"{method.label}, ε = {eps_label(eps)} (Compare ε)")
+        reservation.charge(verdict)
+        verdicts.append(verdict)
         ledgers.append(model.ledger_.total())
         m = evaluate(ds, model, seconds)
         panels.append(dict(title=f"ε = {eps_label(eps)}: {_metric(m)}", labels=model.labels_,
@@ -151,7 +165,7 @@ def run_comparison(key, params, k, q, seed, ds, eps_values, bar, show=None, cloc
     return dict(method=key, label=method.label, dataset=ds.name, d=ds.d, eps=list(eps_values), seed=seed, fig=fig,
                 rows=rows, eps_total=eps_total, delta_total=delta_total, reference=reference is not None,
                 ref_name=ref_name, classes=ds.labels is not None, truth=ds.subspaces is not None, drawn=drawn, q=q,
-                data_read=data_read_q(ds, q))
+                verdict=next((v for v in verdicts if not v.private), verdicts[0]) if verdicts else None)
 
 
 def _show_partial(container, ds):
@@ -205,22 +219,19 @@ def _draw(cmp, current_dataset, current_method=None):
     releases = "1 private release" if n == 1 else f"{n} private releases"
     total = (f"ε = {fmt(cmp['eps_total'])}" if n == 1 else
              "ε = " + " + ".join(eps_label(e) for e in cmp["eps"]) + f" = {fmt(cmp['eps_total'])}")
+    verdict = cmp.get("verdict")
     spent = (f"This comparison made {releases} on {cmp['dataset']}: {total} in total (δ = {cmp['delta_total']:.3g}), "
              "by sequential composition; the privacy meter in the sidebar counts every one.")
-    if public:
-        spent = (f"This comparison made {n} run{'s' if n > 1 else ''} with the public seed {cmp['seed']}: NOT "
-                 f"private, listed in the meter as non-private (nominal ε {fmt(cmp['eps_total'])}, not counted).")
-    elif cmp.get("data_read"):
-        spent = (f"This comparison made {n} run{'s' if n > 1 else ''} with {cmp['data_read']}: NOT private, listed "
-                 f"in the meter as non-private (nominal ε {fmt(cmp['eps_total'])}, not counted).")
+    if verdict is not None and not verdict.private:
+        spent = (f"This comparison made {n} run{'s' if n > 1 else ''} that {'are' if n > 1 else 'is'} NOT private "
+                 f"({verdict.reason}): the meter lists {'them' if n > 1 else 'it'} as not private (nominal ε "
+                 f"{fmt(cmp['eps_total'])}), and the dataset's ε is ∞ from now on.")
     privacy_statement(
-        private=[] if public else ["the released subspaces of each ε panel (one release per panel"
-                                   + (")" if n == 1 else f", {n} in all)")],
-        not_private=(["the released subspaces too: their noise came from a public seed"] if public else [])
-        + ["the colours: raw points assigned to each panel's subspaces", "the metrics in the titles and the "
-           "table (computed from the raw data and the truth, to evaluate)",
-           "the last panel: the non-private solver on the raw data"],
-        caveats=[spent], data_read=cmp.get("data_read"))
+        private=["the released subspaces of each ε panel (one release per panel" + (")" if n == 1 else f", {n} in all)")],
+        not_private=["the colours: raw points assigned to each panel's subspaces", "the metrics in the titles and the "
+                     "table (computed from the raw data and the truth, to evaluate)",
+                     "the last panel: the non-private solver on the raw data"],
+        caveats=[spent], verdict=verdict)
 
 
 def compare_section(ds, key, k, q, params, seed):
@@ -241,6 +252,9 @@ def compare_section(ds, key, k, q, params, seed):
             help="Each value is one private run of the method chosen above, with its parameters (k, q and the "
                  "method's settings; ε replaced by this value). Each run spends its ε: the comparison spends "
                  "their sum.")
+        epsilon_odds(st, min(eps_values) if eps_values else 1.0)
+        if len(eps_values) > 1:
+            epsilon_odds(st, max(eps_values))
         go = run_button(st, "Compare ε", type="primary")
     st.caption(f"Runs {method.label} on {ds.name} at each ε (each a private release, all added to the meter), "
                f"then the non-private solver; seed: {seed_label(seed)}.")

@@ -88,15 +88,20 @@ def as_float(lo=None, hi=None) -> Callable[[str], float]:
     return parse
 
 
-def one_of(options, format_func=str) -> Callable[[str], Any]:
+def one_of(options, format_func=str, aliases=None) -> Callable[[str], Any]:
     """The option whose label is the text: ``format_func(option)``, as a selectbox bound to
     the URL writes it (pass the widget's ``format_func``). The option's own value is accepted
-    too (``sulq`` for "SuLQ k-plane"), and a number by its value (``10`` for the option 10.0):
-    :func:`check_link` then writes the label into the URL, which is what the widget reads. A
-    refusal lists the labels the link may use, so it cannot name the text it refuses."""
+    too (``sulq_kplane`` for "SuLQ k-plane"), an old name of it (``aliases``: old -> option, e.g.
+    the links made before a method had its catalogue name), and a number by its value (``10``
+    for the option 10.0): :func:`check_link` then writes the label into the URL, which is what
+    the widget reads. A refusal lists the labels the link may use, so it cannot name the text
+    it refuses."""
     options = list(options)
+    aliases = dict(aliases or {})
 
     def parse(text):
+        if text in aliases and aliases[text] in options:
+            return aliases[text]
         for o in options:
             if text == format_func(o):
                 return o

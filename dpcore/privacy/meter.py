@@ -312,15 +312,16 @@ class Reservation:
     (:meth:`PrivacyMeter.reserve`). Use it as a context manager: what was not charged when
     the block ends (a stopped or failed run) is released."""
 
-    def __init__(self, meter, dataset, verdicts, rid):
-        self.meter, self.dataset, self.id = meter, dataset, rid
+    def __init__(self, meter, dataset, verdicts, rid, session=None):
+        self.meter, self.dataset, self.id, self.session = meter, dataset, rid, session
         self.verdicts = tuple(verdicts)
         self.open = True
 
     def charge(self, verdict, *, label=None, entry=None, session=None):
-        """Charge one run of the plan (:meth:`PrivacyMeter.charge`); the reservation stays
-        until it is released."""
-        return self.meter.charge(self.dataset, verdict, label=label, entry=entry, session=session)
+        """Charge one run of the plan (:meth:`PrivacyMeter.charge`; ``session`` defaults to the
+        reservation's); the reservation stays until it is released."""
+        return self.meter.charge(self.dataset, verdict, label=label, entry=entry,
+                                 session=self.session if session is None else session)
 
     def release(self):
         """Give back what was reserved (what was charged stays charged)."""
@@ -469,7 +470,7 @@ class PrivacyMeter:
         with self._lock:
             self._check(dataset, list(verdicts))
 
-    def reserve(self, dataset, verdicts):
+    def reserve(self, dataset, verdicts, session=None):
         """Check ``verdicts`` against the budget (:meth:`check`) and hold them until the
         returned :class:`Reservation` is released: two users cannot both pass the check and
         then both spend.
@@ -478,6 +479,8 @@ class PrivacyMeter:
         ----------
         dataset : str
         verdicts : iterable of Verdict
+        session : str, optional
+            Who reserves (the rows its charges make carry it).
 
         Returns
         -------
@@ -493,7 +496,7 @@ class PrivacyMeter:
             self._check(dataset, verdicts)
             rid = next(self._seq)
             self._reserved[rid] = (dataset, [v for v in verdicts if v.claim and v.private])
-        return Reservation(self, dataset, verdicts, rid)
+        return Reservation(self, dataset, verdicts, rid, session)
 
     def _release(self, rid):
         with self._lock:

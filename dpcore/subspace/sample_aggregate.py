@@ -323,6 +323,30 @@ class SampleAggregateSubspace(SubspacePredictMixin, PrivateEstimatorMixin, Clust
         max_redraws = check_int(self.max_redraws, "max_redraws", 1)
         return X, k, q, params, epsilon, delta, m, max_redraws
 
+    def _public_constants(self):
+        """The aggregation's public constants (after ``fit``): D, m, n/m, s, α, β, the exact δ
+        of the Gaussian step, t₀ and Thm 3.1's utility thresholds."""
+        if not hasattr(self, "constants_"):
+            return []
+        c, th = self.constants_, self.theorem31_
+        return [
+            ("D", self.encoding_dim_, "length of the encoded output k·d(d+1)/2"),
+            ("m", self.n_subsets_, "number of subsets"),
+            ("n/m", self.subset_size_, "points per subset"),
+            ("s", self.max_multiplicity_, "no point is in more than s = ⌊√m⌋ subsets"),
+            ("α", self.alpha_, "noise divisor: the paper's ε/(5√(2 ln(2/δ)))" + (
+                "" if self.alpha_ == c.alpha_paper else f" = {c.alpha_paper:.4g}, reduced")),
+            ("β", self.beta_, "smoothness: the paper's ε/(4(D + ln(2/δ)))" + (
+                "" if self.beta_ == c.beta_paper else f" = {c.beta_paper:.4g}, reduced")),
+            ("exact δ", c.exact_delta, "δ of the Gaussian step at these α, β, computed exactly (worst neighbouring "
+             "pair); must be ≤ δ" + ("" if c.paper_constants_kept else
+                                     f" — the paper's constants would give {c.paper_delta:.3g}")),
+            ("t₀", self.t0_, "⌈(m+s)/2⌉+1: the aggregation looks at each output's t₀-th nearest neighbour"),
+            ("2D/√m", th["eps_threshold"], "Thm 3.1's utility bound needs ε above this (privacy does not)"
+             + (" ✓" if th["eps_ok"] else " ✗")),
+            ("(ln n)²", th["m_threshold"], "Thm 3.1's utility bound needs m ≥ this" + (" ✓" if th["m_ok"] else " ✗")),
+        ]
+
     def fit(self, X, y=None):
         """Run Alg. 1 on the rows of X.
 

@@ -325,6 +325,17 @@ class SuLQKPlane(SubspacePredictMixin, PrivateEstimatorMixin, ClusterMixin, Base
             raise ValueError(f"gaussian must be 'auto', 'classic' or 'analytic'; got {self.gaussian!r}")
         return X, k, q, T, epsilon, delta
 
+    def _public_constants(self):
+        """The queries' public constants (after ``fit``): k·T, the per-query (ε, δ) and σ."""
+        if not hasattr(self, "n_queries_"):
+            return []
+        return [
+            ("k·T", self.n_queries_, "number of noisy queries"),
+            ("per-query ε", self.per_query_epsilon_, f"from the total ε by {self.composition_used_} composition"),
+            ("per-query δ", self.per_query_delta_, "per-query δ"),
+            ("σ", self.noise_sigma_, f"noise per matrix entry ({self.noise_mechanism_} Gaussian mechanism)"),
+        ]
+
     def fit(self, X, y=None):
         """Run T private k-plane iterations on the rows of X.
 
