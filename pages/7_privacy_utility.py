@@ -7,14 +7,14 @@ import streamlit as st
 
 from dpcore.defaults import default_subspace_dim, subspace_dim_reason
 from dpcore.lab.methods import presets_for
-from ui.common import (ResultSlot, cancelled_note, check_budget, current_dataset, current_spec, data_read_q,
-                       in_process_loadable, is_upload_spec, number_input, run_button, run_ended, run_started)
+from ui.common import (ResultSlot, cancelled_note, current_dataset, current_spec, in_process_loadable, is_upload_spec,
+                       number_input, run_button, run_ended, run_guarded, run_started)
+from ui.meter import epsilon_odds, reserve
 from ui.seeds import master_seed, seed_controls
 from ui.share import check_link, follow_dataset, preset_picker, publish_url
 from ui.sweep import (DEFAULT_RANGE, KEY, LOG_EPS, MAX_POINTS, MAX_TRIALS, METRIC_HELP, METRICS_FOR, PAGE, PRESETS,
-                      URL_FIELDS, WORKERS, LiveSweep, build_sweep, defaults_for, fmt, gibbs_note, metric_label,
-                      planned_sweep, q_limits, q_note, radius_warning, record_sweep, show_partial, show_privacy,
-                      show_result)
+                      URL_FIELDS, WORKERS, LiveSweep, build_sweep, charge_rows, defaults_for, fmt, judged, metric_label,
+                      not_private_methods, plan_note, plans_of, q_limits, show_partial, show_privacy, show_result)
 from ui.sweep import PARTIAL_KEY as SWEEP_PARTIAL
 
 st.title("Privacy–utility curves")
@@ -71,7 +71,6 @@ with st.form("sweep_form"):
         q = number_input(c4, "subspace dimension q", q_lo, q_hi, default_q, key="pu_q", bind="query-params",
                             help=f"Dimension of the subspaces the subspace methods fit (1 … d − 1 = {q_hi}); "
                                  f"{subspace_dim_reason(ds)} Not used by the k-means methods.")
-    data_read = data_read_q(ds, q) if q is not None else None     # a q read off the data: no subspace fit private
     workers = [1] if uploaded else WORKERS
     n_jobs = st.radio("workers", workers, index=len(workers) - 1, horizontal=True, key="pu_jobs",
                       bind="query-params",
@@ -79,13 +78,12 @@ with st.form("sweep_form"):
                            + (" Uploaded data live only in this session's memory, so their sweeps run in this "
                               "process (one worker)." if uploaded else ""))
     grid = np.unique(np.logspace(lo, hi, int(n_eps)))
-    leak_words = radius_warning(ds, methods)
-    if leak_words:
-        st.warning(leak_words)
-    if gibbs_note(methods):
-        st.caption(gibbs_note(methods))
-    if q_note(methods, data_read):
-        st.warning(q_note(methods, data_read))
+    epsilon_odds(st, float(grid[0]))
+    epsilon_odds(st, float(grid[-1]))
+    planned = run_guarded(build_sweep, spec, methods, metrics, grid[:1], 1, q, 0) if methods and metrics else None
+    note = plan_note(planned, ds, seed) if planned is not None else None
+    if note:
+        st.warning(note)
     st.caption("ε grid: " + ", ".join(fmt(e) for e in grid) + ". A running sweep is drawn ε by ε as its runs "
                "finish, in a figure titled *partial*; Streamlit's **Stop** button (top right) stops it, and the last "
                "finished sweep stays.")
@@ -104,7 +102,8 @@ def draw(res, after_run=False):
         else:
             show_result(res)
     with (privacy_slot.latest() if after_run else privacy_slot.previous()):
-        show_privacy(res, data_read)      # a result's box follows its own q; with none, the controls'
+        show_privacy(res, not_private_methods(plans_of(planned, ds, seed)) if planned is not None and res is None
+                     else None)       # a result's box follows its own runs' verdicts; with none, the plan's
 
 
 draw(st.session_state.get(KEY))     # before the run: Stop leaves the last result on screen
@@ -113,7 +112,7 @@ if go:
     run_started("sweep")
     try:
         sweep = build_sweep(spec, methods, metrics, grid, trials, q, master_seed(seed))
-        check_budget(planned_sweep(sweep, ds, seed), ds.name)     # refused before any run
+        reservation = reserve(plans_of(sweep, ds, seed), ds)     # the whole sweep, refused before any run
     except ValueError as exc:
         progress_slot.error(str(exc))
     else:
@@ -121,10 +120,10 @@ if go:
         progress_slot.progress(0.0, text="Sweep: starting…")
         t0 = time.perf_counter()
         # each cell (a method at one ε) is charged right before it is first drawn, the rest once finished
-        live = LiveSweep(sweep, metrics, progress_slot, live_slot,
-                         lambda part: record_sweep(part, seed, ds.name, data_read), ds.name, secret=seed is None)
+        live = LiveSweep(sweep, metrics, progress_slot, live_slot, lambda part: charge_rows(reservation, part, ds, seed),
+                         ds.name, secret=seed is None)
         try:
-            with in_process_loadable(sweep.dataset):
+            with in_process_loadable(sweep.dataset), reservation:
                 df = live.run(n_jobs=int(n_jobs))
         except ValueError as exc:
             progress_slot.error(str(exc))
@@ -137,7 +136,7 @@ if go:
                 df = df.drop(columns=["seed"])   # per-run seeds would give the secret noise away
             previous = st.session_state.get(KEY) or {}
             st.session_state[KEY] = res = {"df": df, "metrics": list(metrics), "dataset": ds.name, "seed": seed,
-                                           "data_read": data_read, "seconds": time.perf_counter() - t0,
+                                           "apart": judged(df, ds, seed), "seconds": time.perf_counter() - t0,
                                            "run": previous.get("run", 0) + 1}
             draw(res, after_run=True)
     run_ended("sweep")

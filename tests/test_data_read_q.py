@@ -25,7 +25,7 @@ def _boxes(at):
 def test_cluster_run_with_a_data_read_q_is_not_private():
     ds, state = _upload(1)                          # d = 4: the public default is 2
     assert public_upload_subspace_dim(ds.d) == 2
-    at = open_page("3_cluster.py", spec=dict(ds.params), state={**state, "cl_method": "sulq"})
+    at = open_page("3_cluster.py", spec=dict(ds.params), state={**state, "cl_method": "sulq_kplane"})
     assert by_key(at, "cl_q").value == 1            # the accepted q is the page's default
     press(at, "cluster_form")
     boxes = _boxes(at)
@@ -37,7 +37,7 @@ def test_cluster_run_with_a_data_read_q_is_not_private():
 
 def test_the_public_default_q_stays_private():
     ds, state = _upload(2)                          # accepted, but it is the public default
-    at = open_page("3_cluster.py", spec=dict(ds.params), state={**state, "cl_method": "sulq"})
+    at = open_page("3_cluster.py", spec=dict(ds.params), state={**state, "cl_method": "sulq_kplane"})
     press(at, "cluster_form")
     assert any("Private (differentially private releases)" in b for b in _boxes(at)), _boxes(at)
     assert at.session_state["session_meter"].runs[-1]["private"]

@@ -191,7 +191,7 @@ def test_fig1_presets_match_their_texts(label, sens, noise, cost, dw):
     params = dict(epsilon=v["sa_eps"], delta=None, solver=v["sa_solver"], n_subsets=None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        runs = [run_method("sa", params, v["cl_k"], v["cl_q"], seed, ds.X, with_reference=False)[0]
+        runs = [run_method("sample_aggregate", params, v["cl_k"], v["cl_q"], seed, ds.X, with_reference=False)[0]
                 for seed in range(10)]
     within = lambda x, r: r[0] - 0.05 <= x <= r[1] + 0.05      # noqa: E731
     assert all(within(m.smooth_sensitivity_, sens) and within(m.noise_scale_, noise) for m in runs)
@@ -212,7 +212,7 @@ def test_the_circle_preset_runs_on_the_cluster_page():
     by_key(at, "cluster_preset").set_value(CIRCLE_PRESET)
     at.run()
     assert at.session_state["dataset"]["spec"] == PAPER_SPECS["circle"]
-    assert (by_key(at, "cl_k").value, by_key(at, "cl_q").value, by_key(at, "cl_method").value) == (2, 1, "sa")
+    assert (by_key(at, "cl_k").value, by_key(at, "cl_q").value, by_key(at, "cl_method").value) == (2, 1, "sample_aggregate")
     submit(at, "cluster_form").click()
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]

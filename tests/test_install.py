@@ -31,7 +31,7 @@ SMALL = {"kind": "subspaces", "n": 300, "d": 6, "k": 2, "q": 2, "sigma": 0.01, "
 @pytest.mark.slow
 def test_cluster_page_script_runs_outside_the_repository(tmp_path):
     at = open_page("3_cluster.py", spec=SMALL)
-    by_key(at, "cl_method").set_value("sulq")
+    by_key(at, "cl_method").set_value("sulq_kplane")
     at.run()
     by_key(at, "cl_repro").check()
     at.run()

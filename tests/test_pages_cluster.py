@@ -114,10 +114,11 @@ def reproducible(at):
 
 def set_eps(at, value):
     """The total ε of the chosen private method (its key: the method's prefix + "_eps")."""
-    by_key(at, at.session_state["cl_method"] + "_eps").set_value(value)
+    from ui.cluster import METHODS
+    by_key(at, METHODS[at.session_state["cl_method"]].prefix + "_eps").set_value(value)
 
 
-@pytest.mark.parametrize("method", ["sa", "sulq"])
+@pytest.mark.parametrize("method", ["sample_aggregate", "sulq_kplane"])
 def test_private_method_runs_shows_ledger_statement_and_spends_budget(method):
     at = page(SA_SPEC)
     choose(at, method)
@@ -156,7 +157,7 @@ def test_sulq_small_epsilon_is_worse_than_large():
     # the signal, so the released subspaces are random: d_W ≈ E d_W(random) ≈ 1.7 for k = 2,
     # q = 2, d = 6, far above the ε = 1000 result (< 1.0, previous test)
     at = page(SA_SPEC)
-    choose(at, "sulq")
+    choose(at, "sulq_kplane")
     set_eps(at, 0.01)
     reproducible(at)
     run_button(at).click()
@@ -167,7 +168,7 @@ def test_sulq_small_epsilon_is_worse_than_large():
 
 def test_private_bad_input_shows_error_and_keeps_result():
     at = page(SA_SPEC)
-    choose(at, "sa")
+    choose(at, "sample_aggregate")
     run_button(at).click()
     at.run()
     before = metrics(at)
@@ -194,7 +195,7 @@ def test_noise_preview_follows_epsilon_before_running():
     # σ of SuLQ's Gaussian noise is decreasing in ε (per-query ε grows with the total), so the
     # caption must show a smaller σ at ε = 100 than at ε = 1 — without pressing Run
     at = page(SA_SPEC)
-    choose(at, "sulq")
+    choose(at, "sulq_kplane")
 
     def sigma():
         (cap,) = [c.value for c in at.caption if re.search(r"σ = [0-9]", c.value)]
@@ -209,7 +210,7 @@ def test_noise_preview_follows_epsilon_before_running():
     import math
     from dpcore.defaults import default_n_subsets
     from dpcore.subspace.sample_aggregate import encoding_dim
-    choose(at, "sa")
+    choose(at, "sample_aggregate")
     k, q, d = by_key(at, "cl_k").value, by_key(at, "cl_q").value, SA_SPEC["d"]
     threshold = 2 * encoding_dim(k, d) / math.sqrt(default_n_subsets(SA_SPEC["n"], k, q))
     assert any(f"{threshold:.3g}" in c.value for c in at.caption), threshold
@@ -227,7 +228,7 @@ def eps_choice(at):
     return by_key(at, "cl_cmp_eps")
 
 
-@pytest.mark.parametrize("method", ["sulq", "sa"])
+@pytest.mark.parametrize("method", ["sulq_kplane", "sample_aggregate"])
 def test_compare_epsilon_draws_one_panel_per_value_and_records_each_release(method):
     at = page(TINY)
     choose(at, method)
@@ -240,7 +241,7 @@ def test_compare_epsilon_draws_one_panel_per_value_and_records_each_release(meth
     # one panel per ε, in increasing order, then the non-private solver (k-plane for SuLQ, TSC for
     # sample-aggregate); every title carries a metric
     assert [t.split(":")[0] for t in titles] == ["ε = 0.1", "ε = 10", "ε = 1000",
-                                               "non-private " + ("k-plane" if method == "sulq" else "TSC")]
+                                               "non-private " + ("k-plane" if method == "sulq_kplane" else "TSC")]
     assert all("accuracy" in t and "d_W" in t for t in titles)
     scenes = {tr.scene for tr in cmp["fig"].data}           # d = 3: one 3-D scene per panel
     assert scenes == {"scene", "scene2", "scene3", "scene4"}
@@ -252,13 +253,13 @@ def test_compare_epsilon_draws_one_panel_per_value_and_records_each_release(meth
     assert any(re.search(r"\b1010\b", i.value) for i in at.info)
     table = at.dataframe[-1].value
     assert list(table.index) == ["ε = 0.1 (private)", "ε = 10 (private)", "ε = 1000 (private)",
-                                 "non-private " + ("k-plane" if method == "sulq" else "TSC")]
+                                 "non-private " + ("k-plane" if method == "sulq_kplane" else "TSC")]
     assert all(significant_digits(v) <= 4 for v in table.to_numpy().ravel())
 
 
 def test_compare_epsilon_with_a_public_seed_is_not_private():
     at = page(TINY)
-    choose(at, "sulq")
+    choose(at, "sulq_kplane")
     reproducible(at)
     eps_choice(at).set_value([1.0, 100.0])
     compare_button(at).click()
@@ -277,7 +278,7 @@ def test_compare_epsilon_with_a_public_seed_is_not_private():
 
 def test_compare_epsilon_fresh_noise_differs_and_keeps_the_main_result():
     at = page(TINY)
-    choose(at, "sulq")
+    choose(at, "sulq_kplane")
     run_button(at).click()
     at.run()
     main = at.session_state["cluster_result"]["subspaces"]
@@ -299,7 +300,7 @@ def test_compare_section_only_for_private_methods():
     at = page(TINY)
     assert not [b for b in at.button if b.proto.form_id == "cluster_eps_form"]     # k-plane: nothing to compare
     assert "cl_cmp_eps" not in [m.key for m in at.multiselect]
-    choose(at, "sulq")
+    choose(at, "sulq_kplane")
     assert compare_button(at) and eps_choice(at)
 
 
@@ -361,7 +362,7 @@ def test_private_presets_match_their_texts(label, acc_range, dw_range):
     for r in (acc_range, dw_range):                 # the ranges are the text's
         assert r is None or f"{r[0]:g}–{r[1]:g}" in preset.about, r
     key = v["cl_method"]
-    params = (dict(epsilon=v["sa_eps"], delta=None, solver=v["sa_solver"], n_subsets=None) if key == "sa" else
+    params = (dict(epsilon=v["sa_eps"], delta=None, solver=v["sa_solver"], n_subsets=None) if key == "sample_aggregate" else
               dict(epsilon=v["sulq_eps"], delta=None, n_iter=v["sulq_T"], composition=v["sulq_comp"]))
     accs, dws = [], []
     with warnings.catch_warnings():
@@ -377,7 +378,7 @@ def test_private_presets_match_their_texts(label, acc_range, dw_range):
     assert all(dw_range[0] - 0.05 <= d <= dw_range[1] + 0.05 for d in dws), dws
 
 
-@pytest.mark.parametrize("method", ["sa", "sulq"])
+@pytest.mark.parametrize("method", ["sample_aggregate", "sulq_kplane"])
 def test_privacy_boxes_use_words_not_attribute_names(method):
     at = page(TINY)
     choose(at, method)
@@ -420,7 +421,7 @@ def test_every_link_field_is_bound_to_the_url():
     from ui import cluster, cluster_eps
     fields = {**cluster.URL_FIELDS, **cluster_eps.URL_FIELDS}
     seen = set()
-    for method in ["kplane", "tsc", "ssc", "lrr", "sa", "sulq"]:
+    for method in ["kplane", "tsc", "ssc", "lrr", "sample_aggregate", "sulq_kplane"]:
         at = page(TINY)
         choose(at, method)
         reproducible(at)
@@ -459,22 +460,23 @@ def test_link_with_valid_values_sets_the_widgets():
                                                       "sulq_eps": "100.0", "sulq_T": "3",
                                                       "cl_cmp_eps": ["0.1", "1000"]})
     assert not at.warning
-    assert by_key(at, "cl_method").value == "sulq"
+    assert by_key(at, "cl_method").value == "sulq_kplane"
     assert by_key(at, "sulq_eps").value == 100.0
     assert by_key(at, "sulq_T").value == 3
     assert eps_choice(at).value == [0.1, 1000.0]
 
 
 def test_a_link_may_name_a_method_by_its_key():
-    """'sulq' was refused with "'sulq' is not one of [… 'sulq']": the key is accepted, as the label is."""
+    """'sulq' was refused with "'sulq' is not one of [… 'sulq']": the old key is accepted (the method is
+    'sulq_kplane' now, its catalogue name), as the label is."""
     at = open_page("3_cluster.py", spec=TINY, query={"cl_method": "sulq", "sulq_eps": "10"})
     assert not at.warning
-    assert by_key(at, "cl_method").value == "sulq" and by_key(at, "sulq_eps").value == 10.0
+    assert by_key(at, "cl_method").value == "sulq_kplane" and by_key(at, "sulq_eps").value == 10.0
 
 
 def test_compare_epsilon_without_values_is_an_error_and_keeps_the_comparison():
     at = page(TINY)
-    choose(at, "sulq")
+    choose(at, "sulq_kplane")
     eps_choice(at).set_value([1.0])
     compare_button(at).click()
     at.run()

@@ -196,12 +196,13 @@ def test_bad_sweep_shows_the_message_once_and_keeps_the_last_result(methods, met
 def test_gibbs_in_a_sweep_is_said_to_be_listed_as_not_private_before_any_run():
     at = page()
     assert "Gibbs" in w(at, "pu_methods").value
-    note = [c.value for c in at.caption if "Gibbs" in c.value]
-    assert len(note) == 1 and "not private" in note[0] and "budget" in note[0], note   # listed apart, not planned
+    note = [c.value for c in at.warning if "Gibbs" in c.value]
+    assert len(note) == 1 and "not private" in note[0] and "budget" in note[0], note   # named, and why, before any run
+    assert "once the chain has mixed, which a sweep does not check" in note[0]
     box = " ".join(i.value for i in at.info)
-    assert "in a sweep the meter lists its fits as not private" in box                  # the privacy box
+    assert "Gibbs's releases — its guarantee holds only once the chain has mixed" in box   # the privacy box (planned)
     run_small(at)                                                  # SuLQ-10 and k-plane: no note
-    assert not [c for c in at.caption if "Gibbs" in c.value]
+    assert not [c for c in at.warning if "Gibbs" in c.value]
 
 
 def test_a_q_typed_out_of_range_is_refused_beside_run_not_replaced():

@@ -38,7 +38,7 @@ def controls(at):
 
 def test_link_round_trip_restores_the_controls():
     at = page()
-    by_key(at, "cl_method").set_value("sulq")
+    by_key(at, "cl_method").set_value("sulq_kplane")
     at.run()
     by_key(at, "sulq_eps").set_value(10.0)
     reproducible(at, "cl")
@@ -85,11 +85,11 @@ def test_preset_sets_all_controls_and_the_dataset():
     assert (by_key(at, "cl_k").value, by_key(at, "cl_q").value) == (5, 9)
     by_key(at, "cluster_preset").set_value("Paper Fig. 2: SuLQ-10 at ε = 10")
     at.run()
-    assert by_key(at, "cl_method").value == "sulq" and by_key(at, "sulq_eps").value == 10.0
+    assert by_key(at, "cl_method").value == "sulq_kplane" and by_key(at, "sulq_eps").value == 10.0
     assert at.session_state["dataset"]["spec"]["n"] == 1000
 
 
-@pytest.mark.parametrize("method", ["kplane", "sa"])
+@pytest.mark.parametrize("method", ["kplane", "sample_aggregate"])
 def test_reproduce_snippet_runs_and_gives_the_same_numbers(method):
     at = page()
     by_key(at, "cl_method").set_value(method)
@@ -109,7 +109,7 @@ def test_reproduce_snippet_runs_and_gives_the_same_numbers(method):
     printed = dict(line.split(": ", 1) for line in out.getvalue().strip().splitlines() if ": " in line)
     assert float(printed["d_W to truth"]) == pytest.approx(res["metrics"]["d_W to truth"], rel=1e-12)
     assert float(printed["accuracy"]) == pytest.approx(res["metrics"]["accuracy"], rel=1e-12)
-    if method == "sa":
+    if method == "sample_aggregate":
         assert "privacy spent (epsilon, delta)" in printed
 
 
@@ -232,10 +232,10 @@ def waiting(at):
 def test_upload_link_applies_its_settings_once_the_file_is_uploaded_on_its_page():
     """The link used to say "upload it on the Data page, then open the link again", and opening it
     again started a new session without the file. Now one step: upload it where the link opened."""
-    spec, link = upload_link(cl_method="sulq", sulq_eps="10", cl_q="3")
+    spec, link = upload_link(cl_method="sulq_kplane", sulq_eps="10", cl_q="3")
     at = page(query=link, spec=None)
     assert waiting(at) == ["This link used an uploaded file (two_planes.csv). Upload it here; the link's settings "
-                           "(cl_method = sulq, cl_q = 3, sulq_eps = 10) will then be applied. It is read as the link "
+                           "(cl_method = sulq_kplane, cl_q = 3, sulq_eps = 10) will then be applied. It is read as the link "
                            "says (points, last column = class label, norm: none). Until then this page shows another "
                            "dataset."]
     assert at.session_state["dataset"]["spec"] != spec and by_key(at, "cl_method").value == "kplane"   # pending
@@ -243,7 +243,7 @@ def test_upload_link_applies_its_settings_once_the_file_is_uploaded_on_its_page(
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.session_state["dataset"]["spec"] == spec
-    assert (by_key(at, "cl_method").value, by_key(at, "sulq_eps").value, by_key(at, "cl_q").value) == ("sulq", 10.0, 3)
+    assert (by_key(at, "cl_method").value, by_key(at, "sulq_eps").value, by_key(at, "cl_q").value) == ("sulq_kplane", 10.0, 3)
     assert by_key(at, "cl_k").value == 2                      # not in the link: follows the upload (2 classes)
     assert [s.value for s in at.success] == ["two_planes.csv is loaded, as the link asks; the link's settings were "
                                              "applied: cl_method = SuLQ k-plane (private, (ε, δ)-DP), "

@@ -225,7 +225,7 @@ def _compare_app(stop_at=None):
             raise Interrupted
 
     try:
-        st.session_state["out"] = run_comparison("sulq", {}, 2, 1, 3, ds, [1.0, 10.0, 100.0],
+        st.session_state["out"] = run_comparison("sulq_kplane", {}, 2, 1, 3, ds, [1.0, 10.0, 100.0],
                                                  st.progress(0.0), show, min_interval=0, draw_factor=0)
     except Interrupted:
         pass
@@ -252,7 +252,7 @@ def test_a_stopped_compare_eps_is_named_and_its_panels_shown_apart_as_partial():
     assert len(at.session_state["session_meter"].runs) == 2        # charged as each finished
 
     page = open_page("3_cluster.py", spec=TINY, timeout=300,
-                     state={"cl_method": "sulq", "cluster_eps_partial": {**part, "dataset": _tiny_name()},
+                     state={"cl_method": "sulq_kplane", "cluster_eps_partial": {**part, "dataset": _tiny_name()},
                             "_runs_in_progress": {"cluster_eps"}})
     note = [w.value for w in page.warning if CANCELLED in w.value]
     assert len(note) == 1 and "kept, labelled partial" in note[0]           # its finished panels, below

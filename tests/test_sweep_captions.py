@@ -1,11 +1,16 @@
 """The Privacy–utility page's texts come from the result (ui/sweep.py): a caption cannot
-claim what the figure beside it does not show, nor call private what the meter does not count."""
+claim what the figure beside it does not show, nor call private what the runs' verdicts
+(dpcore.lab.verdicts, what the meter charges) do not."""
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from ui.sweep import fmt, look_for
+from dpcore.lab.verdicts import RunContext, judge_row, mixing_unchecked
+from ui.sweep import fmt, look_for, not_private_methods
+
+GIBBS = mixing_unchecked("a sweep")
 
 
 def frame(medians, metric="d_W"):
@@ -22,7 +27,7 @@ def frame(medians, metric="d_W"):
 def test_sample_aggregate_behind_gibbs_is_counted_per_epsilon():
     df = frame({"s.a. TSC": {0.1: 3.3, 10: 3.2, 1000: 1.9}, "Gibbs": {0.1: 3.4, 10: 0.6, 1000: 0.12},
                 "k-plane": {None: 0.1}})
-    text = look_for(df, ["d_W"])
+    text = look_for(df, ["d_W"], {"Gibbs": GIBBS})
     assert "s.a. TSC is behind the best of Gibbs at 2 of the 3 ε values (all but 0.1), as in the subspace paper." \
         in text
     # Gibbs's fits in a sweep are not counted as private (mixing not checked): ranked, never called private
@@ -39,22 +44,42 @@ def test_the_best_private_median_names_only_methods_the_meter_counts():
     text = look_for(df, ["d_W"])
     assert "the best private median at ε = 1000 is SuLQ-10 (0.5); at ε = 0.1, SuLQ-10 (3)." in text
     assert "Not private in this sweep" not in text
-    seeded = look_for(df, ["d_W"], seed=7)                       # a public seed: no fit is private
-    assert "best private median" not in seeded and "SuLQ-10 (public master seed 7" in seeded
+    seed = "public seed 7 (reproducible mode)"
+    seeded = look_for(df, ["d_W"], {"s.a. TSC": seed, "SuLQ-10": seed})     # a public seed: no fit is private
+    assert "best private median" not in seeded and f"s.a. TSC, SuLQ-10 ({seed})" in seeded
     read = "q = 1 was read off the data (the Data page's suggestion, accepted)"
-    text = look_for(df, ["d_W"], data_read=read)               # the subspace methods' fits are not private
+    text = look_for(df, ["d_W"], {"s.a. TSC": read, "SuLQ-10": read})        # the subspace methods' fits
     assert "best private median" not in text and f"s.a. TSC, SuLQ-10 ({read})" in text
 
 
-def test_a_sweep_records_a_q_read_off_the_data_as_the_reason_once():
-    from ui.sweep import fit_private
+def _upload_with_read_q():
+    from dpcore.upload import load_upload
+    rows = [",".join(f"{v:.6f}" for v in np.random.default_rng(i).normal(size=4)) for i in range(40)]
+    ds = load_upload("x.csv", "\n".join(rows).encode())
+    return type(ds)(**{**ds.__dict__, "params": {**ds.params, "subspace_dim": 1}})
+
+
+def _row(name, label, q=1.0, released=True):
+    return {"name": name, "algorithm": label, "epsilon": 1.0, "trial": 0, "private": True,
+            "released_private": released, "events": "", "not_private": "", "epsilon_spent": 1.0, "delta": 0.0,
+            "q": q}
+
+
+def test_a_sweep_names_a_q_read_off_the_data_as_the_reason_once():
+    ds = _upload_with_read_q()
     read = "q = 1 was read off the data (the Data page's suggestion, accepted)"
-    assert fit_private("sulq_kplane", True) == (True, "")
-    assert fit_private("sulq_kplane", True, data_read=read) == (False, read)
-    ok, why = fit_private("gibbs", True, data_read=read)               # both reasons, each once
-    assert not ok and why.count(read) == 1 and "mixed" in why
-    assert fit_private("dplloyd", True, data_read=read) == (True, "")    # q is not a k-means parameter
-    assert fit_private("sulq_kplane", True, seed=3, data_read=read)[1].startswith("public master seed 3")
+    ctx = RunContext(dataset=ds, where="a sweep")
+    assert judge_row(_row("sulq_kplane", "SuLQ-10", q=2.0), context=ctx).private     # the public default q = 2
+    assert judge_row(_row("sulq_kplane", "SuLQ-10"), context=ctx).reasons == (read,)
+    gibbs = judge_row(_row("gibbs", "Gibbs"), context=ctx)                              # both reasons, each once
+    assert not gibbs.private and gibbs.reason.count(read) == 1 and "mixed" in gibbs.reason
+    assert judge_row(_row("sulq_kmeans", "SuLQ k-means", q=math.nan), context=ctx).private    # no q in k-means
+    seeded = judge_row(_row("sulq_kplane", "SuLQ-10"), context=RunContext(seed=3, dataset=ds, where="a sweep"))
+    assert seeded.reasons[0].startswith("public seed 3")
+    apart = not_private_methods([judge_row(_row("sulq_kplane", "SuLQ-10"), context=ctx, label="sweep: SuLQ-10, ε = 1, "
+                                                                                               "trial 0"),
+                                 gibbs])
+    assert apart["SuLQ-10"] == read
 
 
 def test_a_private_method_above_the_non_private_line_is_said_so():

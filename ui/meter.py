@@ -114,6 +114,8 @@ def _sync_sidebar_budget():
 def _session_id():
     if SESSION_ID_KEY not in st.session_state:
         st.session_state[SESSION_ID_KEY] = uuid.uuid4().hex
+    if not isinstance(st.session_state.get(SESSION_METER_KEY), SessionView):   # this tab's view exists once it plans
+        st.session_state[SESSION_METER_KEY] = SessionView(st.session_state[SESSION_ID_KEY])
     return st.session_state[SESSION_ID_KEY]
 
 
@@ -157,10 +159,8 @@ class SessionView:
 
 
 def session_view() -> SessionView:
-    view = st.session_state.get(SESSION_METER_KEY)
-    if not isinstance(view, SessionView):      # none yet, or one of an older version of this module
-        view = st.session_state[SESSION_METER_KEY] = SessionView(_session_id())
-    return view
+    _session_id()                              # creates the view (none yet, or one of an older version)
+    return st.session_state[SESSION_METER_KEY]
 
 
 def dataset_key(ds) -> str:

@@ -24,11 +24,13 @@ Decisions:
   stopped sweep has paid for what it showed and nothing else; the finished sweep charges the same
   runs as a sweep drawn only at its end. The cells of a sweep that did not finish stay in the
   session, shown apart and labelled partial (:func:`show_partial`), never as a finished sweep.
-- **Private means counted.** A method is called private (in the caption's ranking and the
-  box) only where the meter counts its fits (:func:`fit_private`, one rule for the meter and the
-  texts): Gibbs in a sweep (mixing not checked), a public seed, or a q read off the data (the
-  Data page's suggestion, accepted: :func:`ui.common.data_read_q`) make a method run with an ε
-  that is named apart, with the reason; the q reason also goes to the privacy box.
+- **Private means what the library says.** Whether a sweep's runs are private, and what they
+  spend, is decided by :mod:`dpcore.lab.verdicts` (:func:`dpcore.lab.sweeps.plan_sweep` before
+  the run, :func:`dpcore.lab.verdicts.judge_row` for each finished run); this module shows the
+  verdicts. A method is called private (in the caption's ranking and the box) only where its
+  runs' verdicts are: Gibbs in a sweep (mixing not checked), a public seed, a q read off the
+  data, a radius read off the data, float noise, a non-private start each name the method apart,
+  with the reason.
 - **Downloads built when asked.** The figure's HTML (plotly.js inline, ≈ 4.6 MB) and the CSV
   are produced by callables when their button is pressed, not on every drawing of the page.
 """
@@ -41,11 +43,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.lab.methods import NOT_PRIVATE_PRESETS, PRESETS as METHODS, get_method, preset, presets_for
-from dpcore.lab.sweeps import Sweep, row_event, run_sweep, warning_summary
+from dpcore.lab.methods import PRESETS as METHODS, get_method, preset, presets_for
+from dpcore.lab.sweeps import Sweep, plan_sweep, run_sweep, warning_summary
+from dpcore.lab.verdicts import RunContext, judge_row
 from dpcore.plots.experiments import METRIC_TITLES, log_ticks, privacy_utility_figure
-from ui.common import (DEFAULT_DATASET, DRAW_FACTOR, MIN_REDRAW_S, current_dataset, data_read_q, gibbs_unchecked,
-                       planned, privacy_statement, record_run, redraw_due, show_chart)
+from ui.common import (DEFAULT_DATASET, DRAW_FACTOR, MIN_REDRAW_S, current_dataset, privacy_statement, redraw_due,
+                       show_chart)
 from ui.seeds import seed_caveat
 from ui.share import Preset, as_int, list_of, one_of
 
@@ -180,101 +183,58 @@ def build_sweep(spec, methods, metrics, grid, trials, q, seed):
                  seed=seed).validated()
 
 
-def radius_from_data(ds, algorithm):
-    """Whether a sweep's k-means method reads its radius off the data (``radius="data"``: the
-    dataset has no public radius and the method was given none): its runs are then not private."""
-    a = algorithm if isinstance(algorithm, dict) else preset(algorithm)
-    return (get_method(a["name"]).family == "kmeans" and "radius" not in a.get("params", {})
-            and "public_radius" not in ds.extras)
+def sweep_context(ds, seed):
+    """The context of the page's sweep for the verdicts: the page's seed (None: secret), the
+    dataset, mixing not checked."""
+    return RunContext(seed=seed, dataset=ds, where="a sweep")
 
 
-def counted(ds, algorithm):
-    """Whether a private method's runs will be counted by the meter (not the paper's DPNMF, whose
-    NNDSVD start reads the data, nor a k-means method that reads its radius off the data, nor
-    Gibbs, whose mixing a sweep does not check: :data:`GIBBS_REASON`, nor a subspace method run
-    with a q read off the data: :func:`ui.common.data_read_q`)."""
-    a = algorithm if isinstance(algorithm, dict) else preset(algorithm)
-    params = a.get("params", {})
-    q_read = get_method(a["name"]).family == "subspace" and data_read_q(ds, params.get("subspace_dim"))
-    return (get_method(a["name"]).private and a["name"] != "gibbs" and params.get("init") != "nndsvd"
-            and a.get("label") not in NOT_PRIVATE_PRESETS and not radius_from_data(ds, a) and not q_read)
+def plans_of(sweep, ds, seed):
+    """The planned verdict of every run of ``sweep`` (:func:`dpcore.lab.sweeps.plan_sweep`)."""
+    return plan_sweep(sweep, sweep_context(ds, seed), dataset=ds)
 
 
-def planned_sweep(sweep, ds, seed):
-    """The private fits a sweep will count, for the class budget: every ε × trial of every
-    counted private method (:func:`counted`), in its relation (none with a public seed)."""
-    if seed is not None:
-        return []
-    return [planned(e, 0.0, get_method(a["name"]).relation, count=sweep.trials)
-            for a in sweep.algorithms if counted(ds, a) for e in sweep.epsilons]
+def not_private_methods(verdicts):
+    """{method label: reasons} of the planned or judged runs that are not private (a method
+    without a claim is left out: it is the dashed reference). Labels are read off the verdicts'
+    ("sweep: LABEL, ε = …")."""
+    out = {}
+    for v in verdicts:
+        if v.claim and not v.private:
+            label = v.label.removeprefix("sweep: ").rsplit(", ε =", 1)[0]
+            out.setdefault(label, dict.fromkeys(v.reasons))
+            out[label].update(dict.fromkeys(v.reasons))
+    return {k: "; ".join(r) for k, r in out.items()}
 
 
-#: why a sweep's Gibbs fits are listed as not private (the Gibbs page checks mixing, a sweep does not)
-GIBBS_REASON = gibbs_unchecked("a sweep")
-
-
-def fit_private(name, released, seed=None, data_read=None):
-    """(private, reason) of one fit of the private method ``name`` in a sweep, as the meter lists
-    it: private only when it ``released`` something private, with secret noise (``seed`` None),
-    is not Gibbs (its mixing a sweep does not check) and, for a subspace method, ran with a q not
-    read off the data (``data_read``: :func:`ui.common.data_read_q`'s reason, or None). The
-    reason names every cause, e.g. Gibbs with a q read off the data."""
-    why = [f"public master seed {seed} (reproducible mode)"] if seed is not None else []
-    if name == "gibbs":
-        why.append(GIBBS_REASON)
-    elif not released:
-        why.append("released nothing private: a non-private start, or a radius read off the data (radius='data')")
-    if data_read and get_method(name).family == "subspace":
-        why.append(data_read)
-    return not why, "; ".join(why)
-
-
-def record_sweep(df, seed, dataset=None, data_read=None):
-    """Add every fit of a private method in the sweep to the session meter as one fit (one
-    release), with its method's relation: counted when it released something private with secret
-    noise, listed apart otherwise with the reason (:func:`fit_private`: a public seed, a Gibbs chain
-    whose mixing the sweep does not check, a non-private start, a radius read off the data, a q
-    read off the data). A sweep of 140 private fits shows 140 fits. Called by :class:`LiveSweep`
-    with each batch of finished cells right before they are first drawn, and with the rest once the
-    sweep has finished, before its result is drawn: a stopped sweep has paid for the cells it
-    showed and for nothing else."""
-    for _, r in df[df["private"]].iterrows():
-        event = row_event(r)
-        if event is None:
-            continue                                  # nothing was spent (no ledger)
-        ok, why = fit_private(r["name"], bool(r["released_private"]), seed, data_read)
-        record_run([event], f"sweep: {r['algorithm']}, ε = {fmt(r['epsilon'])}, trial {r['trial']}", private=ok,
-                   reason=why, dataset=dataset, relation=get_method(r["name"]).relation)
-
-
-def radius_warning(ds, methods):
-    """The words of the visible warning when k-means methods will read Λ off the data (or None)."""
-    leaking = [m for m in methods if m in METHODS and radius_from_data(ds, m)]
-    if not leaking:
+def plan_note(sweep, ds, seed):
+    """The form's warning when methods of the sweep would run with an ε but not privately (their
+    planned verdicts say why), or None."""
+    try:
+        apart = not_private_methods(plans_of(sweep, ds, seed))
+    except ValueError:
+        return None                      # Run says what is wrong
+    if not apart:
         return None
-    return (f"**Not private: {', '.join(leaking)} read the radius off the data** (radius='data', max ‖x‖): this "
-            "dataset has no public radius. Their runs are drawn against ε but release nothing private, and the "
-            "meter lists them as not private. Use a Gaussian mixture (its generator gives a public radius) or the "
-            "k-means page, where Λ is chosen before looking at the data.")
+    lines = "; ".join(f"{m} ({why})" for m, why in apart.items())
+    return (f"**Not private in this sweep, though run with an ε:** {lines}. Their runs are drawn against ε, but the "
+            "meter lists them as not private (the dataset's ε becomes ∞), and a class budget refuses the sweep.")
 
 
-def gibbs_note(methods):
-    """The form's caption when Gibbs is among the methods (or None): how the meter lists its fits."""
-    if not any(m in METHODS and METHODS[m]["name"] == "gibbs" for m in methods):
-        return None
-    return (f"Gibbs in a sweep: its fits are drawn against ε, but the meter lists them as not private ({GIBBS_REASON}) "
-            "and the class budget does not plan them.")
+def charge_rows(reservation, df, ds, seed):
+    """Charge each run of ``df`` (a batch of finished rows) with its verdict
+    (:func:`dpcore.lab.verdicts.judge_row`) through the sweep's ``reservation``."""
+    context = sweep_context(ds, seed)
+    for row in df.to_dict("records"):
+        reservation.charge(judge_row(row, context=context, label=f"sweep: {row['algorithm']}, ε = {fmt(row['epsilon'])}, "
+                                                          f"trial {row['trial']}"))
 
 
-def q_note(methods, data_read):
-    """The form's warning beside Run when private subspace methods would run with a q read off the
-    data (``data_read``: :func:`ui.common.data_read_q`'s reason), or None."""
-    subspace = [m for m in methods
-                if m in METHODS and family(m) == "subspace" and get_method(METHODS[m]["name"]).private]
-    if not data_read or not subspace:
-        return None
-    return (f"**Not private: {data_read}.** The meter will list the fits of {', '.join(subspace)} as not private, and "
-            "the class budget does not plan them; the public default q would keep them private.")
+def judged(df, ds, seed):
+    """{method label: reasons} of a finished sweep's runs that were not private."""
+    context = sweep_context(ds, seed)
+    return not_private_methods(judge_row(r, context=context, label=f"sweep: {r['algorithm']}, ε = {r['epsilon']:g}, "
+                                                           f"trial {r['trial']}") for r in df.to_dict("records"))
 
 
 def progress_text(done, total, elapsed, cells=None):
@@ -360,7 +320,7 @@ class LiveSweep:
     metrics : list of str
     bar_slot, fig_slot : streamlit placeholders (``st.empty()``)
     charge : callable
-        ``charge(df)``: record these runs in the meter (:func:`record_sweep`).
+        ``charge(df)``: charge these runs to the meter (:func:`charge_rows`).
     dataset : str
         The dataset's name (kept with the partial result).
     secret : bool, default True
@@ -462,14 +422,15 @@ def _method_name(df, a):
     return METHODS[a]["name"] if a in METHODS else a
 
 
-def look_for(df, metrics, seed=None, data_read=None):
+def look_for(df, metrics, apart=None):
     """The caption under the figure, from the result: how to read it, the dashed lines that are
     (or are not) there, the best method at the smallest and the largest ε, and a paper's
     finding only beside the methods it is about.
 
-    Only the methods whose fits the meter counts as private (:func:`fit_private`, with the
-    sweep's ``seed`` and ``data_read``) are called private: Gibbs in a sweep, a public seed or a q
-    read off the data make methods run with an ε that are named apart, with the reason."""
+    Only the methods whose runs' verdicts are private are called private: ``apart`` ({method
+    label: reasons}, :func:`judged`) names the others, with the reason (Gibbs in a sweep, a
+    public seed, a q read off the data …)."""
+    apart = dict(apart or {})
     algs = list(dict.fromkeys(df["algorithm"]))
     with_eps = [a for a in algs if bool(df.loc[df["algorithm"] == a, "private"].iloc[0])]
     # ranked: methods run with an ε whose runs released something (not DPNMF from its NNDSVD start, nor
@@ -477,9 +438,7 @@ def look_for(df, metrics, seed=None, data_read=None):
     released = df["released_private"] if "released_private" in df else df["private"]     # older frames: no column
     ranked = [a for a in with_eps if bool(released[df["algorithm"] == a].any())]
     unranked = [a for a in with_eps if a not in ranked]
-    # of the ranked, what the meter lists as not private, and why (one reason per method)
-    apart = {a: fit_private(_method_name(df, a), True, seed, data_read)[1] for a in ranked}
-    apart = {a: why for a, why in apart.items() if why}
+    apart = {a: why for a, why in apart.items() if a in ranked and why}
     reference = [a for a in algs if a not in with_eps]
     shown = [m for m in metrics if df[m].notna().any()]
     words = {"d_W": "d_W falls", "d_W_class": "d_W falls", "cost": "the cost falls", "nmi": "NMI rises",
@@ -605,13 +564,12 @@ def show_result(res):
     if empty:
         st.caption("No method gives a value for: " + "; ".join(empty) + " (the metric does not apply to these "
                    "methods or this dataset, or q differs from the true subspaces' dimension).")
-    st.caption(look_for(df, metrics, res.get("seed"), res.get("data_read")))
-    leaked = df.loc[df["private"] & ~df["released_private"].astype(bool), "algorithm"] if "released_private" in df \
-        else []
-    kmeans_leaked = [a for a in dict.fromkeys(leaked) if a in METHODS and family(a) == "kmeans"]
-    if kmeans_leaked:
-        st.warning(f"**Not private: {', '.join(kmeans_leaked)} ran with the radius read off the data** "
-                   "(radius='data'): these runs released nothing private and the meter lists them apart.")
+    st.caption(look_for(df, metrics, res.get("apart")))
+    unreleased = {a: why for a, why in (res.get("apart") or {}).items()
+                  if a in set(df["algorithm"]) and not bool(df.loc[df["algorithm"] == a, "released_private"].any())}
+    if unreleased:
+        st.warning("**Not private: " + "; ".join(f"{a} ({why})" for a, why in unreleased.items())
+                   + "**: these runs released nothing private and the meter lists them as not private.")
     show_warnings(df)
     c1, c2 = st.columns(2)
     # built when pressed (callables): the HTML carries plotly.js (≈ 4.6 MB) and would be held per session
@@ -638,41 +596,31 @@ RELEASED = {"subspace": "subspaces", "cocluster": "contingency tables and partit
             "documents": "centres or NMF basis"}
 
 
-def show_privacy(res, data_read=None):
-    """The page's privacy box, about the methods of the shown result; a public seed is named, and
-    a q read off the data (the result's ``data_read``; with no result, the controls' ``data_read``,
-    :func:`ui.common.data_read_q`) lists the subspace methods' releases as not private."""
+def show_privacy(res, planned_apart=None):
+    """The page's privacy box, about the methods of the shown result: what their private runs
+    release, and the methods whose runs' verdicts were not private, with the reasons
+    (``res["apart"]``; with no result, the controls' planned ones, ``planned_apart``)."""
     families, names = _shown(res)
-    q_read = (res.get("data_read") if res else data_read) if (not res or "subspace" in families) else None
+    apart = (res.get("apart") if res else planned_apart) or {}
     kinds = [f for f in RELEASED if f in families]
-    split = bool(q_read) and "subspace" in kinds and len(kinds) > 1        # the other families' runs stay private
-    released = [RELEASED[f] for f in kinds if not (split and f == "subspace")] or ["subspaces, tables or centres"]
+    released = [RELEASED[f] for f in kinds] or ["subspaces, tables or centres"]
     caveats = seed_caveat(res.get("seed") if res else None) + [
-        "A sweep is many releases: the session meter counts every private fit (one ε × trial of a method) as one "
+        "A sweep is many releases: the meter counts every private fit (one ε × trial of a method) as one "
         "release (a sweep of 140 fits shows 140) and adds up their ε; a sweep stopped midway has paid for the "
         "cells it drew (each is charged as it is first drawn). Real deployments release once; sweeps are "
-        "for studying the methods on public or synthetic data."]
-    if not res or "gibbs" in names:
-        caveats.append("Gibbs is private only asymptotically, when its chain has mixed: in a sweep the meter lists "
-                       f"its fits as not private ({GIBBS_REASON}) and the class budget does not plan them.")
-    nndsvd = [p for p in NOT_PRIVATE_PRESETS if res and p in set(res["df"]["algorithm"])]
-    for p in nndsvd:
-        caveats.append(f"{p} starts from an SVD of the raw documents (the co-clustering paper's setting): "
-                       "its runs are not private, whatever ε they spend, and the meter does not count them; "
-                       "'DPNMF (private start)' is the private variant.")
-    if not res or "kmeans" in families:
-        caveats.append("k-means methods on data without a public radius (anything but a Gaussian mixture) read the "
-                       "radius off the data, which is not private; the run's warning says so and the meter lists "
-                       "those runs as non-private.")
-    if split:
-        caveats.insert(0, f"{q_read}: no subspace method's fit with this q is private, whatever ε says; a q chosen "
-                          "without looking at the data (the public default) would be")
+        "for studying the methods on public or synthetic data.",
+        "Whether a method's runs are private is decided by the library (its plan, its catalogue entry and this "
+        "sweep's context): Gibbs is private only once its chain has mixed, which a sweep does not check; a public "
+        "seed, a q or a radius read off the data, a non-private start or float noise make a run not private."]
+    everything = bool(apart) and res is not None and all(
+        a in apart for a in set(res["df"].loc[res["df"]["private"], "algorithm"]))
     privacy_statement(
-        private=[f"every private run's released {' / '.join(released)}; each run spends its own ε"],
-        not_private=([f"the subspace methods' released subspaces — {q_read}"] if split else [])
+        private=[] if everything else [f"every private run's released {' / '.join(released)}"
+                                       + (" (of the methods not named below)" if apart else "")
+                                       + "; each run spends its own ε"],
+        not_private=[f"{a}'s releases — {why}" for a, why in apart.items()]
         + ["the metrics: they compare releases with the data and the true labels (evaluation only)"]
         + (["labels from assigning raw points to released subspaces or centres"] if families - {"cocluster"} or not res
-           else [])
-        + [f"{p}'s basis (its start reads the raw documents)" for p in nndsvd],
+           else []),
         caveats=caveats,
-        execution=[get_method(n).target.rsplit(":", 1)[-1] for n in names], data_read=None if split else q_read)
+        execution=[get_method(n).target.rsplit(":", 1)[-1] for n in names])
