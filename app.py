@@ -24,7 +24,7 @@ PAGES_DIR = Path(__file__).parent / "pages"
 ICONS = {"home": ":material/home:", "data": ":material/dataset:", "cluster": ":material/scatter_plot:",
          "gibbs": ":material/casino:", "coclustering": ":material/grid_view:", "kmeans": ":material/hub:",
          "privacy utility": ":material/show_chart:", "audit": ":material/policy:",
-         "paper figures": ":material/photo_library:"}
+         "paper figures": ":material/photo_library:", "lecturer": ":material/school:"}
 
 
 def page_title(path: Path) -> str:

@@ -3,6 +3,7 @@ inside functions too), and no module outside a package imports one of its unders
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -267,3 +268,68 @@ def test_pages_are_thin():
     long = {p.name: n for p in sorted((ROOT / "pages").glob("*.py"))
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 250}
     assert long == {}
+
+
+# ----------------------------------------------------------------------------- one privacy authority
+#: what only the library may read or build to decide whether a run is private or what it spends
+PRIVACY_INTERNALS = {"released_private_", "is_private_", "privacy_leaks_", "claimed_relation", "planned_privacy",
+                     "_planned_privacy", "_planned_spend", "_planned_events", "_plan_reasons", "PrivacyEvent",
+                     "PrivacyAccountant", "mean_release_epsilon", "needs_mixing", "data_hyperparameters",
+                     "context_reasons", "estimator_reasons", "data_read_reason", "run_is_private", "gibbs_unchecked"}
+#: function names that (in the old ui/) decided privacy or estimated a spend
+DECIDER = re.compile(r"^planned_|_private$|^(run_cost|counted|chain_privacy|record_chains|record_estimator|"
+                     r"record_run|check_budget)$")
+#: method and parameter values a page used to test to decide privacy
+METHOD_LITERALS = {"gibbs", "dpnmf", "nndsvd", "dplloyd", "sulq", "sa"}
+
+
+def privacy_decisions(source, name="<source>"):
+    """(line, what) of every place in ``source`` (a ui/, pages/ or app.py file) that decides
+    privacy or estimates a spend instead of asking dpcore.lab.verdicts: a library internal read,
+    a function named like a decision, or a comparison with a method's name."""
+    found = []
+    for node in ast.walk(ast.parse(source, name)):
+        if isinstance(node, ast.Attribute) and node.attr in PRIVACY_INTERNALS:
+            found.append((node.lineno, f".{node.attr}"))
+        elif isinstance(node, ast.Name) and node.id in PRIVACY_INTERNALS:
+            found.append((node.lineno, node.id))
+        elif isinstance(node, ast.alias) and node.name in PRIVACY_INTERNALS:
+            found.append((getattr(node, "lineno", 0), f"import {node.name}"))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and DECIDER.search(node.name):
+            found.append((node.lineno, f"def {node.name}"))
+        elif isinstance(node, ast.Compare):
+            for side in [node.left, *node.comparators]:
+                values = [side] if isinstance(side, ast.Constant) else \
+                    list(side.elts) if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else []
+                for v in values:
+                    if isinstance(v, ast.Constant) and v.value in METHOD_LITERALS:
+                        found.append((node.lineno, f"compares with {v.value!r}"))
+    return found
+
+
+def test_no_function_in_ui_pages_or_app_decides_privacy_or_estimates_a_spend():
+    bad = [f"{path.relative_to(ROOT)}:{line}: {what}" for path in _front_end_files()
+           for line, what in privacy_decisions(path.read_text(encoding="utf-8"), str(path))]
+    assert bad == []
+
+
+def test_the_privacy_decision_check_sees_the_old_ways():
+    """Each of the old ui/ decisions is caught (so the check above could fail)."""
+    old = '''
+def planned_runs(eps_list, params):
+    return [planned(run_cost(e, params), 0.0, get_method("gibbs").relation) for e in eps_list]
+
+def runs_private(name, ds, params, seed):
+    if name == "gibbs":
+        return False, "mixing"
+    if name == "dpnmf" and params.get("init") == "nndsvd":
+        return False, "start"
+    return bool(est.released_private_), ""
+
+def show(est):
+    return est.ledger_, PrivacyEvent.approx_dp(1.0)
+'''
+    found = {what for _, what in privacy_decisions(old)}
+    assert {"def planned_runs", "def runs_private", "compares with 'gibbs'", "compares with 'dpnmf'",
+            "compares with 'nndsvd'", ".released_private_", "PrivacyEvent"} <= found
+    assert privacy_decisions("def show(verdict):\n    return verdict.private and verdict.reason\n") == []

@@ -298,3 +298,31 @@ def test_a_kmeans_sweep_with_the_radius_read_off_the_data_says_so_visibly():
     assert sum("radius" in x.value and "data" in x.value for x in at.warning) >= 2, [x.value for x in at.warning]
     runs = meter_of(at).runs
     assert len(runs) == 2 and not any(r["private"] for r in runs) and all("radius" in r["reason"] for r in runs)
+
+
+# ----------------------------------------------------------------------------- the lecturer
+def test_the_lecturer_sees_the_class_and_sets_the_budget_behind_the_passphrase(monkeypatch):
+    monkeypatch.setenv("DPCLUST_LECTURER_PASSPHRASE", "open sesame")
+    from ui.meter import class_meter
+    class_meter.clear()
+    student = open_page("3_cluster.py", spec=SMALL)
+    w(student, "cl_method").set_value("sulq_kplane")
+    student.run()
+    w(student, "sulq_eps").set_value(10.0)
+    press(student, "cluster_form")
+    lecturer = open_page("10_lecturer.py")
+    (table,) = lecturer.table
+    df = table.value
+    name = _dataset_name(SMALL)
+    assert list(df.index) == [name] and df.loc[name, "ε"] == "10" and df.loc[name, "tabs"] == 1
+    sidebar = AppTest.from_file(APP, default_timeout=300)           # the students' sidebar: no budget field
+    sidebar.run()
+    assert not [x for x in sidebar.number_input if x.key == "class_budget"]
+    for words, ok in (("sesame", False), ("open sesame", True)):
+        w(lecturer, "lecturer_passphrase").input(words)
+        w(lecturer, "lecturer_budget").set_value(12.0)
+        press(lecturer, "lecturer_form")
+        assert bool(lecturer.success) == ok and bool(lecturer.error) == (not ok)
+        assert server().budget_epsilon == (12.0 if ok else None)
+    press(student, "cluster_form")                                   # 10 + 10 > 12: refused for the student
+    assert any("class budget" in e.value and "12" in e.value for e in student.error)

@@ -98,6 +98,18 @@ def budget_fixed() -> bool:
     return budget_settings()[0] is not None or lecturer_controls()
 
 
+def passphrase_ok(text) -> bool:
+    """Whether ``text`` is the lecturer's passphrase given at launch (compared in constant time)."""
+    import hmac
+    passphrase = budget_settings()[1]
+    return passphrase is not None and isinstance(text, str) and hmac.compare_digest(text.encode(), passphrase.encode())
+
+
+def set_class_budget(epsilon):
+    """The lecturer sets (or, with None, clears) the server's class budget."""
+    class_meter().set_budget(epsilon, "by the lecturer" if epsilon is not None else "")
+
+
 def _sync_sidebar_budget():
     """Solo use (no launch budget, no lecturer): the sidebar field sets the server's budget."""
     if budget_fixed() or CLASS_BUDGET_KEY not in st.session_state:
