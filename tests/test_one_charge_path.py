@@ -94,3 +94,19 @@ def test_a_public_sweep_seed_makes_the_runs_not_private_in_the_meter():
     assert len(rows) == 2 and not any(r.private for r in rows)
     assert "public seed 7" in rows[0].reason
     assert math.isinf(meter.headline("g").epsilon)
+
+
+def test_a_sweep_that_stops_returns_the_runs_it_charged():
+    """A sweep stopped on an exception (here its on_cell raises after the first cell) keeps what it
+    charged: the finished runs travel with the exception, one per charged entry."""
+    meter = PrivacyMeter()
+
+    def stop(label, eps, rows):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as info:
+        run_sweep(_sweep(trials=2, grid=[1.0, 2.0]), meter=meter, dataset_key="g", on_cell=stop)
+    partial = info.value.partial
+    assert len(partial) == len(meter.rows("g")) >= 2
+    assert sorted(zip(partial["algorithm"], partial["trial"])) == sorted(
+        (r.label.split(": ", 1)[1].rsplit(", ε", 1)[0], int(r.label.rsplit(" ", 1)[1])) for r in meter.rows("g"))

@@ -453,7 +453,9 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
     recorded. Every private run is then charged with its ledger's typed events: in this process
     by the estimators' ``fit``, from workers here as each result arrives (the events travel in
     the row), so the same sweep gives the same basic and tight totals wherever it ran. A run
-    that was charged is in the returned frame. Runs loaded from ``store`` are not charged again.
+    that was charged is in the returned frame; when the sweep stops on an exception (a failing
+    run, Ctrl-C, an ``on_cell`` that raises), the finished runs are the exception's ``partial``
+    (a DataFrame). Runs loaded from ``store`` are not charged again.
     """
     if _IN_SWEEP_WORKER:
         # a worker imported the script that registered a method, and the script's top level
@@ -533,6 +535,11 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
                     _charge(acc, task, row)
                 charge(task, row)
                 finish(key, row)
+    except BaseException as exc:
+        # a run that was charged always returns its result: the finished runs travel with the exception
+        if rows:
+            exc.partial = pd.DataFrame([rows[k] for k in rows])
+        raise
     finally:
         if own_pool is not None:
             own_pool.shutdown(cancel_futures=True)
