@@ -10,11 +10,13 @@ from dpcore.defaults import default_n_clusters, default_subspace_dim, subspace_d
 from dpcore.subspace.gibbs import MAX_CHAINS
 from dpcore.export import estimator_snippet
 from ui.share import Preset, check_link, follow_dataset, preset_picker, publish_url
-from ui.common import (DEFAULT_DATASET, ResultSlot, cancelled_note, check_budget, current_dataset, current_spec,
-                       data_read_q, number_input, run_button, run_ended, run_started, stop_page)
-from ui.gibbs import (DEFAULTS, INITS, MAX_EPS, MAX_PAGE_ITER, PARTIAL_KEY, RELEASES, SELECTS, URL_FIELDS, check_run,
-                      draw_result, parse_epsilons, planned_runs, record_chains, run_all, show_error, show_partial,
-                      start_live, summarise)
+from dpcore.lab.verdicts import RunContext
+from ui.common import (DEFAULT_DATASET, ResultSlot, cancelled_note, current_dataset, current_spec, number_input,
+                       run_button, run_ended, run_started, stop_page)
+from ui.gibbs import (DEFAULTS, INITS, MAX_EPS, MAX_PAGE_ITER, PARTIAL_KEY, RELEASES, SELECTS, UNMIXED_UNDER_BUDGET,
+                      URL_FIELDS, chain_plans, check_run, draw_result, judge_chains, odds_captions,
+                      parse_epsilons, run_all, show_error, show_partial, start_live, summarise, void_reasons)
+from ui.meter import budget_is_set, reserve
 from ui.seeds import seed_controls
 
 RESULT_KEY = "gibbs_result"
@@ -85,7 +87,7 @@ with st.form("gibbs_form"):
     eps_text = c1.text_input("ε values (comma-separated)", D["g_eps"], key="g_eps", bind="query-params",
                              help="Privacy parameter of eq. (10), one run per value (Fig. 3 uses 0.1, 1, 10, 100). "
                                   f"Each must be > 0; at most {MAX_EPS} values. Each run is a separate release "
-                                  "and adds to the session budget.")
+                                  "and adds to the privacy meter.")
     n_iter = number_input(c2, "sweeps per chain (n_iter)", 1, MAX_PAGE_ITER, D["g_iter"], step=500, key="g_iter",
                              bind="query-params",
                              help=f"Gibbs sweeps (z-step + subspace step) per chain, 1 to {MAX_PAGE_ITER:,} "
@@ -115,7 +117,12 @@ with st.form("gibbs_form"):
                           help="chain 0: fixed before seeing the data. Lowest cost, chosen privately: the "
                                "exponential mechanism picks a chain (costs ε plus ε for every chain it looks at). "
                                "Lowest cost: picked on the raw data — not private.")
+    form = dict(n_clusters=k, subspace_dim=q, n_iter=n_iter, n_chains=n_chains, init=init, release=release,
+                n_average=min(100, n_iter), select=select, random_state=seed)
+    odds_captions(c1, ds, eps_text, form)        # what each ε means, in odds
     submitted = run_button(st, "Run chains", type="primary")
+    if budget_is_set():
+        st.caption(UNMIXED_UNDER_BUDGET)
 publish_url()
 
 # Stop (top right) ends a run at its next Streamlit call and the browser keeps only what the run
@@ -131,27 +138,29 @@ if submitted:
     try:
         eps_list = parse_epsilons(eps_text)
         n_iter_ok, n_chains_ok = check_run(ds.n, n_iter, n_chains, eps_list)
-        params = dict(n_clusters=k, subspace_dim=q, n_iter=n_iter_ok, n_chains=n_chains_ok, init=init,
-                      release=release, n_average=min(100, n_iter_ok), select=select, random_state=seed)
-        check_budget(planned_runs(eps_list, params))      # refused before any chain runs
-        live = start_live(progress_slot, live_slot, eps_list, n_iter_ok, keeps_previous=previous is not None)
-        runs, models, seconds = run_all(ds, eps_list, params, live)
+        params = {**form, "n_iter": n_iter_ok, "n_chains": n_chains_ok, "n_average": min(100, n_iter_ok)}
+        context = RunContext(seed=seed, dataset=ds, checks_mixing=True)
+        # the library plans every ε run; the budget reserves them all (or refuses) before any chain runs
+        with reserve(chain_plans(ds, eps_list, params, context), ds) as reservation:
+            live = start_live(progress_slot, live_slot, eps_list, n_iter_ok, keeps_previous=previous is not None)
+            runs, models, seconds = run_all(ds, eps_list, params, live)
+            table, summary, verdicts, extra = summarise(ds, models, seconds)
+            privacy = judge_chains(models, verdicts, context)      # a chain not mixed: not private (ε = ∞)
+            for v in privacy.values():
+                reservation.charge(v)
     except ValueError as exc:
         show_error(progress_slot, exc, previous is not None)
     else:
         progress_slot.empty()
-        table, summary, verdicts, extra = summarise(ds, models, seconds)
-        privacy = record_chains(models, verdicts, seed)      # a chain not yet mixed is listed as not private
         first = next(iter(models.values()))
         st.session_state[RESULT_KEY] = dict(
             dataset=ds.name, spec=spec, params=params, runs=runs, burn_in={e: m.burn_in_ for e, m in models.items()},
             table=table, summary=summary, verdicts=verdicts, extra=extra,
-            ledgers={e: m.ledger_ for e, m in models.items()}, caveats=list(first.caveats_),
-            is_private=first.is_private_, privacy=privacy, data_read=data_read_q(ds, q),
+            ledgers={e: m.ledger_ for e, m in models.items()}, caveats=list(first.caveats_), privacy_verdicts=privacy,
+            void=void_reasons(ds, eps_list, params, context),
             code=None if spec.get("kind") == "upload" else estimator_snippet(spec, first, prints=[
                 ("epsilon:", "model.epsilon"), ("cost of the released sample:", "model.cost_"),
-                ("privacy spent (epsilon, delta):", "model.ledger_.total()"),
-                ("private:", "model.is_private_")]))
+                ("privacy spent (epsilon, delta):", "model.ledger_.total()")]))
     live_slot.empty()
     st.session_state.pop(PARTIAL_KEY, None)       # kept only when the run is cancelled
     run_ended("gibbs")

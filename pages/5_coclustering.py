@@ -6,11 +6,12 @@ import streamlit as st
 from dpcore.cocluster.dptaucc import dptaucc_budget
 from dpcore.defaults import default_n_clusters
 from ui.cocluster import (EPS_MAX, EPS_MIN, MAX_CLUSTERS, MAX_ITER, MAX_RESTARTS, PEER_HELP, PEERS, PEERS_NOTE,
-                          PRESETS, RESULT_KEY, TAU_CR_LABEL, TAU_RC_LABEL, figure1_section, record_cocluster, run_cocluster,
-                          show_result, whole_number)
+                          PRESETS, RESULT_KEY, TAU_CR_LABEL, TAU_RC_LABEL, dp_plan, figure1_section, intro_box,
+                          run_cocluster, show_result, whole_number)
 from ui.share import as_bool, as_float, check_link, follow_dataset, list_of, preset_picker, publish_url
-from ui.common import (ResultSlot, cancelled_note, current_spec, dataset_from_spec, number_input, privacy_statement,
-                       run_button, run_ended, run_guarded, run_started, stop_page)
+from ui.common import (ResultSlot, cancelled_note, current_spec, dataset_from_spec, number_input, run_button,
+                       run_ended, run_guarded, run_started, stop_page)
+from ui.meter import epsilon_odds
 from ui.pickers import dataset_picker, picker_url_fields
 from ui.seeds import MAX_SEED, seed_controls
 
@@ -71,6 +72,8 @@ st.caption(f"Noise at ε = {epsilon:g}, 𝓘 = {n_iter}: each of the {2 * n_iter
            f"noise (integers, P(z) ∝ e^(−ε₁|z|)) of scale 1/ε₁ = {1 / e_table:.3g}.")
 
 seed = seed_controls("cc")   # outside the form: ticking it shows the seed at once
+plan = dp_plan(ds, epsilon, n_iter, seed)         # DP-τCC's plan (the library's): its relation, private or not
+epsilon_odds(c1, epsilon, relation=plan.relation if plan is not None else None)     # under the ε input
 with st.form("cocluster_form"):
     c1, c2, c3 = st.columns(3)
     K0 = number_input(c1, "row clusters K0", 2, MAX_CLUSTERS, n_classes, step=1, key="cc_K0", bind=BIND,
@@ -105,18 +108,15 @@ if submitted:
     with message_slot.container():      # a bad value's message stands right under the form
         result = run_guarded(run_cocluster, ds, data_spec, params, progress_slot)
     progress_slot.empty()
-    if result is not None:
+    if result is not None:                       # charged in run_cocluster, before it is drawn
         previous = st.session_state[RESULT_KEY] = result
-        record_cocluster(result, seed, ds.name)
     run_ended("coclustering")
 cancelled_note("coclustering", kept=previous is not None)
 if previous is not None:
     with result_slot.latest():
         show_result(previous)
 else:
-    privacy_statement(["DP-τCC's released tables T and its column and row partitions"],
-                      ["the evaluation assignment and NMI, Fast-τCC, the labels"],
-                      ["Press Run to co-cluster the chosen matrix."])
+    intro_box(plan)
 
 # ----------------------------------------------------------------------------- Fig. 1
 figure1_section()

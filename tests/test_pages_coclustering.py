@@ -24,6 +24,24 @@ def metrics(at):
     return {m.label: m.value for m in at.metric}
 
 
+def meter_runs(at):
+    return at.session_state["session_meter"].runs
+
+
+def headline(at):
+    meter = at.session_state["session_meter"].meter
+    (name,) = meter.datasets()
+    return meter.headline(name)
+
+
+def box(at):
+    """(Private line, Not private line) of the page's privacy box ("" when it has none)."""
+    text = next(i.value for i in at.info if "**Not private:**" in i.value)
+    lines = text.split("\n\n")
+    private = [s for s in lines if s.startswith("**Private")]
+    return (private[0] if private else ""), next(s for s in lines if s.startswith("**Not private:**"))
+
+
 def test_page_runs_on_blocks_and_shows_results_ledger_and_statement():
     at = page()
     assert matrix_box(at).value == "blocks"  # the default dataset is not a count matrix
@@ -142,19 +160,97 @@ def test_the_papers_peers_run_beside_dp_taucc_and_the_box_says_what_is_not_priva
         assert 0.0 <= float(m[f"{lab} row NMI"]) <= 1.0
     ledgers = [t.value for t in at.table if "mechanism" in t.value.columns]
     assert len(ledgers) == 5                                   # DP-τCC and the four peers
+    private_line, not_private = box(at)
+    # DPNMF from NNDSVD: not private, with the library's reason; the private start's basis is private
+    assert "the basis of DPNMF from the NNDSVD start — the initial factors come from a truncated SVD of the raw " \
+           "documents" in not_private
+    assert "NNDSVD" not in private_line and "the basis of DPNMF (private start)" in private_line
     text = " ".join(i.value for i in at.info)
-    assert "NNDSVD start is an SVD of the raw documents" in text and "NOT private" in text
     assert "DPHD: one document replaced" in text and "DP-KMeans: one document added/removed" in text
-    # the session meter: DPNMF from the NNDSVD start is listed as not private, the others as private
-    from ui.common import SESSION_METER_KEY
-    runs = at.session_state[SESSION_METER_KEY].runs
+    # the meter: DPNMF from the NNDSVD start is listed as not private, the others as private, and the box agrees
+    runs = meter_runs(at)
     private = {name: [r["private"] for r in runs if r["label"].startswith(name)]
                for name in ("DPNMF (NNDSVD start", "DPNMF (private start)", "DPHD", "DP-KMeans", "DP-τCC")}
     assert private == {"DPNMF (NNDSVD start": [False], "DPNMF (private start)": [True], "DPHD": [True],
                        "DP-KMeans": [True], "DP-τCC": [True]}, private
+    assert all(r.reason in not_private for r in runs if not r["private"])
+    assert headline(at).unbounded                       # a run that is not private touched the data: ε = ∞
 
 
 def test_peers_from_a_link_and_a_bad_one_is_refused():
     at = open_page("5_coclustering.py", query={"cc_peers": ["DPHD", "nope"]})
     assert not at.exception
     assert any("cc_peers" in w.value for w in at.warning)
+
+
+# ----------------------------------------------------------------------------- the class budget and the odds
+DPNMF_PAPER = "DPNMF (NNDSVD start, not private)"
+
+
+def test_the_dpnmf_of_the_paper_is_refused_under_a_class_budget():
+    at = open_page("5_coclustering.py", state={"class_budget": 50.0})
+    by_key(at, "cc_peers").set_value([DPNMF_PAPER])
+    run(at)
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "class budget" in errors[0] and DPNMF_PAPER in errors[0], errors
+    assert "truncated SVD of the raw documents" in errors[0] and "nothing was run" in errors[0]   # the meter's words
+    assert meter_runs(at) == [] and "cocluster_result" not in at.session_state          # DP-τCC did not run either
+    by_key(at, "cc_peers").set_value(["DPNMF (private start)"])                          # the private start: runs
+    run(at)
+    assert not at.error and [r["private"] for r in meter_runs(at)] == [True, True]
+    assert headline(at).epsilon == 2.0
+
+
+def test_a_public_seed_run_is_refused_under_a_class_budget():
+    at = open_page("5_coclustering.py", state={"class_budget": 50.0})
+    by_key(at, "cc_repro").check()
+    at.run()
+    assert "public seed" in box(at)[1] and box(at)[0] == ""          # before any run: the plan says so
+    run(at)
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "class budget" in errors[0] and "public seed" in errors[0], errors
+    assert meter_runs(at) == []
+
+
+def test_a_public_seed_run_without_a_budget_is_listed_not_private():
+    at = page()
+    by_key(at, "cc_repro").check()
+    at.run()
+    run(at)
+    assert not at.error and [r["private"] for r in meter_runs(at)] == [False]
+    private_line, not_private = box(at)
+    assert private_line == "" and "public seed" in not_private
+    assert headline(at).unbounded
+
+
+def test_an_odds_sentence_under_the_epsilon_input():
+    at = page()
+    odds = [c.value for c in at.caption if "% sure" in c.value]
+    # DP-τCC's ε is stated for one cell ±1: the question is that of one count
+    assert len(odds) == 1 and odds[0].startswith(":material/casino: ε = 1:") and "one count" in odds[0], odds
+    by_key(at, "cc_eps").set_value(4.0)
+    at.run()
+    assert [c.value.split(":")[2].strip() for c in at.caption if "% sure" in c.value] == ["ε = 4"]
+
+
+def test_dp_taucc_and_three_private_peers_add_up_to_five_in_one_cell():
+    """DP-τCC + DPHD + DP-KMeans + DPNMF (private start) at ε = 1: the only relation all four share
+    is one cell ±1, where DP-KMeans (one document added or removed) costs 2ε."""
+    at = page()
+    by_key(at, "cc_peers").set_value(["DPHD", "DP-KMeans", "DPNMF (private start)"])
+    run(at)
+    assert not at.error, [e.value for e in at.error]
+    runs = meter_runs(at)
+    assert [r["relation"] for r in runs] == ["cell_pm1", "replace_one", "add_remove", "replace_one"]
+    assert all(r["private"] for r in runs) and all(r["epsilon"] == 1.0 for r in runs)
+    h = headline(at)
+    assert h.relation == "cell_pm1" and abs(h.epsilon - 5.0) < 1e-9
+
+
+def test_past_the_class_budget_nothing_runs():
+    at = open_page("5_coclustering.py", state={"class_budget": 4.0})
+    by_key(at, "cc_peers").set_value(["DPHD", "DP-KMeans", "DPNMF (private start)"])
+    run(at)                                                  # 5 in one cell ±1 > 4
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "class budget" in errors[0] and "ε 5 " in errors[0], errors
+    assert meter_runs(at) == [] and "cocluster_result" not in at.session_state

@@ -117,8 +117,15 @@ def test_nonprivate_start_is_flagged():
     at = page()
     by_key(at, "g_init").set_value("kplane")
     small_run(at, eps="5", n_iter=10, chains=2)
-    assert any("Not private" in e.value for e in at.error)
-    assert at.session_state["gibbs_result"]["is_private"] is False
+    flags = [e.value for e in at.error]
+    assert len(flags) == 1 and "Not private" in flags[0] and "non-private start" in flags[0], flags
+    verdict = at.session_state["gibbs_result"]["privacy_verdicts"][5.0]     # the library's verdict, stored
+    assert verdict.private is False and "non-private start" in verdict.reason
+
+
+def test_a_private_start_with_secret_noise_raises_no_flag():
+    at = small_run(page(spec=SMALL), eps="1", n_iter=20, chains=2)
+    assert not any("Not private" in e.value for e in at.error)
 
 
 def test_one_sweep_run_is_reported_as_not_mixed():
@@ -171,7 +178,7 @@ def meter_runs(at):
 
 @pytest.mark.parametrize("setup,reason", [
     (lambda at: None, "not yet mixed"),                                        # one sweep: never mixed
-    (lambda at: by_key(at, "g_init").set_value("kplane"), "non-private start: the chains started from the k-plane"),
+    (lambda at: by_key(at, "g_init").set_value("kplane"), "non-private start: the chains start from the kplane"),
     (lambda at: by_key(at, "g_repro").set_value(True), "public seed"),
 ], ids=["unmixed", "kplane", "public-seed"])
 def test_box_claims_no_private_release_when_the_meter_counts_none(setup, reason):
@@ -220,7 +227,8 @@ def test_a_q_read_off_the_data_makes_no_run_private():
                    state={"uploaded_datasets": OrderedDict({upload_key(ds.params): ds})})
     assert by_key(at, "g_q").value == 1                                 # the accepted q is the page's
     small_run(at, eps="1", n_iter=20, chains=2)
-    assert not at.error, [e.value for e in at.error]
+    flags = [e.value for e in at.error]                                 # no failure: the Not private flag only
+    assert len(flags) == 1 and "Not private" in flags[0] and "q = 1 was read off the data" in flags[0], flags
     private, not_private = box(at)
     assert private is None, private
     assert "q = 1 was read off the data" in not_private, not_private
@@ -238,3 +246,86 @@ def test_a_result_of_another_dataset_is_flagged():
     at.session_state["dataset"] = {"spec": SMALL}                              # back on A: no flag
     at.run()
     assert not any("another dataset" in w.value for w in at.warning)
+
+
+# ------------------------------------------------------------------------- the class budget and the odds
+def budget_page(budget):
+    """The page on SMALL with a class budget set in the sidebar's field (solo use)."""
+    return open_page("4_gibbs.py", spec=SMALL, state={"class_budget": budget})
+
+
+def headline(at):
+    meter = at.session_state["session_meter"].meter
+    (name,) = meter.datasets()
+    return meter.headline(name)
+
+
+@pytest.mark.parametrize("setup,reason", [
+    (lambda at: by_key(at, "g_repro").set_value(True), "public seed"),
+    (lambda at: by_key(at, "g_init").set_value("kplane"), "non-private start"),
+    (lambda at: by_key(at, "g_select").set_value("best"), "non-private choice of chain"),
+], ids=["public-seed", "kplane", "best-chain"])
+def test_a_run_that_would_not_be_private_is_refused_under_a_class_budget(setup, reason):
+    at = budget_page(100.0)
+    setup(at)
+    small_run(at, eps="1", n_iter=10, chains=2)
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "class budget" in errors[0] and reason in errors[0], errors   # the meter's words
+    assert "nothing was run" in errors[0]
+    assert "gibbs_result" not in at.session_state and meter_runs(at) == []          # no chain ran, nothing charged
+
+
+def test_a_private_plan_past_the_class_budget_is_refused_and_one_within_runs():
+    at = budget_page(5.0)
+    small_run(at, eps="1, 10", n_iter=10, chains=2)                       # 1 + 10 > 5: refused whole
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "class budget" in errors[0] and "11" in errors[0], errors
+    assert "gibbs_result" not in at.session_state and meter_runs(at) == []
+    small_run(at, eps="1, 2", n_iter=10, chains=2)                        # 3 ≤ 5: it runs and is charged
+    assert not any("class budget" in e.value for e in at.error)
+    assert [r.label for r in meter_runs(at)] == ["Gibbs (ε = 1)", "Gibbs (ε = 2)"]
+
+
+def test_under_a_class_budget_run_says_an_unmixed_run_counts_as_infinity_and_it_does():
+    at = budget_page(50.0)
+    beside_run = [c.value for c in at.caption if "counted as ∞ if its chains do not mix" in c.value]
+    assert len(beside_run) == 1
+    assert not any("counted as ∞" in c.value for c in page(spec=SMALL).caption)     # no budget: not said
+    small_run(at, eps="1", n_iter=1, chains=2)                            # one sweep: never mixed
+    assert not at.error, [e.value for e in at.error]
+    (run,) = meter_runs(at)
+    assert run["private"] is False and "not yet mixed" in run.reason
+    h = headline(at)
+    assert h.unbounded and h.epsilon == float("inf")                      # the sidebar's ε = ∞
+
+
+def test_a_mixed_private_run_keeps_the_headline_finite(monkeypatch):
+    import ui.gibbs
+
+    real = ui.gibbs.summarise
+
+    def mixed(ds, models, seconds):
+        table, summary, verdicts, extra = real(ds, models, seconds)
+        for v in verdicts.values():
+            v["mixed"], v["frozen"] = True, False
+        return table, summary, verdicts, extra
+
+    monkeypatch.setattr(ui.gibbs, "summarise", mixed)
+    at = small_run(budget_page(50.0), eps="1, 2", n_iter=10, chains=2)
+    assert [r["private"] for r in meter_runs(at)] == [True, True]
+    assert headline(at).epsilon == pytest.approx(3.0)
+
+
+def odds(at):
+    return [c.value for c in at.caption if "% sure" in c.value]
+
+
+def test_an_odds_sentence_under_the_epsilon_list():
+    at = page(spec=SMALL)                                  # the default list 0.1, 1, 10, 100: smallest and largest
+    sentences = odds(at)
+    assert len(sentences) == 2 and sentences[0].startswith(":material/casino: ε = 0.1:") and "ε = 100:" in sentences[1]
+    assert all("which of two possible records" in s for s in sentences)    # the sampler's relation: replace-one
+    small_run(at, eps="2, 5", n_iter=5, chains=1)          # the form's values count once it is submitted
+    assert [s.split(":")[2].strip() for s in odds(at)] == ["ε = 2", "ε = 5"]   # two values: one each
+    small_run(at, eps="ten", n_iter=5, chains=1)
+    assert odds(at) == []                                    # not a list of ε: no sentence

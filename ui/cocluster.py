@@ -15,8 +15,16 @@ link never carries a value that the form or the estimator would refuse at Run):
 - ε in [:data:`EPS_MIN`, :data:`EPS_MAX`]: ε must be > 0; 0.001 is the smallest the
   three-decimal input shows, and above 1000 nothing changes any more (at ε = 1000 the noise of
   a table cell is already below one count).
+
+Privacy is the library's decision (:mod:`dpcore.lab.verdicts`), never this module's: DP-τCC and
+the peers are built through the catalogue (the peers as its presets, with their own parameters:
+DPNMF from the NNDSVD start is built as the paper ran it, and its plan says it is not private),
+planned with ``plan_run`` and reserved together before the run, judged with ``judge_run`` after
+it and charged; the privacy box and the ledgers follow the stored verdicts.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -24,14 +32,16 @@ import streamlit as st
 
 from dpcore.cocluster.examples import column_partition_frequencies, figure1_solutions
 from dpcore.lab.figures.cocluster import DPNMF_AS_PUBLISHED, fig2_relations
-from dpcore.lab.methods import DPNMF_PAPER, PRESETS as METHOD_PRESETS, build_estimator, get_method, run_seed
+from dpcore.lab.methods import DPNMF_PAPER, PRESETS as METHOD_PRESETS, build_estimator, run_seed
+from dpcore.lab.verdicts import RunContext, judge_run, plan_run
 from dpcore.export import estimator_snippet
 from dpcore.metrics import nmi
 from dpcore.plots.cocluster import (TAU_CR_LABEL, TAU_RC_LABEL, contingency_heatmaps, figure1_leak,
                                     frequency_band_rows, partition_frequency_band, reordered_matrix, tau_history)
 from dpcore.validation import check_int, check_random_state
-from ui.common import (ResultSlot, Timer, check_budget, dataset_from_spec, number_input, planned,
-                       privacy_statement, record_estimator, run_button, run_guarded, show_chart, show_ledger)
+from ui.common import (ResultSlot, Timer, dataset_from_spec, number_input, privacy_statement, run_button, run_guarded,
+                       show_chart, show_ledger)
+from ui.meter import reserve
 from ui.seeds import seed_caveat, seed_label
 from ui.share import Preset, as_int, snippet_expander
 
@@ -64,17 +74,16 @@ PEER_HELP = {
     "DPNMF (private start)": "the same private NMF from a blind random start: the basis is (ε, δ)-DP; protects one "
                              "document, replaced.",
 }
-#: neighbouring relation of each peer, in words (the meter's label)
-PEER_RELATION = {"DPHD": "one document replaced", "DP-KMeans": "one document added/removed",
-                 DPNMF_PAPER: "one document replaced, but its NNDSVD start is NOT private",
-                 "DPNMF (private start)": "one document replaced"}
-#: the relation each private peer's ε is stated for (the catalogue's; keys of dpcore.privacy.RELATIONS; the meter
-#: converts). DPNMF from its NNDSVD start is not private: no claim.
-PEER_CLAIM = {lab: get_method(METHOD_PRESETS[lab]["name"]).relation for lab in PEERS if lab != DPNMF_PAPER}
-#: the δ of the (ε, δ) peers (the estimators' defaults, the paper's 1e-5)
-PEER_DELTA = {"DPHD": 1e-5, "DPNMF (private start)": 1e-5}
-#: DP-τCC's neighbouring relation (the catalogue's): one count changed by ±1
-DPTauCC_RELATION = get_method("dp_taucc").relation
+#: the catalogue's methods of the page (dpcore.lab.methods.METHODS) and DP-τCC's name in the catalogue's presets
+DP_METHOD, FAST_METHOD = "dp_taucc", "fast_taucc"
+DP_LABEL = "DP-τCC"
+#: a neighbouring relation (a verdict's, keys of dpcore.privacy.RELATIONS) in the words of documents × terms
+RELATION_DOCUMENT_WORDS = {"replace_one": "one document replaced", "add_remove": "one document added/removed",
+                           "cell_pm1": "one cell ±1"}
+#: what each peer releases (the privacy box: private or not, as its verdict says)
+PEER_RELEASES = {"DPHD": "DPHD's centres (and its candidates)", "DP-KMeans": "DP-KMeans' centres",
+                 DPNMF_PAPER: "the basis of DPNMF from the NNDSVD start",
+                 "DPNMF (private start)": "the basis of DPNMF (private start)"}
 
 #: The page's text on the paper's peers: the relation each runs under here (from the catalogue), how the paper
 #: ran them, and what the paper's DPNMF released and how it was evaluated (facts of the authors' code,
@@ -146,21 +155,70 @@ def whole_number(lo, hi):
 
 
 # ----------------------------------------------------------------------------- run
+def build_dp(p):
+    """DP-τCC with the run's parameters ``p`` (epsilon, I, K0, L0, seed), built through the
+    catalogue, not fitted."""
+    return build_estimator(DP_METHOD, None, {"n_row_clusters": p["K0"], "n_col_clusters": p["L0"], "n_iter": p["I"]},
+                           epsilon=p["epsilon"], random_state=p["seed"])
+
+
+def build_peer(ds, p, label):
+    """The peer ``label`` (a key of :data:`PEERS`, a preset of the catalogue) with k = K0, the run's
+    ε and the preset's own parameters, built through the catalogue, not fitted; its seed comes
+    from the one seed recipe (:func:`dpcore.lab.methods.run_seed` of the run's seed, the label and
+    ε; fresh entropy when the seed is secret). Returns (catalogue name, estimator)."""
+    preset = METHOD_PRESETS[label]
+    rng = np.random.default_rng(run_seed(p["seed"], label, float(p["epsilon"]), 0))
+    params = {**preset.get("params", {}), "n_clusters": int(p["K0"])}
+    return preset["name"], build_estimator(preset["name"], ds, params, float(p["epsilon"]), None, rng)
+
+
+def build_runs(ds, p):
+    """The releases of one Run, unfitted: {label: (catalogue name, estimator)}, DP-τCC first, then
+    the chosen peers (``p["peers"]``, labels of :data:`PEERS`) in their order."""
+    unknown = [lab for lab in p.get("peers", []) if lab not in PEERS]
+    if unknown:
+        raise ValueError(f"peers must be among {', '.join(PEERS)}; got {unknown}")
+    return {DP_LABEL: (DP_METHOD, build_dp(p)), **{lab: build_peer(ds, p, lab) for lab in p.get("peers", [])}}
+
+
+def run_label(label, relation):
+    """The meter's label of one release: the method and the relation its verdict states."""
+    return f"{label} ({RELATION_DOCUMENT_WORDS.get(relation, relation)})"
+
+
 def run_cocluster(ds, data_spec, p, bar):
     """The run behind the Run button, with a progress bar ``bar`` (an ``st.empty``); returns the
     result dict or raises ValueError (shown by ``run_guarded``). ``p``: epsilon, I, K0, L0,
     seed, n_init, fast, peers (labels of :data:`PEERS`).
+
+    Privacy is the library's: DP-τCC and every peer are planned with
+    :func:`dpcore.lab.verdicts.plan_run` and the plans reserved together against the class
+    budget (:func:`ui.meter.reserve`; a refusal raises its ValueError before anything runs);
+    after the fits each is judged (:func:`dpcore.lab.verdicts.judge_run`) and charged, and the
+    verdicts are kept with the result for its privacy box.
 
     Fast-τCC's starts run one by one with one shared generator (``n_init=1`` each, the best
     sum of the two τ kept, ties to the first): the same result as Fast-τCC with ``n_init`` starts
     (see tests/test_cocluster.py), with a progress step per start - on reviews a start takes
     seconds."""
     n_init = check_int(p["n_init"], "n_init (Fast-τCC restarts)", 1, MAX_RESTARTS)
-    if p["seed"] is None:       # secret noise: every private run is counted, so the class budget applies
-        check_budget(planned_runs(p), ds.name)
+    runs = build_runs(ds, p)
+    context = RunContext(seed=p["seed"], dataset=ds)
+    plans = {lab: plan_run(method, est, ds.X, context) for lab, (method, est) in runs.items()}
+    plans = {lab: replace(plan, label=run_label(lab, plan.relation)) for lab, plan in plans.items()}
+    with reserve(plans.values(), ds) as reservation:
+        res = _fit_all(ds, data_spec, p, runs, n_init, bar)
+        res["verdicts"] = {lab: judge_run(method, est, context, label=plans[lab].label)
+                           for lab, (method, est) in runs.items()}
+        for verdict in res["verdicts"].values():      # charged before the result is drawn
+            reservation.charge(verdict)
+    return res
+
+
+def _fit_all(ds, data_spec, p, runs, n_init, bar):
     bar.progress(0.0, text="DP-τCC: starting" + STOP_NOTE)
-    dp = build_estimator("dp_taucc", None, {"n_row_clusters": p["K0"], "n_col_clusters": p["L0"], "n_iter": p["I"]},
-                         epsilon=p["epsilon"], random_state=p["seed"])
+    dp = runs[DP_LABEL][1]
     with Timer() as t_dp:
         dp.fit(ds.X, callback=lambda t, total: bar.progress(0.6 * t / total,
                                                             text=f"DP-τCC: iteration {t} of {total}{STOP_NOTE}"))
@@ -173,56 +231,31 @@ def run_cocluster(ds, data_spec, p, bar):
         with Timer() as t_f:
             for i in range(n_init):
                 bar.progress(0.6 + 0.25 * i / n_init, text=f"Fast-τCC: start {i + 1} of {n_init}{STOP_NOTE}")
-                f = build_estimator("fast_taucc", None, {"n_row_clusters": p["K0"], "n_col_clusters": p["L0"],
-                                                         "n_init": 1}, random_state=rng).fit(ds.X)
+                f = build_estimator(FAST_METHOD, None, {"n_row_clusters": p["K0"], "n_col_clusters": p["L0"],
+                                                        "n_init": 1}, random_state=rng).fit(ds.X)
                 best = res["fast"]
                 if best is None or f.tau_rc_ + f.tau_cr_ > best.tau_rc_ + best.tau_cr_ + 1e-12:
                     res["fast"] = f
         res["t_fast"] = t_f.seconds
-    res["peers"] = run_peers(ds, p, bar)
+    peers = [lab for lab in runs if lab != DP_LABEL]
+    for i, lab in enumerate(peers):
+        bar.progress(0.85 + 0.15 * i / len(peers), text=f"{lab}{STOP_NOTE}")
+        est = runs[lab][1]
+        with Timer() as t:
+            est.fit(ds.X)
+        res["peers"][lab] = (est, t.seconds)
     return res
 
 
-def planned_runs(p):
-    """The private releases a Run plans (for the class budget): DP-τCC (one cell ±1) and every
-    private peer at the run's ε in its relation (DPNMF from its NNDSVD start is not private)."""
-    plans = [planned(p["epsilon"], 0.0, DPTauCC_RELATION)]
-    for lab in p.get("peers", []):
-        if lab in PEER_CLAIM:
-            plans.append(planned(p["epsilon"], PEER_DELTA.get(lab, 0.0), PEER_CLAIM[lab]))
-    return plans
-
-
-def record_cocluster(res, seed, dataset):
-    """Add the run's private releases to the session meter: DP-τCC for one cell ±1, each peer for
-    its own relation (the meter adds them up in the weakest common one: one cell ±1)."""
-    record_estimator(res["dp"], "DP-τCC (one cell ±1)", seed, dataset=dataset, relation=DPTauCC_RELATION)
-    for label, (est, _) in res["peers"].items():
-        record_estimator(est, f"{label} ({PEER_RELATION[label]})", seed, dataset=dataset,
-                         relation=PEER_CLAIM.get(label))
-
-
-def run_peers(ds, p, bar):
-    """Fit the chosen peers (``p["peers"]``, labels of :data:`PEERS`) with k = K0 and the run's ε;
-    returns {label: (fitted estimator, seconds)}. Each gets its own seed from the one seed recipe
-    (:func:`dpcore.lab.methods.run_seed` of the run's seed, the peer's label and ε; fresh entropy
-    when the seed is secret)."""
-    unknown = [lab for lab in p.get("peers", []) if lab not in PEERS]
-    if unknown:
-        raise ValueError(f"peers must be among {', '.join(PEERS)}; got {unknown}")
-    out = {}
-    for i, lab in enumerate(p.get("peers", [])):
-        bar.progress(0.85 + 0.15 * i / len(p["peers"]), text=f"{lab}{STOP_NOTE}")
-        preset = METHOD_PRESETS[lab]
-        rng = np.random.default_rng(run_seed(p["seed"], lab, float(p["epsilon"]), 0))
-        params = {**preset.get("params", {}), "n_clusters": int(p["K0"])}
-        if lab == DPNMF_PAPER:            # the paper's start, which its label names (DPNMF's default is private)
-            params.setdefault("init", "nndsvd")
-        est = build_estimator(preset["name"], ds, params, float(p["epsilon"]), None, rng)
-        with Timer() as t:
-            est.fit(ds.X)
-        out[lab] = (est, t.seconds)
-    return out
+def dp_plan(ds, epsilon, n_iter, seed):
+    """DP-τCC's plan at ``epsilon`` and ``n_iter`` on ``ds`` (the dataset's numbers of clusters):
+    the verdict of a Run before it runs, for the words shown before any result (its relation for
+    the odds of ε, whether it would be private); None when the parameters are refused."""
+    try:
+        est = build_estimator(DP_METHOD, ds, {"n_iter": int(n_iter)}, epsilon=float(epsilon), random_state=seed)
+        return plan_run(DP_METHOD, est, ds.X, RunContext(seed=seed, dataset=ds), label=DP_LABEL)
+    except ValueError:
+        return None
 
 
 # ----------------------------------------------------------------------------- result
@@ -311,54 +344,69 @@ def show_result(res, tag=""):
                 TAU_RC_LABEL: _sig(h["tau_rc"]), TAU_CR_LABEL: _sig(h["tau_cr"])} for h in dp.history_]),
                 hide_index=True, width="stretch")
     with tabs[3]:
-        show_ledger(dp.ledger_, "Privacy ledger of the DP-τCC run")
-        for lab, (est, _) in peers.items():
-            show_ledger(est.ledger_, f"Privacy ledger of the {lab} run")
-    _privacy_box(p["seed"], list(peers))
+        verdicts = res.get("verdicts") or {}
+        for lab, est in [(DP_LABEL, dp)] + [(lab, est) for lab, (est, _) in peers.items()]:
+            v = verdicts.get(lab)
+            show_ledger(est.ledger_, f"Privacy ledger of the {lab} run",
+                        not_private=None if v is None or v.private else v.reason)
+    _privacy_box(res)
     if res.get("code") and not tag:     # its download button has no key: drawn once, with the final result
         snippet_expander(res["code"])
 
 
-def peer_privacy(peers):
-    """(private, not private, caveats) of the chosen peers, for the privacy box."""
-    private, not_private, caveats = [], [], []
-    released = {"DPHD": "DPHD's centres (and its candidates)", "DP-KMeans": "DP-KMeans' centres",
-                "DPNMF (private start)": "the basis of DPNMF (private start)"}
-    private += [released[lab] for lab in peers if lab in released]
-    if DPNMF_PAPER in peers:
-        not_private.append("DPNMF's basis: its NNDSVD start is an SVD of the raw documents (the paper's setting), "
-                           "so the run is NOT private although it spends ε on noise (the meter does not count it)")
+def _by_verdict(items, verdicts):
+    """(private, not private) lines of ``items`` ({label: what it releases}) as their stored
+    ``verdicts`` say: a release whose verdict is not private is listed with the verdict's reason."""
+    private, not_private = [], []
+    for lab, what in items.items():
+        v = verdicts[lab]
+        (private.append(what) if v.private else not_private.append(f"{what} — {v.reason}"))
+    return private, not_private
+
+
+def _privacy_box(res):
+    """The privacy box of a result, following the verdicts its runs were charged with (kept with
+    the result): nothing is listed as private that the meter lists as not private."""
+    verdicts = res.get("verdicts")
+    if verdicts is None:
+        st.info("This result was computed by an older version of the page, whose privacy verdicts were not kept: "
+                "press **Run** again.")
+        return
+    peers = res.get("peers", {})
+    private, not_private = _by_verdict(
+        {DP_LABEL: "DP-τCC's released contingency tables T (discrete Laplace), the τ values computed from them, and "
+                   "its column and row partitions drawn by the exponential mechanism",
+         **{lab: PEER_RELEASES[lab] for lab in peers}}, verdicts)
+    not_private += ["the final row assignment used for NMI (raw rows against the last private T)",
+                    "the exact T shown next to the released one", "Fast-τCC's results",
+                    "the class labels (used only to compute NMI)", "the reordered matrix picture (raw counts)"]
+    caveats = ["DP-τCC's neighbouring matrices differ by 1 in ONE cell (one word occurrence in one document), "
+               "not by a whole document."]
     if peers:
         not_private.append("the peers' row labels (each raw document against the released centres or basis)")
-        caveats.append("The private peers protect a whole document: " + "; ".join(
-            f"{lab}: {PEER_RELATION[lab]}" for lab in peers if lab != DPNMF_PAPER)
-            + (f"; {DPNMF_PAPER} protects nothing (its start reads the raw documents)" if DPNMF_PAPER in peers else "")
-            + ". DPNMF's analytic Gaussian noise is (ε, δ)-DP for "
-            "every ε (the paper's classic σ needs ε < 1).")
+        caveats.append("The peers protect a whole document: " + "; ".join(
+            f"{lab}: {RELATION_DOCUMENT_WORDS.get(verdicts[lab].relation, verdicts[lab].relation)}"
+            if verdicts[lab].private else f"{lab}: nothing (not private)" for lab in peers)
+            + ". DPNMF's analytic Gaussian noise is (ε, δ)-DP for every ε (the paper's classic σ needs ε < 1).")
         caveats.append("The paper ran every peer under its one-cell relation with the per-coordinate sensitivity "
                        "divided by d: less noise than these runs, but not a valid bound (one extra word can move a "
                        "whole document to another cluster).")
         caveats.append("The privacy meter adds DP-τCC and the peers up for one cell ±1, the only relation they all "
                        "share: a document replaced covers a changed cell (ε), a document added or removed costs up "
-                       "to 2ε for it (DP-KMeans).")
-    return private, not_private, caveats
+                       "to 2ε for it (DP-KMeans). A release listed as not private here is listed so by the meter too, "
+                       "and makes the dataset's ε ∞.")
+    seed = res["params"]["seed"]
+    fitted = {DP_LABEL: res["dp"], **{lab: est for lab, (est, _) in peers.items()}}
+    executed = [est for lab, est in fitted.items() if verdicts[lab].private]     # how their noise was drawn
+    privacy_statement(private, not_private, seed_caveat(seed) + caveats, execution=executed)
 
 
-def _privacy_box(seed, peers=()):
-    private = ["every released contingency table T (discrete Laplace) and the τ values computed from it",
-               "the column partition and the row partition drawn by the exponential mechanism"]
-    not_private = ["the final row assignment used for NMI (raw rows against the last private T)",
-                   "the exact T shown next to the released one", "Fast-τCC's results",
-                   "the class labels (used only to compute NMI)", "the reordered matrix picture (raw counts)"]
-    caveats = ["DP-τCC's neighbouring matrices differ by 1 in ONE cell (one word occurrence in one document), "
-               "not by a whole document."]
-    pp, pn, pc = peer_privacy(list(peers))
-    private, not_private, caveats = private + pp, not_private + pn, caveats + pc
-    if seed is not None:
-        not_private = ["all of the above 'private' outputs too: their noise came from a public seed"] + not_private
-        private = []
-    privacy_statement(private, not_private, seed_caveat(seed) + caveats,
-                      execution=["DPTauCC"] + (["DPHD"] if "DPHD" in peers else []))
+def intro_box(plan):
+    """The privacy box before any result: what a Run of DP-τCC releases, as its plan says
+    (:func:`dp_plan`; with a public seed it is listed as not private, with the reason)."""
+    privacy_statement(["DP-τCC's released tables T and its column and row partitions"],
+                      ["the evaluation assignment and NMI, Fast-τCC, the labels"],
+                      ["Press Run to co-cluster the chosen matrix."], verdict=plan)
 
 
 # ----------------------------------------------------------------------------- Fig. 1

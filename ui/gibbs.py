@@ -20,11 +20,21 @@ Decisions
   They are also kept in the session (:data:`PARTIAL_KEY`): a run that is cancelled (Stop, or
   the student left the page) leaves them there, and the page offers them, labelled partial,
   beside the cancelled-run notice. Its last figure, once every ε has run, is the result's.
+- Privacy is the library's decision (:mod:`dpcore.lab.verdicts`), never this module's: every ε
+  run is built through the catalogue and planned with ``plan_run`` (:func:`chain_plans`; the
+  page reserves all the plans against the class budget before any chain runs), and judged after
+  it with ``judge_run`` and the page's mixing verdict (:func:`judge_chains`): a chain not mixed,
+  a public seed, a non-private start or choice of chain, or a q read off the data makes the run
+  not private, with the library's reason. The meter is charged with those verdicts, and the
+  privacy box and the ledgers' totals follow the same stored verdicts; the result's "Not
+  private" flag names the reasons of the library's plan of the same run with secret noise
+  (:func:`void_reasons`: what the settings void, whatever the chains do).
 """
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
@@ -32,11 +42,13 @@ import streamlit as st
 from dpcore.metrics import clustering_accuracy, wasserstein_distance
 from dpcore.plots.gibbs import TRACE_LABELS, traces_grid
 from dpcore.subspace.diagnostics import MIN_ESS, RHAT_THRESHOLD, diagnostics_table, mixing_verdict
-from dpcore.lab.methods import build_estimator, get_method
-from dpcore.subspace.gibbs import MAX_CHAINS, PRIVATE_INITS, mean_release_epsilon
+from dpcore.lab.methods import build_estimator
+from dpcore.lab.verdicts import RunContext, judge_run, plan_run
+from dpcore.subspace.gibbs import MAX_CHAINS
 from dpcore.validation import check_epsilon, check_int
-from ui.common import (DRAW_FACTOR, MIN_REDRAW_S, Timer, current_dataset, planned, privacy_statement, record_run,
-                       redraw_due, run_is_private, show_chart, show_ledger)
+from ui.common import (DRAW_FACTOR, MIN_REDRAW_S, Timer, current_dataset, privacy_statement, redraw_due, show_chart,
+                       show_ledger)
+from ui.meter import epsilon_odds, format_epsilon
 from ui.seeds import MAX_SEED, seed_caveat, seed_label
 from ui.share import as_int, one_of, snippet_expander
 
@@ -96,77 +108,60 @@ def check_run(n, n_iter, n_chains, eps_list):
     return n_iter, n_chains
 
 
-def run_cost(eps, params):
-    """The ε one run's ledger will record (:class:`~dpcore.subspace.gibbs.GibbsSubspaceClustering`):
-    ε per released sample (ε + (m − 1)(q + 3)ε/2 for the mean of m), times the chains and plus ε
-    for the choice when the chain is chosen privately."""
-    per = eps if params["release"] == "sample" else mean_release_epsilon(eps, params["subspace_dim"],
-                                                                         params["n_average"])
-    if params["select"] == "best_private" and params["n_chains"] > 1:
-        return params["n_chains"] * per + eps
-    return per
+#: the page's method in the catalogue (dpcore.lab.methods.METHODS)
+METHOD = "gibbs"
+#: the start drawn without the data, each chain its own: the only one whose chains start apart (display only:
+#: what R̂ ≈ 1 says about mixing; whether a start is private is the plan's to say)
+DISPERSED_START = "random"
 
 
-def planned_runs(eps_list, params):
-    """The releases a run will count (for the class budget): none with a public seed, a non-private
-    start or a non-private choice of chain (those runs are not counted)."""
-    if params["random_state"] is not None or params["init"] != "random" or \
-            (params["select"] == "best" and params["n_chains"] > 1):
-        return []
-    return [planned(run_cost(e, params), 0.0, get_method("gibbs").relation) for e in eps_list]
+def build_chains(eps, params):
+    """The unfitted sampler of one ε, built through the catalogue (``params``: the page's, with
+    ``random_state`` the page's seed)."""
+    return build_estimator(METHOD, None, {k: v for k, v in params.items() if k != "random_state"}, epsilon=eps,
+                           random_state=params["random_state"])
 
 
-NOT_MIXED_REASON = ("the chain has not mixed (the page's verdict: not yet mixed): its sample is not the exponential "
-                    "mechanism's exact draw, so no ε holds for it")
-FROZEN_REASON = ("the chains did not move (the page's verdict: not judged): its sample is not the exponential "
-                 "mechanism's exact draw, so no ε holds for it")
+def run_label(eps):
+    """The meter's label of one ε run."""
+    return f"Gibbs (ε = {eps:g})"
 
 
-def chain_privacy(model, verdict, seed):
-    """Whether one ε run of the page released something private, and if not why: the one decision
-    the privacy meter (:func:`record_chains`) and the privacy box (from the stored result) show.
-
-    Private when :func:`ui.common.run_is_private` says so (no public seed, a private start and
-    choice of chain, no q read off the data) and the page called the chains mixed.
-
-    Parameters
-    ----------
-    model : GibbsSubspaceClustering
-        The fitted run of one ε.
-    verdict : dict
-        Its verdict (:func:`summarise`): ``mixed`` and, optionally, ``frozen``.
-    seed : int or None
-        The page's public seed (None: secret noise).
-
-    Returns
-    -------
-    (bool, str)
-        Private, and the reason when not ("" when private).
-    """
-    ok, why = run_is_private(model, seed)
-    if not ok:
-        if seed is None and getattr(model, "is_private_", True) is False:     # the start or the choice of chain
-            why = (f"non-private start: the chains started from the {INITS[model.init].split(' (')[0]} solution"
-                   if model.init not in PRIVATE_INITS else
-                   "non-private choice of chain: the released chain was picked by its cost on the raw data")
-        return False, why
-    if not verdict["mixed"]:
-        return False, FROZEN_REASON if verdict.get("frozen") else NOT_MIXED_REASON
-    return True, ""
+def chain_plans(ds, eps_list, params, context):
+    """The verdicts :func:`dpcore.lab.verdicts.plan_run` gives each ε run before it runs (what the
+    class budget reserves; the library decides whether each would be private and what it
+    spends). ``context``: the run's :class:`~dpcore.lab.verdicts.RunContext` (the page checks
+    mixing, so a private plan is reserved at its cost; a chain that turns out not mixed is then
+    charged as not private)."""
+    return [plan_run(METHOD, build_chains(eps, params), ds.X, context, label=run_label(eps)) for eps in eps_list]
 
 
-def record_chains(models, verdicts, seed):
-    """Add each ε's run to the session meter, private or not by :func:`chain_privacy` (a chain not
-    yet mixed, a public seed, a non-private start or a q read off the data is listed apart, with
-    the reason). Returns that decision per ε: {ε: {"private": bool, "reason": str}}, which the
-    result keeps for its privacy box."""
-    decided = {}
-    for eps, m in models.items():
-        ok, why = chain_privacy(m, verdicts[eps], seed)
-        record_run(m.ledger_, f"Gibbs (ε = {eps:g})", private=ok, reason=why,
-                   relation=getattr(m, "claimed_relation", "replace_one"))
-        decided[eps] = {"private": ok, "reason": why}
-    return decided
+def judge_chains(models, verdicts, context):
+    """The verdict of each fitted ε run (:func:`dpcore.lab.verdicts.judge_run`) with the page's
+    mixing verdict (``verdicts[ε]``: ``mixed`` and, optionally, ``frozen``): {ε: Verdict}, what
+    the meter is charged and what the privacy box shows."""
+    return {eps: judge_run(METHOD, m, replace(context, mixing=bool(verdicts[eps]["mixed"]),
+                                              frozen=bool(verdicts[eps].get("frozen", False))), label=run_label(eps))
+            for eps, m in models.items()}
+
+
+#: beside Run under a class budget: the budget reserves a private plan, the meter charges what the chains gave
+UNMIXED_UNDER_BUDGET = ("Under the class budget each ε run reserves its ε before the chains run, and is counted as "
+                        "∞ if its chains do not mix (a sample of chains that have not mixed is not private): the "
+                        "dataset's ε is then ∞.")
+
+
+def odds_captions(where, ds, eps_text, params):
+    """The odds sentence (:func:`ui.meter.epsilon_odds`) of the ε list typed in the form: one per
+    ε when there are two at most, else for the smallest and the largest, in the relation the
+    sampler's plan states (nothing while the list or the parameters are not valid)."""
+    try:
+        eps_list = sorted(set(parse_epsilons(eps_text)))
+        relation = chain_plans(ds, eps_list[:1], params, RunContext(dataset=ds, checks_mixing=True))[0].relation
+    except ValueError:
+        return
+    for eps in (eps_list if len(eps_list) <= 2 else [eps_list[0], eps_list[-1]]):
+        epsilon_odds(where, eps, relation=relation)
 
 
 def run_all(ds, eps_list, params, live):
@@ -175,8 +170,7 @@ def run_all(ds, eps_list, params, live):
     models, seconds)."""
     runs, models, seconds = {}, {}, {}
     for j, eps in enumerate(eps_list):
-        model = build_estimator("gibbs", None, {k: v for k, v in params.items() if k != "random_state"}, epsilon=eps,
-                                random_state=params["random_state"])
+        model = build_chains(eps, params)
         with Timer() as t:
             model.fit(ds.X, ds.labels, ds.subspaces if ds.subspaces is not None and
                       ds.subspaces.shape == (params["n_clusters"], ds.d, params["subspace_dim"]) else None,
@@ -457,8 +451,9 @@ def draw_result(res, stage, spec=None):
     st.caption(f"{res['dataset']} — {p['n_chains']} chain{'s' if p['n_chains'] > 1 else ''} × {p['n_iter']} sweeps, "
                f"start: {INITS[p['init']]}, "
                f"seed: {seed_label(p['random_state'])}")
-    if not res["is_private"]:
-        st.error("⚠️ **Not private.** " + " ".join(c for c in res["caveats"] if "non-private" in c or "not private" in c))
+    if res.get("void"):
+        st.error("⚠️ **Not private.** " + "; ".join(res["void"]) + ": no ε run of this result released anything "
+                 "private.")
     for eps, v in res["verdicts"].items():
         heading = ("mixed (by the rule below)" if v["mixed"] else "not judged: the chains did not move"
                    if v.get("frozen") else "not yet mixed")
@@ -471,7 +466,7 @@ def draw_result(res, stage, spec=None):
                    "start, a chain can keep a third of the points in the wrong cluster for thousands of sweeps). "
                    "Run more sweeps or more chains; 'lowest cost, chosen privately' then releases the best chain "
                    "through a second exponential mechanism, paid for in the ledger.")
-    if all_mixed and p["init"] != "random" and p["n_chains"] > 1:
+    if all_mixed and p["init"] != DISPERSED_START and p["n_chains"] > 1:
         st.caption(f"All chains started from the same {INITS[p['init']].split(' (')[0]} solution, so they agree "
                    "from the first sweep: R̂ ≈ 1 here says little about whether a chain could leave that solution. "
                    "Compare with the random start.")
@@ -514,9 +509,11 @@ def draw_result(res, stage, spec=None):
                    "sphere before sampling: the privacy proof (Prop. 4.1) needs every point to have length at most 1, "
                    "a bound fixed before the data are seen.")
     _privacy_box(res, p)
+    decided = res.get("privacy_verdicts") or {}
     for eps, ledger in res["ledgers"].items():
         with st.expander(f"Privacy ledger, ε = {eps:g}"):
-            show_ledger(ledger)
+            v = decided.get(eps)
+            show_ledger(ledger, not_private=None if v is None or v.private else v.reason)
     if res.get("code") and stage == "final":
         snippet_expander(res["code"], label="Reproduce the first ε's run in Python")
 
@@ -526,34 +523,46 @@ def _eps_run(eps_list):
     return f"the ε = {', '.join(f'{e:g}' for e in eps_list)} run{'s' if len(eps_list) > 1 else ''}"
 
 
+def void_reasons(ds, eps_list, params, context):
+    """Why the run's settings make it not private whatever its chains do and however its noise is
+    drawn (a non-private start or choice of chain, a q read off the data): the reasons of the
+    library's plan of the same run with secret noise (:func:`chain_plans`), shown as the result's
+    "Not private" flag. The public seed is said with the seed, and a chain's mixing per ε."""
+    return list(chain_plans(ds, eps_list[:1], params, replace(context, seed=None))[0].reasons)
+
+
 def _privacy_box(res, p):
-    """The privacy box of the run on screen: the ε runs the meter counts as private (the decision
-    :func:`record_chains` stored) under Private, the others under Not private with the meter's
-    reason; a q read off the data (stored with the result) moves everything to Not private."""
-    decided = res.get("privacy") or {e: {"private": False, "reason": "an older result whose privacy was not recorded: "
-                                         "press Run chains again"} for e in res["verdicts"]}
+    """The privacy box of the run on screen, following the verdicts the meter was charged with
+    (:func:`judge_chains`, stored with the result): the ε runs they call private under Private,
+    the others under Not private with the verdict's reason."""
+    decided = res.get("privacy_verdicts")
+    if decided is None:
+        st.info("This result was computed by an older version of the page, whose privacy verdicts were not kept: "
+                "press **Run chains** again.")
+        return
     what = ("released sample (the subspaces and the labels)" if p["release"] == "sample" else
             "released samples and their mean (the subspaces and the labels)")
-    private_eps = [e for e, d in decided.items() if d["private"]]
+    private_eps = [e for e, v in decided.items() if v.private]
     private = []
     if private_eps:
         private.append(
             f"the {what} of {_eps_run(private_eps)} — called mixed, so ε-DP, but only asymptotically (exact "
             "sampling of eq. (10)) and only from the random start"
             + ("" if p["release"] == "sample" else
-               f", the last {p['n_average']} consecutive samples costing ε + {p['n_average'] - 1}·(q+3)ε/2 = "
-               f"{mean_release_epsilon(1.0, p['subspace_dim'], p['n_average']):.4g}·ε (see the ledger)"))
+               f", the last {p['n_average']} consecutive samples costing ε + {p['n_average'] - 1}·(q+3)ε/2 each")
+            + " (spent: " + "; ".join(f"ε = {format_epsilon(decided[e].epsilon)} for the ε = {e:g} run"
+                                      for e in private_eps) + ", see the ledgers)")
     by_reason = {}
-    for e, d in decided.items():
-        if not d["private"]:
-            by_reason.setdefault(d["reason"], []).append(e)
+    for e, v in decided.items():
+        if not v.private:
+            by_reason.setdefault(v.reason, []).append(e)
     not_private = ([f"the {what} of {_eps_run(eps)} — {why}" for why, eps in by_reason.items()]
                    + ["the traces, R̂/ESS table, verdict and costs (they read the raw data, the true subspaces and "
                       "every sample of every chain: teaching diagnostics, not releases)",
                       "the other chains' samples (each would cost ε more)",
                       "labels obtained by assigning the raw points to the released subspaces (not shown)"])
     meter = (["The privacy meter in the sidebar counts only the runs listed as private here and lists the others "
-              "as not private, with the same reasons."] if by_reason else [])
+              "as not private (ε = ∞ for the dataset), with the same reasons."] if by_reason else [])
     privacy_statement(private=private, not_private=not_private,
                       caveats=seed_caveat(p["random_state"]) + meter + res["caveats"],
-                      execution=["GibbsSubspaceClustering"], data_read=res.get("data_read"))
+                      execution=["GibbsSubspaceClustering"])

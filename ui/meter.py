@@ -110,6 +110,13 @@ def set_class_budget(epsilon):
     class_meter().set_budget(epsilon, "by the lecturer" if epsilon is not None else "")
 
 
+def budget_is_set() -> bool:
+    """Whether a class budget holds for this tab's runs (given at launch, by the lecturer, or in the
+    sidebar's field in solo use)."""
+    return class_meter().budget_epsilon is not None or (
+        not budget_fixed() and st.session_state.get(CLASS_BUDGET_KEY) is not None)
+
+
 def _sync_sidebar_budget():
     """Solo use (no launch budget, no lecturer): the sidebar field sets the server's budget."""
     if budget_fixed() or CLASS_BUDGET_KEY not in st.session_state:
