@@ -105,8 +105,8 @@ def test_conversions_that_do_not_hold_are_refused_naming_both(source, target):
 
 def test_add_remove_to_replace_one_doubles_sensitivity_and_applies_group_privacy():
     r = "add_remove"
-    g = convert_event(PrivacyEvent.gaussian(4.0, 3, r, stated=(1.0, 1e-6)), "replace_one")
-    assert g.noise_multiplier == 2.0 and g.count == 3 and g.relation == "replace_one"
+    g = convert_event(PrivacyEvent.gaussian(20.0, 3, r, stated=(1.0, 1e-6)), "replace_one")
+    assert g.noise_multiplier == 10.0 and g.count == 3 and g.relation == "replace_one"
     assert g.stated == pytest.approx((2.0, (1 + math.e) * 1e-6))
     assert convert_event(PrivacyEvent.laplace(2.0, relation=r), "replace_one").basic() == (1.0, 0.0)
     dl = convert_event(PrivacyEvent.discrete_laplace(Fraction(5, 2), 1, relation=r), "cell_pm1")
@@ -140,7 +140,7 @@ def test_mixed_relations_add_up_in_the_weakest_common_one():
     acc.record(PrivacyEvent.approx_dp(1.0), relation="cell_pm1", label="DP-τCC")
     acc.record(PrivacyEvent.approx_dp(1.0, 1e-5), relation="replace_one", label="DPHD")
     acc.record(PrivacyEvent.approx_dp(1.0), relation="add_remove", label="DP-KMeans")
-    acc.record(PrivacyEvent.gaussian(3.0, 8, stated=(1.0, 1e-5)), relation="replace_one", label="DPNMF")
+    acc.record(PrivacyEvent.gaussian(30.0, 8, stated=(1.0, 1e-5)), relation="replace_one", label="DPNMF")
     assert acc.target_relation() == "cell_pm1"
     assert acc.basic_total() == pytest.approx((5.0, 2e-5))
     assert [r.epsilon for r in acc.runs] == [1.0, 1.0, 1.0, 1.0]         # each in its own relation

@@ -39,7 +39,9 @@ def test_ledger_is_the_budget_and_dp_accounting_composes_the_events_to_it(mixtur
     X, _ = mixture
     m = LSHCoresetKMeans(n_clusters=4, epsilon=eps, delta=delta, radius=1.0, random_state=0).fit(X)
     assert m.ledger_.total() == (eps, delta) and m.epsilon_spent_ == eps and m.delta_spent_ == delta
-    counts, gauss = m.ledger_.events()
+    (joint,) = m.ledger_.events()             # one joint release: the pair is (ε, δ)-DP, not each part
+    assert joint.kind == "joint" and (joint.epsilon, joint.delta) == (eps, delta)
+    counts, gauss = joint.parts
     cal = m.calibration_
     assert cal.method == "pld" and cal.relation == "replace_one"
     # replace-one: the root count does not move, each of the 20 levels below moves two nodes by 1
@@ -63,8 +65,9 @@ def test_googles_relation_add_remove_counts_the_root_and_halves_the_sum_sensitiv
 
     ours = LSHCoresetKMeans(n_clusters=4, epsilon=1.0, radius=1.0, random_state=0).fit(X)
     google = AddRemove(n_clusters=4, epsilon=1.0, radius=1.0, random_state=0).fit(X)
-    counts, gauss = google.ledger_.events()
-    assert counts.count == 20 + 1 and counts.relation == gauss.relation == "add_remove"
+    (joint,) = google.ledger_.events()
+    counts, gauss = joint.parts
+    assert counts.count == 20 + 1 and joint.relation == "add_remove"
     assert gauss.noise_multiplier == pytest.approx(google.coreset_result_.sigma / 1.0)
     # Google's own numbers at ε = 1, δ = 1e-6, max_depth 20: α ≈ 4.34 (σ = αΛ); ours needs about twice the σ
     assert google.calibration_.noise_multiplier == pytest.approx(4.338, abs=0.01)
@@ -253,14 +256,21 @@ def test_benchmark_data_is_googles_construction():
 
 
 def test_group_privacy_of_a_joint_pld_statement_is_that_of_the_whole_budget():
-    """With PLD calibration only the pair of releases is (ε, δ)-DP: the statement sits on the sums'
-    event whole, so restating it for another relation gives (2ε, (1 + e^ε)δ), as for the run."""
+    """With PLD calibration only the pair of releases is (ε, δ)-DP: one joint event, so restating it
+    for another relation gives (2ε, (1 + e^ε)δ), as for the run, and its parts' noise exactly (the
+    counts' sensitivity and the sums' multiplier scaled by 2)."""
     import math
     from dpcore.kmeans.lsh_coreset import calibrate_lsh_noise
+    from dpcore.privacy import PrivacyEvent
     from dpcore.privacy.accountant import convert_event
     cal = calibrate_lsh_noise(1.0, 1e-6, relation="add_remove")
     assert cal.method == "pld"
-    counts, sums = cal.events()
-    assert counts.stated == (0.0, 0.0) and sums.stated == (1.0, 1e-6)
-    eps, delta = map(sum, zip(*(convert_event(e, "replace_one").stated for e in (counts, sums))))
-    assert eps == pytest.approx(2.0) and delta == pytest.approx((1 + math.e) * 1e-6)
+    (joint,) = cal.events()
+    counts, sums = joint.parts
+    restated = convert_event(joint, "replace_one")
+    assert restated.basic() == pytest.approx((2.0, (1 + math.e) * 1e-6))
+    assert restated.parts[0].sensitivity == 2 * counts.sensitivity
+    assert restated.parts[1].noise_multiplier == pytest.approx(sums.noise_multiplier / 2)
+    # the joint statement is checked against its parts: half the ε is refused
+    with pytest.raises(ValueError, match="understates its parts"):
+        PrivacyEvent.joint(0.5, 1e-6, (counts, sums), relation="add_remove")

@@ -52,7 +52,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import replace, dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -144,29 +144,27 @@ class LSHCalibration:
         return SUM_SENSITIVITY_FACTOR[self.relation] * radius
 
     def events(self):
-        """The run as typed events: the counts (discrete Laplace) and the sums (Gaussian), each with the
-        (ε, δ) statement basic composition adds up.
+        """The run as typed events: the counts (discrete Laplace) and the sums (Gaussian).
 
-        With ``method == "basic"`` each statement holds for its event alone (the counts' pure ε, the
-        analytic Gaussian's (ε − that, δ)). With ``method == "pld"`` only the pair is (ε, δ)-DP, by PLD
-        composition: a split of the joint budget would not hold for the Gaussian alone, and group
-        privacy applied to each part (:func:`dpcore.privacy.convert_event`) would then understate δ.
-        So the whole (ε, δ) is stated on the sums' event and (0, 0) on the counts' (already inside
-        it); the tight total composes the events' noise, not their statements.
+        With ``method == "basic"`` each part has its own statement (the counts' pure ε, the
+        analytic Gaussian's (ε − that, δ)), which basic composition adds up. With
+        ``method == "pld"`` only the pair is (ε, δ)-DP, by PLD composition: it is one joint event
+        (:meth:`dpcore.privacy.PrivacyEvent.joint`) whose parts are the counts and the sums — the
+        tight and RDP totals compose the parts' noise, basic composition adds the pair's (ε, δ),
+        and a change of relation restates the parts exactly and the pair by group privacy.
 
         Returns
         -------
         list of PrivacyEvent
         """
         scale = self.count_scale
+        counts = PrivacyEvent.discrete_laplace(scale, 1, count=self.n_count_releases)
+        sums = PrivacyEvent.gaussian(self.noise_multiplier)
         if self.method == "pld":
-            stated_counts, stated_sums = (0.0, 0.0), (self.epsilon, self.delta)
-        else:
-            eps_counts = min(self.epsilon, float(self.n_count_releases / scale))
-            stated_counts, stated_sums = (eps_counts, 0.0), (max(0.0, self.epsilon - eps_counts), self.delta)
-        return [PrivacyEvent.discrete_laplace(scale, 1, count=self.n_count_releases, relation=self.relation,
-                                              stated=stated_counts),
-                PrivacyEvent.gaussian(self.noise_multiplier, relation=self.relation, stated=stated_sums)]
+            return [PrivacyEvent.joint(self.epsilon, self.delta, (counts, sums), relation=self.relation)]
+        eps_counts = min(self.epsilon, float(self.n_count_releases / scale))
+        return [replace(counts, relation=self.relation, stated=(eps_counts, 0.0)),
+                replace(sums, relation=self.relation, stated=(max(0.0, self.epsilon - eps_counts), self.delta))]
 
 
 def _pld_epsilon(alpha, n_counts, multiplier, delta):

@@ -24,15 +24,18 @@ from .mechanisms import (  # noqa: F401
     gaussian_sigma, gaussian_sigma_analytic, gaussian_sigma_classic, laplace_mechanism,
 )
 from .accounting import (  # noqa: F401
-    GaussianBudget, PrivacyLedger, PrivateEstimatorMixin, Release, advanced_composition,
-    advanced_composition_inverse, basic_composition,
+    GaussianBudget, PrivacyLedger, PrivacyPlan, PrivateEstimatorMixin, Release, advanced_composition,
+    advanced_composition_inverse, basic_composition, public_shape,
 )
 from .accountant import (  # noqa: F401
     RELATIONS, AccountedRun, PrivacyAccountant, PrivacyEvent, TightTotal, active_accountant, conversion_factor,
     convert_event, group_privacy, weakest_common_relation,
 )
+from .accountant import RdpTotal, gaussian_delta, gaussian_epsilon  # noqa: F401
+from .odds import odds_sentence, posterior_bound  # noqa: F401
 from . import mechanisms as _mechanisms, accounting as _accounting, accountant as _accountant
 
 __all__ = list(_mechanisms.__all__) + list(_accounting.__all__) + [
     "RELATIONS", "AccountedRun", "PrivacyAccountant", "PrivacyEvent", "TightTotal", "active_accountant",
     "conversion_factor", "convert_event", "group_privacy", "weakest_common_relation"]
+__all__ += ["RdpTotal", "gaussian_delta", "gaussian_epsilon", "odds_sentence", "posterior_bound"]

@@ -4,13 +4,16 @@ and a budget that refuses a fit before it releases anything.
 - :class:`PrivacyEvent` describes one or more identical releases exactly (a Gaussian or Laplace
   release by its noise multiplier, a discrete Laplace release by its scale and integer
   sensitivity, the exponential mechanism by its ε, or, as the generic fallback, an (ε, δ)
-  release) together with the neighbouring relation it is stated for.
+  release) together with the neighbouring relation it is stated for. A ``stated`` (ε, δ) must
+  follow from the noise (:meth:`PrivacyEvent.check_stated`, against the exact Gaussian profile
+  :func:`gaussian_delta` or the pure ε): an understatement is refused when the event is built.
 - :data:`RELATIONS` are the relations a claim can be stated for, and :func:`convert_event`
   moves an event from its relation to another by group privacy (or refuses where no conversion
   holds); :func:`weakest_common_relation` is the relation a set of runs can be added up in.
 - :class:`PrivacyAccountant` records fitted estimators, ledgers or events and reports the
-  basic total (sequential composition of what each release states) and a tight total through
-  Google's ``dp-accounting`` (privacy-loss distributions, a pessimistic upper bound). With a
+  basic total (sequential composition of what each release states), a tight total through
+  Google's ``dp-accounting`` (privacy-loss distributions, a pessimistic upper bound) and an RDP
+  total (:meth:`PrivacyAccountant.rdp_total`, :mod:`dpcore.privacy.rdp`). With a
   budget, :meth:`PrivacyAccountant.check` refuses a planned spend; used as a context manager
   (``with acc:``) it makes every private estimator's ``fit`` check first and record after.
 
@@ -30,14 +33,16 @@ replace_one   add_remove    refused: n is public under replace-one
 from __future__ import annotations
 
 import contextvars
+import functools
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from numbers import Integral, Real
 
 __all__ = ["RELATIONS", "RELATION_ORDER", "PrivacyEvent", "convert_event", "conversion_factor",
-           "weakest_common_relation", "group_privacy", "PrivacyAccountant", "AccountedRun", "TightTotal",
-           "active_accountant", "VALUE_DISCRETIZATION_INTERVAL"]
+           "weakest_common_relation", "group_privacy", "PrivacyAccountant", "AccountedRun", "TightTotal", "RdpTotal",
+           "active_accountant", "VALUE_DISCRETIZATION_INTERVAL", "STATED_RTOL", "gaussian_delta",
+           "gaussian_epsilon"]
 
 #: neighbouring relations a privacy claim can be stated for (key -> words); dpcore.lab.audit uses these
 RELATIONS = {
@@ -61,7 +66,9 @@ _MAX_PLD_POINTS = 2e5
 _PLD_MAX_EPSILON = 50.0
 _PLD_MAX_MU = 50.0
 
-KINDS = ("gaussian", "laplace", "discrete_laplace", "exponential", "approx_dp")
+KINDS = ("gaussian", "laplace", "discrete_laplace", "exponential", "approx_dp", "joint")
+#: set while :func:`convert_event` restates an event (its statement then holds by group privacy)
+_CONVERTING = contextvars.ContextVar("dpcore_converting_event", default=False)
 
 
 def _check_relation(relation, name="relation", allow_none=False):
@@ -174,17 +181,147 @@ def _positive(x, name):
     return x
 
 
+# --------------------------------------------------------------------------- what a statement must cover
+#: relative tolerance of the statement check (:meth:`PrivacyEvent.check_stated`): a stated (ε, δ) may
+#: be below what the noise gives by this much (floating-point rounding of the caller's calibration)
+STATED_RTOL = 1e-9
+_SQRT2 = math.sqrt(2.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _gaussian_log_delta(mu, epsilon):
+    """log δ_μ(ε) of the analytic Gaussian curve, accurate to ~1e-10 relative wherever δ ≥ 1e-308.
+
+    With x = ε/μ − μ/2 and Φ(−x) = ½·erfcx(x/√2)·e^(−x²/2), the identity ε − (x + μ)²/2 = −x²/2 gives
+    δ = ½·e^(−x²/2)·(erfcx(x/√2) − erfcx((x + μ)/√2)): no e^ε (ε up to 1e3 and beyond), no
+    difference of two tiny numbers. A difference of two close erfcx values (μ ≪ x) is taken by the
+    midpoint rule (erfcx′(y) = 2y·erfcx(y) − 2/√π; relative error (μ/x)²/24). For x ≤ −5 (δ near 1)
+    the direct form Φ(−x) − e^ε·Φ(−x − μ) has no cancellation to fear.
+    """
+    from scipy import special
+    mu, epsilon = float(mu), float(epsilon)
+    x = epsilon / mu - mu / 2.0
+    if x > -5.0:
+        ya, dy = x / _SQRT2, mu / _SQRT2
+        if dy <= 1e-5 * max(1.0, abs(ya)):
+            ym = ya + dy / 2.0
+            diff = (_TWO_OVER_SQRT_PI - 2.0 * ym * float(special.erfcx(ym))) * dy
+        else:
+            diff = float(special.erfcx(ya)) - float(special.erfcx(ya + dy))
+        if not diff > 0.0:           # x/μ beyond ~1e16: δ far below any double
+            return -math.inf
+        return -x * x / 2.0 - math.log(2.0) + math.log(diff)
+    d = float(special.ndtr(-x)) - math.exp(epsilon + float(special.log_ndtr(-x - mu)))
+    return math.log(d) if d > 0.0 else -math.inf
+
+
+def gaussian_delta(mu, epsilon):
+    """The exact privacy profile of a Gaussian mechanism: the smallest δ for which μ-GDP (a Gaussian
+    of noise multiplier σ/Δ = 1/μ) is (ε, δ)-DP, δ(ε) = Φ(−ε/μ + μ/2) − e^ε·Φ(−ε/μ − μ/2)
+    (Balle & Wang 2018, Thm 8; Dong, Roth & Su 2019).
+
+    Computed without e^ε and without cancellation (see ``_gaussian_log_delta``): accurate to about
+    1e-10 relative for every μ in [1e-4, 300] and every ε ≥ 0 whose δ is a normal double, ε ≥ 1e3
+    included. n releases of multiplier z compose to μ = √n/z exactly.
+
+    Parameters
+    ----------
+    mu : float > 0
+    epsilon : float ≥ 0
+
+    Returns
+    -------
+    float
+        δ in [0, 1) (0 where it is below the smallest double).
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` is not a finite number > 0 or ``epsilon`` not a finite number ≥ 0.
+    """
+    _positive(mu, "mu")
+    _nonneg(epsilon, "epsilon")
+    return math.exp(_gaussian_log_delta(mu, epsilon))
+
+
+def gaussian_epsilon(mu, delta):
+    """The smallest ε at which μ-GDP is (ε, δ)-DP: the root of :func:`gaussian_delta` (μ, ε) = δ
+    (Brent's method on log δ, to 1e-13 relative).
+
+    Parameters
+    ----------
+    mu : float > 0
+    delta : float in [0, 1]
+
+    Returns
+    -------
+    float
+        0 when δ ≥ δ(0) = 2Φ(μ/2) − 1; inf when δ = 0 (no Gaussian is pure ε-DP).
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` is not a finite number > 0 or ``delta`` not in [0, 1].
+    """
+    from scipy import optimize
+    mu = float(_positive(mu, "mu"))
+    delta = _nonneg(delta, "delta", 1.0)
+    if delta == 0.0:
+        return math.inf
+    log_d = math.log(delta)
+    if _gaussian_log_delta(mu, 0.0) <= log_d:
+        return 0.0
+    hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * max(1.0, -log_d))
+    while _gaussian_log_delta(mu, hi) > log_d:
+        hi *= 2.0
+    return optimize.brentq(lambda e: _gaussian_log_delta(mu, e) - log_d, 0.0, hi, xtol=1e-300, rtol=1e-13,
+                           maxiter=500)
+
+
+@functools.lru_cache(maxsize=4096)
+def _understatement(kind, count, noise_multiplier, scale, sensitivity, epsilon, stated):
+    """None if ``stated`` covers the noise of the event, else the refusal's message (see
+    :meth:`PrivacyEvent.check_stated`)."""
+    eps_s, dlt_s = stated
+    what = f"{count} {kind.replace('_', ' ')} release(s)"
+    if kind == "gaussian":
+        z = float(noise_multiplier)
+        mu = math.sqrt(count) / z
+        log_d = _gaussian_log_delta(mu, eps_s)
+        if dlt_s > 0.0 and log_d <= math.log(dlt_s) + math.log1p(STATED_RTOL):
+            return None
+        true_eps = gaussian_epsilon(mu, dlt_s)
+        return (f"the stated (epsilon, delta) = ({eps_s:.10g}, {dlt_s:.10g}) understates {what} of noise multiplier "
+                f"{z:.10g} (one Gaussian of mu = sqrt({count})/{z:.10g} = {mu:.10g}): at epsilon = {eps_s:.10g} they "
+                f"give delta = {math.exp(log_d):.10g}, and at delta = {dlt_s:.10g} epsilon = {true_eps:.10g}"
+                + (" (no Gaussian is pure epsilon-DP)" if dlt_s == 0.0 else ""))
+    if kind == "discrete_laplace":
+        need = Fraction(count * int(sensitivity)) / Fraction(scale)
+        if need <= Fraction(eps_s) * (1 + Fraction(STATED_RTOL)):
+            return None
+        detail = f"scale {float(Fraction(scale)):.6g}, sensitivity {sensitivity}"
+    else:
+        need = count / float(noise_multiplier) if kind == "laplace" else count * float(epsilon)
+        if need <= eps_s * (1.0 + STATED_RTOL):
+            return None
+        detail = f"noise multiplier {float(noise_multiplier):.6g}" if kind == "laplace" else \
+            f"epsilon {float(epsilon):.6g} each"
+    return (f"the stated (epsilon, delta) = ({eps_s:.10g}, {dlt_s:.10g}) understates {what} ({detail}): they "
+            f"are epsilon = {float(need):.10g}-DP (pure), and the statement of a pure event must cover its pure "
+            f"epsilon (whatever its delta)")
+
+
 @dataclass(frozen=True)
 class PrivacyEvent:
     """One or more (``count``) identical releases, described exactly.
 
     Build it with a constructor: :meth:`gaussian`, :meth:`laplace`, :meth:`discrete_laplace`,
-    :meth:`exponential` or :meth:`approx_dp`.
+    :meth:`exponential`, :meth:`approx_dp` or :meth:`joint`.
 
     Attributes
     ----------
     kind : str
-        One of "gaussian", "laplace", "discrete_laplace", "exponential", "approx_dp".
+        One of "gaussian", "laplace", "discrete_laplace", "exponential", "approx_dp", "joint".
     count : int
         Number of identical releases (adaptive composition of all of them).
     relation : str or None
@@ -199,12 +336,25 @@ class PrivacyEvent:
     epsilon, delta : float
         Exponential (ε, pure) and approx_dp ((ε, δ)) per release; 0 for the others.
     stated : (float, float) or None
-        The (ε, δ) the caller states for all ``count`` releases together (what basic
+        The (ε, δ) the caller states for the noise of all ``count`` releases together (what basic
         composition adds; e.g. a :class:`~dpcore.privacy.accounting.GaussianBudget`'s); None:
-        computed from the parameters (a Gaussian event needs it).
+        computed from the parameters (a Gaussian event needs it). It does not include
+        ``slack``: :meth:`basic` adds count × slack to it. For the gaussian, laplace,
+        discrete_laplace and exponential kinds it is checked at construction
+        (:meth:`check_stated`): a statement the noise does not support is refused.
     slack : (float, float)
         Extra (ε, δ) per release that an exact sampler's analysis adds (default (0, 0)): added
         to the basic total and composed as one more (ε, δ)-DP release per release.
+    parts : tuple of PrivacyEvent
+        Joint: the noise events one release is made of (e.g. Laplace counts and Gaussian sums
+        calibrated together by privacy-loss distributions): the tight and RDP totals compose
+        the parts; ``epsilon`` / ``delta`` are the (ε, δ) the parts give together, which basic
+        composition adds and which is checked against the parts at construction.
+
+    Raises
+    ------
+    ValueError
+        On construction, if a parameter is out of range or ``stated`` understates the noise.
     """
 
     kind: str
@@ -217,6 +367,7 @@ class PrivacyEvent:
     delta: float = 0.0
     stated: tuple | None = None
     slack: tuple = (0.0, 0.0)
+    parts: tuple = ()
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -232,11 +383,57 @@ class PrivacyEvent:
                 raise ValueError(f"sensitivity must be an integer >= 1; got {self.sensitivity!r}")
         if self.kind == "exponential":
             _positive(self.epsilon, "epsilon")
-        if self.kind == "approx_dp":
+        if self.kind in ("approx_dp", "joint"):
             _nonneg(self.epsilon, "epsilon")
             _nonneg(self.delta, "delta", 1.0)
+        object.__setattr__(self, "parts", tuple(self.parts))
+        if self.kind == "joint":
+            if not self.parts or not all(isinstance(p, PrivacyEvent) and p.kind != "joint" for p in self.parts):
+                raise ValueError("a joint event needs parts: PrivacyEvents of the noise kinds (not joint)")
+            if any(p.relation not in (None, self.relation) for p in self.parts):
+                raise ValueError("a joint event's parts are stated for its own relation")
+            if any(any(p.slack) for p in self.parts):
+                raise ValueError("a joint event's parts carry no slack (give the joint event the slack)")
+        elif self.parts:
+            raise ValueError(f"only a joint event has parts; got kind {self.kind!r}")
         object.__setattr__(self, "stated", _pair(self.stated, "stated"))
         object.__setattr__(self, "slack", _pair(self.slack, "slack"))
+        if self.stated is not None and self.kind != "approx_dp" and not _CONVERTING.get():
+            self.check_stated()
+        if self.kind == "joint" and not _CONVERTING.get():
+            _check_joint(self)
+
+    def check_stated(self):
+        """Refuse a ``stated`` (ε, δ) that the event's noise does not give (run at construction).
+
+        ``stated`` is the (ε, δ) of the noise of all ``count`` releases, slack not included (the
+        slack is added by :meth:`basic`). It must follow from the parameters, up to a relative
+        :data:`STATED_RTOL` (1e-9):
+
+        - gaussian: the count releases of multiplier z are one Gaussian of μ = √count/z; the
+          check is stated in δ: refused when the exact δ at the stated ε, :func:`gaussian_delta`
+          (μ, ε) (Balle & Wang 2018), exceeds δ_stated·(1 + 1e-9) (so δ_stated = 0 is always
+          refused). The message also gives the ε the noise gives at the stated δ
+          (:func:`gaussian_epsilon`).
+        - laplace: ε_stated ≥ count/z; discrete_laplace: ε_stated ≥ count·Δ/scale (exact, in
+          Fractions); exponential: ε_stated ≥ count·ε. A pure event's statement covers its pure ε
+          whatever its δ: a smaller ε at a δ > 0 (an advanced-composition bound, say) is refused.
+
+        approx_dp events are not checked (their ``stated`` may come from a composition theorem).
+
+        Raises
+        ------
+        ValueError
+            If the statement understates the noise; the message gives the stated (ε, δ) and
+            what the noise gives (the true δ at the stated ε and the true ε at the stated δ for
+            a Gaussian, the pure ε otherwise).
+        """
+        if self.stated is None or self.kind == "approx_dp":
+            return
+        msg = _understatement(self.kind, int(self.count), self.noise_multiplier, self.scale, int(self.sensitivity),
+                              float(self.epsilon), self.stated)
+        if msg is not None:
+            raise ValueError(msg)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -264,6 +461,14 @@ class PrivacyEvent:
         return cls("exponential", count, relation, epsilon=epsilon, stated=stated, slack=slack)
 
     @classmethod
+    def joint(cls, epsilon, delta, parts, count=1, relation=None, *, slack=(0.0, 0.0)):
+        """``count`` releases, each made of the noise events ``parts`` calibrated together:
+        (ε, δ)-DP by their composition (privacy-loss distributions), not part by part. Refused
+        at construction when the parts' optimistic PLD (a lower bound on their true ε at δ)
+        already exceeds ε (:func:`_check_joint`)."""
+        return cls("joint", count, relation, epsilon=epsilon, delta=delta, slack=slack, parts=tuple(parts))
+
+    @classmethod
     def approx_dp(cls, epsilon, delta=0.0, count=1, relation=None, *, stated=None, slack=(0.0, 0.0)):
         """``count`` releases, each (ε, δ)-DP: the generic form (a composition proved by a
         theorem, a smooth-sensitivity analysis, a ledger entry without a finer description)."""
@@ -286,7 +491,7 @@ class PrivacyEvent:
             return 1.0 / float(self.noise_multiplier), 0.0
         if self.kind == "discrete_laplace":
             return float(Fraction(self.sensitivity) / Fraction(self.scale)), 0.0
-        if self.kind in ("exponential", "approx_dp"):
+        if self.kind in ("exponential", "approx_dp", "joint"):
             return float(self.epsilon), float(self.delta)
         raise ValueError("a Gaussian release has no single (epsilon, delta): state it (stated=(epsilon, delta))")
 
@@ -332,16 +537,25 @@ class PrivacyEvent:
             ev = dp_event.LaplaceDpEvent(float(self.noise_multiplier))
         elif self.kind == "discrete_laplace":
             ev = dp_event.DiscreteLaplaceDpEvent(float(1 / Fraction(self.scale)), int(self.sensitivity))
+        elif self.kind == "joint":
+            parts = [p.dp_event() for p in self.parts]
+            if any(p is None for p in parts):
+                return None
+            ev = dp_event.ComposedDpEvent(parts)
         else:
             return None
         return ev if self.count == 1 else dp_event.SelfComposedDpEvent(ev, int(self.count))
 
-    def pld(self, value_discretization_interval=VALUE_DISCRETIZATION_INTERVAL):
-        """The privacy-loss distribution of all ``count`` releases (slack included), pessimistic.
+    def pld(self, value_discretization_interval=VALUE_DISCRETIZATION_INTERVAL, pessimistic=True):
+        """The privacy-loss distribution of all ``count`` releases (slack included), pessimistic
+        (an upper bound on ε at every δ) unless ``pessimistic=False`` (a lower bound, for the
+        noise kinds; an (ε, δ) statement has no lower bound and stays as stated). A joint event
+        composes its parts.
 
         Parameters
         ----------
         value_discretization_interval : float, default 1e-4
+        pessimistic : bool, default True
 
         Returns
         -------
@@ -349,15 +563,18 @@ class PrivacyEvent:
         """
         from dp_accounting.pld import privacy_loss_distribution as P
         vdi = float(value_discretization_interval)
+        kw = dict(value_discretization_interval=vdi, pessimistic_estimate=bool(pessimistic))
         if self.kind == "gaussian":    # n Gaussians of multiplier z are one Gaussian of multiplier z/√n
-            out = P.from_gaussian_mechanism(float(self.noise_multiplier) / math.sqrt(self.count),
-                                            value_discretization_interval=vdi)
+            out = P.from_gaussian_mechanism(float(self.noise_multiplier) / math.sqrt(self.count), **kw)
         else:
             if self.kind == "laplace":
-                one = P.from_laplace_mechanism(float(self.noise_multiplier), value_discretization_interval=vdi)
+                one = P.from_laplace_mechanism(float(self.noise_multiplier), **kw)
             elif self.kind == "discrete_laplace":
-                one = P.from_discrete_laplace_mechanism(float(1 / Fraction(self.scale)), int(self.sensitivity),
-                                                        value_discretization_interval=vdi)
+                one = P.from_discrete_laplace_mechanism(float(1 / Fraction(self.scale)), int(self.sensitivity), **kw)
+            elif self.kind == "joint":
+                one = self.parts[0].pld(vdi, pessimistic)
+                for p in self.parts[1:]:
+                    one = one.compose(p.pld(vdi, pessimistic))
             else:
                 one = _pld_eps_delta(self.epsilon, self.delta, vdi)
             out = one if self.count == 1 else one.self_compose(int(self.count))
@@ -395,12 +612,31 @@ def convert_event(event, target):
     ------
     ValueError
         If the event has no relation or no conversion holds (the message names both relations).
+
+    Notes
+    -----
+    The restated event is not checked again (:meth:`PrivacyEvent.check_stated`): its statement
+    holds whenever the original one does. For a Gaussian, the k = 2 steps x → x′ → x″ of the
+    source relation move the statistic by at most Δ each, so the pair (x, x″) at distance 2Δ is
+    two steps of a mechanism that is (ε, δ)-DP per step; group privacy bounds it by
+    (2ε, (1 + e^ε)δ), and the exact profile of the restated Gaussian (μ doubled) is exactly that
+    pair's. So δ_{2μ}(2ε) ≤ (1 + e^ε)·δ_μ(ε) ≤ (1 + e^ε)·δ_stated; the pure kinds scale exactly
+    (k·count/z, k·count·Δ/scale, k·count·ε against kε). ``tests/test_accountant_checks.py``
+    runs the check on restated tight statements.
     """
     if event.relation is None:
         raise ValueError("the event states no neighbouring relation: give it one (relation=...)")
     k = conversion_factor(event.relation, target)
     if k == 1:
         return replace(event, relation=target)
+    token = _CONVERTING.set(True)     # group privacy is a theorem: the restated claim holds (Notes)
+    try:
+        return _convert(event, target, k)
+    finally:
+        _CONVERTING.reset(token)
+
+
+def _convert(event, target, k):
     changes = dict(relation=target,
                    stated=None if event.stated is None else group_privacy(*event.stated, k),
                    slack=group_privacy(*event.slack, k))
@@ -412,6 +648,8 @@ def convert_event(event, target):
         changes["epsilon"] = k * float(event.epsilon)
     else:
         changes["epsilon"], changes["delta"] = group_privacy(event.epsilon, event.delta, k)
+    if event.kind == "joint":      # the parts scale exactly; the joint claim by group privacy
+        changes["parts"] = tuple(_convert(p.with_relation(event.relation), target, k) for p in event.parts)
     return replace(event, **changes)
 
 
@@ -511,6 +749,26 @@ class TightTotal:
     value_discretization_interval: float
 
 
+@dataclass(frozen=True)
+class RdpTotal:
+    """An RDP total: ε at δ through Rényi differential privacy (:meth:`PrivacyAccountant.rdp_total`).
+
+    Attributes
+    ----------
+    epsilon : float
+        An upper bound on the ε of the composition at ``delta`` (inf when none exists at that δ).
+    delta : float
+    relation : str
+    order : float or None
+        The optimal Rényi order α of :data:`dpcore.privacy.rdp.RDP_ORDERS` (inf: the pure limit
+        α = ∞; None: no RDP part, e.g. no runs).
+    """
+    epsilon: float
+    delta: float
+    relation: str
+    order: float | None
+
+
 class PrivacyAccountant:
     """Records private runs as typed events and adds them up, per neighbouring relation.
 
@@ -544,6 +802,7 @@ class PrivacyAccountant:
         self._tokens = []
         self._parents = []
         self._tight_cache = {}
+        self._rdp_cache = {}
 
     # ------------------------------------------------------------------ recording
     def _events_of(self, source, relation):
@@ -615,6 +874,7 @@ class PrivacyAccountant:
                            tuple(events), bool(private), "" if private else str(reason), eps, dlt)
         (self.runs if private else self.nonprivate_runs).append(run)
         self._tight_cache.clear()
+        self._rdp_cache.clear()
         return run
 
     # ------------------------------------------------------------------ totals
@@ -698,6 +958,75 @@ class PrivacyAccountant:
     def tight_epsilon(self, delta=None, relation=None):
         """``tight_total(delta, relation).epsilon``: an upper bound on ε at δ (see :meth:`tight_total`)."""
         return self.tight_total(delta, relation).epsilon
+
+    def rdp_total(self, delta=None, relation=None):
+        """ε at δ of the private runs through Rényi differential privacy (:mod:`dpcore.privacy.rdp`).
+
+        Every event's RDP curve on the public orders :data:`dpcore.privacy.rdp.RDP_ORDERS`
+        (dp-accounting's default grid) is added up: Gaussians α·count/(2z²) (exact), Laplace by
+        Mironov 2017's exact formula, discrete Laplace by its exact formula, exponential and
+        other pure ε-DP releases (approx_dp and slack with δ = 0) by randomized response's curve,
+        which bounds every ε-DP release (never above Bun & Steinke 2016's min(ε, αε²/2)).
+        Releases with δ > 0 (approx_dp, slack) are not RDP: their δ is taken off ``delta`` and
+        their ε added. The curve is converted with Canonne, Kamath & Steinke 2020, Prop. 12 (as
+        dp-accounting's ``RdpAccountant``), minimised over the orders and, when every RDP part
+        is pure, the limit α = ∞ (the sum of the pure ε).
+
+        A looser bound than :meth:`tight_total` (up to its discretisation), often far below
+        :meth:`basic_total` for many releases; what it gives is a valid (ε, δ) on its own. A
+        Gaussian's ``stated`` (ε, δ) is not used: its noise is.
+
+        Parameters
+        ----------
+        delta : float in [0, 1], optional
+            Default: the accountant's ``delta``, else the basic δ total.
+        relation : str, optional
+            Default :meth:`target_relation`.
+
+        Returns
+        -------
+        RdpTotal
+            ε = inf when ``delta`` is below the δ of the (ε, δ) releases (a relative 1e-12 of
+            rounding is forgiven), or when it equals it and a Gaussian is among the events.
+        """
+        from .rdp import RDP_ORDERS, event_rdp, rdp_to_dp
+        target = relation if relation is not None else self.target_relation()
+        if delta is None:
+            delta = self.delta if self.delta is not None else self.basic_total(target)[1]
+        delta = _nonneg(delta, "delta", 1.0)
+        key = (target, delta)
+        if key in self._rdp_cache:
+            return self._rdp_cache[key]
+        events = self.events(target)
+        curves, pures, approx_eps, approx_delta = [], [], [], []
+        for e in events:
+            rdp, pure, (a_eps, a_delta) = event_rdp(e, RDP_ORDERS)
+            curves.append(rdp)
+            pures.append(pure)
+            approx_eps.append(a_eps)
+            approx_delta.append(a_delta)
+        eps_basic, delta_basic = math.fsum(approx_eps), math.fsum(approx_delta)
+        rest = math.fsum((delta, -delta_basic))
+        if rest < 0.0 and rest >= -1e-12 * delta:
+            rest = 0.0
+        curve = [math.fsum(c[i] for c in curves) for i in range(len(RDP_ORDERS))] if curves else \
+            [0.0] * len(RDP_ORDERS)
+        pure = math.fsum(pures) if all(math.isfinite(p) for p in pures) else math.inf
+        if rest < 0.0:
+            eps, order = math.inf, None
+        elif not any(curve):
+            eps, order = 0.0, None
+        else:
+            eps, order = rdp_to_dp(RDP_ORDERS, curve, rest) if rest > 0.0 else (math.inf, None)
+            if pure <= eps:
+                eps, order = pure, math.inf
+        out = RdpTotal(eps + eps_basic if math.isfinite(eps) else math.inf, delta, target, order)
+        self._rdp_cache[key] = out
+        return out
+
+    def rdp_epsilon(self, delta=None, relation=None):
+        """``rdp_total(delta, relation).epsilon``: an upper bound on ε at δ (see :meth:`rdp_total`)."""
+        return self.rdp_total(delta, relation).epsilon
 
     # ------------------------------------------------------------------ budget
     def remaining(self, relation=None):
@@ -830,4 +1159,39 @@ def _per_release_epsilon(e):
 
 def _support_epsilon(e):
     """The width (in privacy loss) of a non-Gaussian event's PLD: what its grid must cover."""
+    if e.kind == "joint":
+        return e.count * (math.fsum(_part_support(p) for p in e.parts) + e.slack[0])
     return e.count * (_per_release_epsilon(e) + e.slack[0])
+
+
+def _part_support(p):
+    if p.kind == "gaussian":
+        mu = math.sqrt(p.count) / float(p.noise_multiplier)
+        return mu * mu / 2 + 10 * mu
+    return _support_epsilon(p)
+
+
+_JOINT_CHECKED = {}
+
+
+def _check_joint(event):
+    """Refuse a joint event whose (ε, δ) its parts do not give: the parts' *optimistic* PLD (a
+    lower bound on their true ε at δ, dp-accounting's ``pessimistic_estimate=False``) above ε by
+    more than a relative :data:`STATED_RTOL`. A statement from a pessimistic PLD calibration (an
+    upper bound) always passes; one that no calibration could give is refused."""
+    key = (tuple(replace(p, relation=None) for p in event.parts), float(event.epsilon), float(event.delta))
+    if key not in _JOINT_CHECKED:
+        span = math.fsum(_part_support(p) for p in event.parts)
+        vdi = max(VALUE_DISCRETIZATION_INTERVAL, span / _MAX_PLD_POINTS)
+        one = event.parts[0].pld(vdi, pessimistic=False)
+        for p in event.parts[1:]:
+            one = one.compose(p.pld(vdi, pessimistic=False))
+        low = float(one.get_epsilon_for_delta(float(event.delta)))
+        _JOINT_CHECKED[key] = low
+        if len(_JOINT_CHECKED) > 4096:
+            _JOINT_CHECKED.pop(next(iter(_JOINT_CHECKED)))
+    low = _JOINT_CHECKED[key]
+    if low > float(event.epsilon) * (1 + STATED_RTOL):
+        raise ValueError(f"the joint statement (epsilon {event.epsilon:.10g}, delta {event.delta:.3g}) understates its "
+                         f"parts ({', '.join(p.kind for p in event.parts)}): composed, they are at least epsilon = "
+                         f"{low:.10g} at delta = {event.delta:.3g}")

@@ -74,7 +74,7 @@ def event_to_dict(event):
                           else float(event.scale)),
             "sensitivity": int(event.sensitivity), "epsilon": float(event.epsilon), "delta": float(event.delta),
             "stated": None if event.stated is None else [float(v) for v in event.stated],
-            "slack": [float(v) for v in event.slack]}
+            "slack": [float(v) for v in event.slack], "parts": [event_to_dict(p) for p in event.parts]}
 
 
 def event_from_dict(data):
@@ -92,6 +92,7 @@ def event_from_dict(data):
     d["scale"] = _unnum(d.get("scale"))
     d["stated"] = None if d.get("stated") is None else tuple(d["stated"])
     d["slack"] = tuple(d.get("slack", (0.0, 0.0)))
+    d["parts"] = tuple(event_from_dict(p) for p in d.get("parts", ()))
     return PrivacyEvent(**d)
 
 
