@@ -41,7 +41,7 @@ from dpcore.plots.cocluster import (TAU_CR_LABEL, TAU_RC_LABEL, contingency_heat
 from dpcore.validation import check_int, check_random_state
 from ui.common import (ResultSlot, Timer, dataset_from_spec, number_input, privacy_statement, run_button, run_guarded,
                        show_chart, show_ledger)
-from ui.meter import reserve
+from ui.meter import epsilon_odds, reserve
 from ui.seeds import seed_caveat, seed_label
 from ui.share import Preset, as_int, snippet_expander
 
@@ -479,6 +479,8 @@ def figure1_section():
                                   help=f"Budget of each simulated DP-τCC run (K0 = L0 = 2, 𝓘 = 1), from "
                                        f"{FIG1_EPS_MIN:g} to {FIG1_EPS_MAX:g}. The smaller ε, the narrower the "
                                        "band and the more alike the two bars.")
+        if eps_fig is not None and FIG1_EPS_MIN <= eps_fig <= FIG1_EPS_MAX:
+            epsilon_odds(c1, eps_fig, relation="cell_pm1")
         runs_fig = number_input(c2, "runs on each matrix", FIG1_RUNS_MIN, FIG1_RUNS_MAX, 400, step=100,
                                    key="cc_fig1_runs", help="More runs = shorter whiskers (about 5 ms per run).")
         go_fig = run_button(st, "Simulate DP-τCC on A and A′")
