@@ -304,13 +304,12 @@ def sidebar_controls():
                            f"({who}; it holds for every tab and session of this server).")
         return
     default = {} if CLASS_BUDGET_KEY in st.session_state else {"value": meter.budget_epsilon}
-    from ui.common import number_input
-    value = number_input(st.sidebar, "Class budget: ε per dataset", 0.01, None, key=CLASS_BUDGET_KEY, step=1.0,
-                         format="%.4g", placeholder="no limit",
-                         help="Optional. A run that would take a dataset's total (basic composition, in the weakest "
-                              "relation common to its runs) past this ε is refused before it runs, and so is any run "
-                              "that would not be private. It holds for every tab of this server. Empty: no limit.",
-                         **default)
+    value = st.sidebar.number_input(
+        "Class budget: ε per dataset", min_value=0.01, step=1.0, format="%.4g", key=CLASS_BUDGET_KEY,
+        placeholder="no limit", help="Optional. A run that would take a dataset's total (basic composition, in the "
+                                     "weakest relation common to its runs) past this ε is refused before it runs, and "
+                                     "so is any run that would not be private. It holds for every tab of this "
+                                     "server. Empty: no limit.", **default)
     if value is not None and value >= 0.01:
         epsilon_odds(st.sidebar, value)
     _sync_sidebar_budget()
