@@ -7,14 +7,17 @@ import streamlit as st
 from dpcore.defaults import default_n_clusters
 from dpcore.kmeans.candidate import DEFAULT_SPLIT
 from dpcore.lab.compare import METHODS, compare_methods
+from dpcore.lab.verdicts import RunContext
 from dpcore.kmeans.partition import default_projection_dim
 from dpcore.export import call_snippet
 from ui.share import check_link, follow_dataset, preset_picker, publish_url
-from ui.common import (ResultSlot, Timer, cancelled_note, check_budget, current_spec, dataset_from_spec, number_input,
+from ui.common import (ResultSlot, Timer, cancelled_note, current_spec, dataset_from_spec, number_input,
                        privacy_statement, run_button, run_ended, run_guarded, run_started, stop_page)
-from ui.kmeans import (DEFAULT_EPS_SERIES, DELTA_MAX, DELTA_MIN, EPS_LADDER, EPS_MAX, EPS_MIN, K_MAX, MAX_SIDE_BY_SIDE,
-                       PRESETS, RADIUS_MAX, RADIUS_MIN, RESULT_KEY, SERIES_KEY, URL_FIELDS, draw_results, eps_label,
-                       epsilon_series, idle_privacy, method_label, planned_runs, points_of, record_runs, store_result)
+from ui.kmeans import (DEFAULT_EPS_SERIES, DEFAULT_METHODS, DELTA_MAX, DELTA_MIN, EPS_LADDER, EPS_MAX, EPS_MIN, K_MAX,
+                       MAX_SIDE_BY_SIDE, PRESETS, RADIUS_MAX, RADIUS_MIN, RESULT_KEY, SERIES_KEY, URL_FIELDS,
+                       draw_results, eps_label, epsilon_series, idle_privacy, method_label, one_relation, plan_runs,
+                       plan_series, plan_words, plans_or_none, points_of, reserved_run, run_label, store_result)
+from ui.meter import epsilon_odds
 from ui.pickers import dataset_picker, follow_default
 from ui.seeds import seed_controls
 
@@ -63,6 +66,7 @@ st.caption(f"{ds.description} · n = {ds.n:,}, d = {ds.d:,}"
 
 # ----------------------------------------------------------------------------- form
 seed = seed_controls("km")   # outside the form: ticking it shows the seed at once
+context = RunContext(seed=seed, dataset=ds)      # what the library's verdicts depend on besides the estimators
 with st.form("kmeans_form"):
     c1, c2, c3, c4 = st.columns(4)
     k = number_input(c1, "clusters k", 1, K_MAX, value=min(default_n_clusters(ds), K_MAX), step=1, key="km_k",
@@ -78,13 +82,17 @@ with st.form("kmeans_form"):
                              key="km_radius", bind="query-params",
                              help="A bound on ‖x‖ chosen WITHOUT looking at the data (here: from the dataset's "
                                   "definition). Points outside are clipped onto the sphere of radius Λ.")
-    methods = st.multiselect("private methods", list(METHODS), default=["candidate", "sulq", "sample_aggregate", "lsh"],
+    methods = st.multiselect("private methods", list(METHODS), default=DEFAULT_METHODS,
                              key="km_methods", bind="query-params", format_func=method_label,
                              help="Each selected method runs with the same k, ε, δ and Λ (each run spends ε). "
-                                  "k-means++ (non-private) always runs as the reference.")
+                                  "k-means++ (non-private) always runs as the reference. DP-Lloyd (diffprivlib) is "
+                                  "private on paper only: its floating-point noise is not private as executed.")
     leak = st.checkbox("use Λ = max ‖x‖ from the data (leaks!)", False, key="km_leak", bind="query-params",
                        help="What a careless user does: the radius is read off the data. The runs then are NOT "
                             "differentially private; shown to teach why Λ must be public.")
+    lam = "data" if leak else float(radius)     # the radius parameter the estimators get
+    plans = plans_or_none(plan_runs, X, int(k), epsilon, lam, methods, float(delta), None, context)
+    epsilon_odds(c2, epsilon, relation=one_relation(plans))
     with st.expander("Candidate-set method: advanced", expanded=False):
         a1, a2, a3, a4 = st.columns(4)
         follow_default("km_p", default_projection_dim(ds.n))     # follows the dataset's n, as before it had a key
@@ -111,9 +119,15 @@ with st.form("kmeans_form"):
                                    "are the form's; only ε changes.")
     eps_method = s2.selectbox("method side by side", list(METHODS), key="km_eps_method", bind="query-params",
                               format_func=method_label)
+    series_plans = plans_or_none(plan_series, X, int(k), eps_method, eps_list, lam, float(delta), None, context)
+    for e in sorted({min(eps_list), max(eps_list)}) if eps_list else ():
+        epsilon_odds(s1, e, relation=one_relation(series_plans))
     b1, b2 = st.columns([1, 4])
     submitted = run_button(b1, "Run", message_to=st, key="km_run")
     side_by_side = run_button(b2, "Compare ε values side by side", message_to=st, key="km_side_by_side")
+    warned = " ".join(w for w in (plan_words(plans), plan_words(series_plans, "Side by side")) if w)
+    if warned:                                   # what the library's plan says is not private, beside the buttons
+        st.caption(":material/warning: " + warned)
 publish_url()
 progress_slot = st.empty()
 slots = [ResultSlot(), ResultSlot()]
@@ -124,7 +138,8 @@ def options_of():
     if split["recovery"] <= 0:
         raise ValueError("candidate share + local-swap share must be < 1 (recovery gets the rest)")
     cand = dict(projection_dim=int(p), refine_iter=int(refine), budget_split=split)
-    return {"candidate": cand, "candidate_kmedian": dict(cand), "candidate_sparse": dict(cand, sparsity=int(sparsity))}
+    return {"candidate_kmeans": cand, "candidate_kmedian": dict(cand),
+            "candidate_sparse": dict(cand, sparsity=int(sparsity))}
 
 
 def bar(what):
@@ -139,14 +154,14 @@ def params():
 
 
 def run_all():
-    """The Run button: every chosen method at one ε, one call into dpcore."""
-    if not methods:
-        raise ValueError("methods must contain at least one private method")
-    options, lam = options_of(), "data" if leak else float(radius)
-    check_budget(planned_runs(methods, [float(epsilon)], float(delta), leak, seed), ds.name)
+    """The Run button: every chosen method at one ε, one call into dpcore; planned and reserved
+    first (a class budget may refuse it), each run judged and charged after."""
+    options = options_of()
+    plan = plan_runs(X, int(k), epsilon, lam, methods, float(delta), options, context)
     with Timer() as t:
-        cmp = compare_methods(X, int(k), float(epsilon), lam, methods, float(delta), options, seed,
-                              progress=bar("k-means"))
+        cmp, verdicts = reserved_run(plan, ds, lambda: compare_methods(
+            X, int(k), float(epsilon), lam, methods, float(delta), options, seed, progress=bar("k-means")),
+            lambda c: c.results, context, lambda c: [run_label(r.key, float(epsilon)) for r in c.results])
     code = None if data_spec.get("kind") == "upload" else call_snippet(
         data_spec, compare_methods,
         dict(n_clusters=int(k), epsilon=float(epsilon), radius=lam, methods=list(methods),
@@ -154,15 +169,17 @@ def run_all():
         X_expr="normalize_rows(ds.X)" if ds.kind == "counts" else "ds.X",
         prints=[("objective / k-means++:", "result.ratios()")], result="result",
         imports=["from dpcore.preprocessing import normalize_rows"] if ds.kind == "counts" else [])
-    return dict(spec=data_spec, params=params(), cmp=cmp, seconds=t.seconds, code=code)
+    return dict(spec=data_spec, params=params(), cmp=cmp, verdicts=verdicts, seconds=t.seconds, code=code)
 
 
 def run_series():
-    """The side-by-side button: one method at every chosen ε."""
-    check_budget(planned_runs([eps_method], sorted(eps_list), float(delta), leak, seed), ds.name)
-    series = epsilon_series(X, int(k), eps_method, sorted(eps_list), "data" if leak else float(radius), float(delta),
-                            options_of(), seed, progress=bar("ε side by side"))
-    return dict(spec=data_spec, params=params(), series=series)
+    """The side-by-side button: one method at every chosen ε, planned, reserved, judged and charged."""
+    options, eps = options_of(), sorted(eps_list)
+    plan = plan_series(X, int(k), eps_method, eps, lam, float(delta), options, context)
+    series, verdicts = reserved_run(plan, ds, lambda: epsilon_series(
+        X, int(k), eps_method, eps, lam, float(delta), options, seed, progress=bar("ε side by side")),
+        lambda s: s.runs, context, lambda s: [run_label(s.method, e, True) for e in s.epsilons])
+    return dict(spec=data_spec, params=params(), series=series, verdicts=verdicts)
 
 
 if submitted or side_by_side:
@@ -175,11 +192,10 @@ if submitted or side_by_side:
         result = None
     if result is not None:
         progress_slot.empty()
-        store_result(SERIES_KEY if side_by_side else RESULT_KEY, result)
-        record_runs(result, side_by_side, seed, ds.name)
+        store_result(SERIES_KEY if side_by_side else RESULT_KEY, result)     # charged already (reserved_run)
     run_ended("kmeans")
 cancelled_note("kmeans", kept=any(st.session_state.get(k) is not None for k in (RESULT_KEY, SERIES_KEY)))
 
 # ----------------------------------------------------------------------------- results
 if not draw_results(slots, data_spec):      # each result draws its own privacy box; this one only when none
-    privacy_statement(*idle_privacy(leak, seed))
+    privacy_statement(*idle_privacy(plans))

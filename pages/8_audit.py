@@ -1,16 +1,20 @@
 """Privacy audit: run a release many times on D and on a neighbour D′ and measure the leak."""
+import contextlib
+import math
 import time
 
 import streamlit as st
 
 from dpcore.lab.audit import (AUDIT_SETS, MIN_TRIALS, NEIGHBOUR_RELATION, NEIGHBOURS, RELATIONS, audit_dataset,
-                              audit_estimator, claimed_relation, default_neighbour)
+                              audit_estimator, default_neighbour)
+from dpcore.lab.audit import audit_verdict
 from dpcore.lab.methods import FAMILY_KINDS, METHODS, get_method
-from ui.audit import (CONFIDENCES, DATA_PAGE, DEFAULT_TRIALS, EPS_MIN, INITS, MAX_SWEEPS, MAX_TRIALS, SOURCES,
-                      URL_FIELDS, AuditCharge, algorithm_label, charge_preview, check_audit_size, draw_result,
-                      privacy_parts, progress_text, runs_private, source_label)
-from ui.common import (ResultSlot, cancelled_note, check_budget, current_dataset, number_input, privacy_statement, run_button,
+from ui.audit import (CHAINS, CONFIDENCES, DATA_PAGE, DEFAULT_TRIALS, EPS_MIN, INITS, MAX_SWEEPS, MAX_TRIALS,
+                      SOURCES, URL_FIELDS, AuditCharge, algorithm_label, charge_preview, check_audit_size, draw_result,
+                      privacy_parts, progress_text, run_label, source_label, verdict_or_none)
+from ui.common import (ResultSlot, cancelled_note, current_dataset, number_input, privacy_statement, run_button,
                        run_ended, run_started, stop_page)
+from ui.meter import epsilon_odds
 from ui.seeds import master_seed, seed_controls
 from ui.share import Preset, check_link, preset_picker, publish_url
 
@@ -89,8 +93,7 @@ name = st.selectbox("algorithm", names, key="audit_algorithm", format_func=algor
                     help="Private algorithms are audited against their ε; non-private ones have no claim "
                          "and show how much they leak.")
 method = get_method(name)
-private, family = method.private, method.family
-claimed = claimed_relation(name)
+private, family, chain = method.private, method.family, name in CHAINS
 # the claimed relation's construction is the default each time the algorithm changes (a link or a
 # preset that sets both keeps its own choice on the first run of a session)
 _last = st.session_state.get("_audit_neighbour_for")
@@ -98,7 +101,7 @@ if (_last is not None and _last != name) or st.session_state.get("audit_neighbou
     st.session_state["audit_neighbour"] = default_neighbour(name, kind) or next(iter(neighbours))
 st.session_state["_audit_neighbour_for"] = name
 
-if name == "gibbs":
+if chain:
     st.info("**What ε̂ means for the Gibbs sampler.** Its ε (Prop. 4.1) is the ε of an *exact* draw from the "
             "exponential mechanism; a Gibbs chain gets there only asymptotically, once it has mixed. Stopped "
             "after a few sweeps, its release still depends on where it started. From the private random start "
@@ -113,13 +116,14 @@ seed = seed_controls("audit", releases=own_data)   # outside the form: ticking i
 st.caption("On your data (the Data page's dataset) every run is a fit, a release: the runs on D and on D′ — a neighbour "
            "of D, a release about the same people — are all charged to its privacy meter at the claimed ε (2 × runs "
            "per side fits, one meter entry), or the audit is refused when the class budget would be exceeded; with a "
-           "public seed they are listed as not private." if own_data else
+           "public seed (or a method that is not private as run) they are listed as not private, and a class budget "
+           "refuses them." if own_data else
            "The audit sets are public synthetic data: an audit on them releases nothing about yours and is not "
            "charged to any meter; a fixed seed only makes the audit repeatable — the same runs, the same numbers.")
 # outside the form, so that the planned charge beside the Run button follows them at once
-c1, c2 = st.columns(2)
+eps_col, c2 = st.columns(2)
 # empty (None) = no claim: a non-private algorithm's only value; a typed ε below EPS_MIN is refused under the field
-eps = number_input(c1, "claimed ε", EPS_MIN, None, 1.0 if private else None, format="%.3g", key=f"audit_eps_{name}",
+eps = number_input(eps_col, "claimed ε", EPS_MIN, None, 1.0 if private else None, format="%.3g", key=f"audit_eps_{name}",
                    placeholder="none (not private)", bind="query-params" if private else None,
                    help=f"The ε the algorithm is run with and audited against, at least {EPS_MIN:g}. Leave empty "
                         "for a non-private algorithm.")
@@ -137,7 +141,7 @@ with st.form("audit_form"):
                                   "cell, or replace or remove one document (row). The default is the relation the "
                                   "algorithm's ε is claimed for.")
     params = dict(set_params.get(family, {}))
-    if name == "gibbs":
+    if chain:
         c1, c2 = st.columns(2)
         params["n_iter"] = int(number_input(c1, "Gibbs sweeps", 1, MAX_SWEEPS, 20, key="audit_sweeps", bind="query-params",
                                                help="Few sweeps from a data-dependent start: the chain has not "
@@ -149,10 +153,14 @@ with st.form("audit_form"):
                                   help="The bound ε̂ holds with this probability.")
     c1, c2 = st.columns([1, 3], vertical_alignment="center")
     go = run_button(c1, "Run audit", type="primary")
-    preview = charge_preview(name, ds, params, eps, seed, trials) if own_data else None
+    # the library's verdict of one run with these controls (None: they cannot run, Run says why)
+    verdict = verdict_or_none(name, ds, params, eps, seed)
+    preview = charge_preview(verdict, ds, trials) if own_data else None
     if preview:                                      # the planned charge on the user's data, beside the button
         c2.caption(preview)
 publish_url()
+claimed = verdict.relation if verdict is not None else None      # the relation the method's ε is stated for
+epsilon_odds(eps_col, math.inf if eps is None else eps, relation=claimed)      # empty: no claim, no bound
 if claimed is not None and NEIGHBOUR_RELATION[neighbour] != claimed:
     st.warning(f"**Not the claimed relation.** {algorithm_label(name)} states its ε for "
                f"{RELATIONS[claimed]}; this neighbour is {RELATIONS[NEIGHBOUR_RELATION[neighbour]]}. The audit then "
@@ -169,7 +177,7 @@ if go:
             draw_result(previous, "previous")
     bar = progress_slot.progress(0.0, text=progress_text(0, 2 * int(trials), previous is not None))
     t0 = time.perf_counter()
-    charge = AuditCharge(name, ds, params, eps, seed, trials) if own_data else None
+    charge = None
 
     def progress(done, total):
         if charge is not None:        # charged as the runs finish: a stopped audit has paid for what it ran
@@ -178,10 +186,11 @@ if go:
 
     try:
         check_audit_size(name, trials, params)
-        if charge is not None:
-            check_budget(charge.plan(), ds.name)           # refused before any run
-        res = audit_estimator(name, ds, neighbour, int(trials), epsilon=eps, params=params, confidence=confidence,
-                              seed=master_seed(seed), progress=progress)
+        run_verdict = audit_verdict(name, ds, eps, params, seed, label=run_label(name))   # one run, by the library
+        charge = AuditCharge(run_verdict, ds, trials) if own_data else None
+        with charge if charge is not None else contextlib.nullcontext():    # reserved: refused before any run
+            res = audit_estimator(name, ds, neighbour, int(trials), epsilon=eps, params=params,
+                                  confidence=confidence, seed=master_seed(seed), progress=progress)
     except ValueError as exc:
         progress_slot.error(str(exc).rstrip(".") + (". The result below is the previous audit's." if previous is not None
                                                     else "."))
@@ -190,8 +199,7 @@ if go:
         st.session_state[KEY] = {"res": res, "name": name, "dataset": ds.name, "neighbour": neighbour, "seed": seed,
                                  "statistic": res.statistic, "params": params,
                                  "seconds": time.perf_counter() - t0, "own_data": own_data,
-                                 "charged_private": charge is not None and charge.private,
-                                 "charge_reason": charge.reason if charge is not None else ""}
+                                 "verdict": run_verdict, "relation": run_verdict.relation}
     run_ended("audit")
 
 cancelled_note("audit", kept=st.session_state.get(KEY) is not None)
@@ -200,14 +208,18 @@ if out:
     with result_slot.latest():
         draw_result(out, "final")
 
-# the box is about the audit on screen (what it was charged as), not the controls; with none, about the controls' audit
+# the box is about the audit on screen (its verdict), not the controls; with none, about the controls' audit
 if out:
-    parts = privacy_parts(out["own_data"], out["charged_private"], out["charge_reason"], out["dataset"])
+    v = out["verdict"]
+    parts = privacy_parts(out["own_data"], v.private, v.reason, out["dataset"], claim=v.claim)
+elif verdict is not None:
+    parts = privacy_parts(own_data, verdict.private, verdict.reason, ds.name, planned=True, claim=verdict.claim)
 else:
-    parts = privacy_parts(own_data, *runs_private(name, ds, params, seed), ds.name, planned=True)
+    parts = privacy_parts(own_data, False, "these settings cannot run: Run says why", ds.name, planned=True)
 boxed = out["name"] if out else name
 privacy_statement(
     private=parts[0], not_private=parts[1],
     caveats=parts[2] + ["An audit gives a lower bound: it can catch a leak, not certify privacy."]
-    + (["The Gibbs sampler's ε is asymptotic, and void from a data-dependent start."] if boxed == "gibbs" else []),
+    + (["The Gibbs sampler's ε is asymptotic, and void from a data-dependent start."]
+       if boxed in CHAINS else []),
     execution=[get_method(boxed).target.rsplit(":", 1)[-1]])

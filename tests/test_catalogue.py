@@ -14,7 +14,7 @@ import pytest
 import dpcore.lab.sweeps as sweeps
 from dpcore.data import load_dataset
 from dpcore.lab import methods as M
-from dpcore.lab.compare import CATALOGUE_NAMES, compare_methods
+from dpcore.lab.compare import compare_methods
 from dpcore.lab.methods import (METHODS, PRESETS, Method, build_estimator, get_method, preset, presets_for,
                                 register_method, run_seed, unregister_method)
 from dpcore.lab.sweeps import Sweep, run_sweep
@@ -117,15 +117,15 @@ def test_a_method_pickles_as_its_spec():
 def test_comparison_runs_through_the_catalogue_and_the_one_seed_recipe():
     ds = load_dataset(**_DATA["kmeans"])
     lam = ds.extras["public_radius"]
-    cmp = compare_methods(ds.X, 3, 2.0, lam, ["sulq", "dplloyd"], 1e-6, random_state=11, trial=2)
+    cmp = compare_methods(ds.X, 3, 2.0, lam, ["sulq_kmeans", "dplloyd"], 1e-6, random_state=11, trial=2)
     for r in cmp.results:
-        name = CATALOGUE_NAMES[r.key]
+        name = r.key                                     # one name per method: the catalogue's
         params = {"n_clusters": 3, "radius": lam} | ({"row_map": "clip"} if r.key == "dplloyd" else {})
         again = build_estimator(name, None, params, 2.0, 1e-6,
                                 np.random.default_rng(run_seed(11, name, 2.0, 2))).fit(ds.X)
         assert np.array_equal(again.cluster_centers_, r.centres), r.key
         assert r.label == get_method(name).label
-    other = compare_methods(ds.X, 3, 2.0, lam, ["sulq"], 1e-6, random_state=11, trial=3)
+    other = compare_methods(ds.X, 3, 2.0, lam, ["sulq_kmeans"], 1e-6, random_state=11, trial=3)
     assert not np.array_equal(other.results[0].centres, cmp.results[0].centres)
 
 

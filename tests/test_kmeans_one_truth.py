@@ -91,7 +91,7 @@ def test_leaking_radius_then_side_by_side_then_another_dataset():
     choose_preset(at, G64)
     assert_one_truth(at, "64-Gaussians preset chosen")
     assert sum(OTHER_DATASET in w.value for w in at.warning) == 2
-    by_key(at, "km_methods").set_value(["candidate"])               # one method: the run stays short
+    by_key(at, "km_methods").set_value(["candidate_kmeans"])        # one method: the run stays short
     press(at, FORM, RUN)
     assert_one_truth(at, "64 Gaussians, Run")
     flagged = [w.value for w in at.warning if OTHER_DATASET in w.value]

@@ -1,10 +1,13 @@
-"""AppTest runs of the Audit page (pages/8_audit.py) with few runs per side."""
+"""AppTest runs of the Audit page (pages/8_audit.py) with few runs per side; on the user's data
+its charge follows the library's verdict of one run (dpcore.lab.audit.runners.audit_verdict)."""
+import math
 import re
 
 import pytest
 
 from apptest_helpers import by_key, link_of, open_page, press
 from dpcore.lab.audit import MIN_TRIALS, NEIGHBOURS
+from dpcore.lab.audit.runners import audit_plan, audit_verdict
 from ui.audit import MAX_SWEEPS, MAX_TRIALS, algorithm_label, source_label
 
 
@@ -248,11 +251,12 @@ def test_the_planned_charge_beside_run_follows_the_controls_on_the_users_data_on
     assert "everything" not in box
     meter = at.session_state["session_meter"] if "session_meter" in at.session_state else None
     assert meter is None or not meter.runs                                                   # nothing charged yet
-    choose(at, "audit_algorithm", "kplane")                                                 # no claim: not private
+    choose(at, "audit_algorithm", "kplane")                              # no claim: not private, and not counted
     preview = planned_charge(at)
-    assert len(preview) == 1 and "200" in preview[0] and "not private" in preview[0], preview
+    assert len(preview) == 1 and "200" in preview[0] and "does not count them" in preview[0], preview
+    assert "makes no privacy claim" in preview[0]
     box = next(i.value for i in at.info if "**Not private:**" in i.value)
-    assert "would list them in" in box and "makes no privacy claim" in box and "**Private" not in box
+    assert "the meter would not count them" in box and "makes no privacy claim" in box and "**Private" not in box
 
 
 SMALL = {"kind": "subspaces", "n": 150, "d": 5, "k": 2, "q": 1, "sigma": 0.05, "random_state": 0}
@@ -284,3 +288,87 @@ def test_the_privacy_box_is_about_the_audit_on_screen_not_the_controls():
     assert "**Private" in box and "one fit each, charged to" in box and "public seed" not in box
     choose(at, "audit_algorithm", "kplane")                      # controls of a non-private audit, none run
     assert privacy_box(at) == box
+
+
+def odds_captions(at):
+    return [c.value for c in at.caption if c.value.startswith(":material/casino:")]
+
+
+def test_an_odds_sentence_under_the_claimed_epsilon():
+    at = choose(page(), "audit_data", "subspaces")
+    choose(at, "audit_algorithm", "sulq_kplane")
+    (odds,) = odds_captions(at)
+    assert odds.startswith(":material/casino: ε = 1:") and "which of two possible records" in odds   # its relation
+    claimed(at).set_value(0.5)
+    at.run()
+    (odds,) = odds_captions(at)
+    assert odds.startswith(":material/casino: ε = 0.5:")
+    choose(at, "audit_algorithm", "kplane")                       # no claim (no ε): no bound
+    (odds,) = odds_captions(at)
+    assert odds.startswith(":material/casino: ε = ∞: no bound")
+
+
+def test_the_audits_verdict_is_the_librarys():
+    """One run's verdict (what each run on D and D′ spends) and the whole audit's: 2 × runs per side."""
+    from dpcore.data import load_dataset
+    ds = load_dataset(**SMALL)
+    one = audit_verdict("sulq_kplane", ds, 1.0)
+    assert one.private and one.relation == "replace_one" and one.epsilon == pytest.approx(1.0)
+    whole = audit_plan("sulq_kplane", ds, 50, 1.0)
+    assert whole.fits == 100 and whole.epsilon == pytest.approx(100.0) and whole.delta == pytest.approx(100 * one.delta)
+    assert "public seed 3" in audit_verdict("sulq_kplane", ds, 1.0, seed=3).reason
+    gibbs = audit_verdict("gibbs", ds, 1.0, {"init": "random", "n_iter": 2})
+    assert not gibbs.private and "an audit does not check" in gibbs.reason             # mixing is not checked
+    assert not audit_verdict("sulq_kmeans", ds, 1.0).private                            # no public radius: read off
+    assert not audit_verdict("kplane", ds).claim                                         # no claim: not charged
+    with pytest.raises(ValueError, match="epsilon must be empty"):
+        audit_verdict("kplane", ds, 1.0)
+    with pytest.raises(ValueError, match="epsilon must be given"):
+        audit_verdict("sulq_kplane", ds)
+
+
+def _own_data(state=None, algorithm="sulq_kplane"):
+    at = open_page("8_audit.py", spec=SMALL, timeout=180, state=state)
+    choose(at, "audit_data", "data_page")
+    choose(at, "audit_algorithm", algorithm)
+    by_key(at, "audit_trials").set_value(MIN_TRIALS)
+    return at
+
+
+def test_a_gibbs_audit_of_the_users_data_is_listed_as_not_private_and_makes_the_datasets_epsilon_infinite():
+    at = _own_data(algorithm="gibbs")
+    by_key(at, "audit_sweeps").set_value(1)
+    at.run()
+    preview = planned_charge(at)
+    assert len(preview) == 1 and "not private" in preview[0] and "an audit does not check" in preview[0], preview
+    press(at, "audit_form")
+    assert not at.error, [e.value for e in at.error]
+    (run,) = at.session_state["session_meter"].runs                   # one entry: every run on D and on D′
+    assert not run["private"] and run["fits"] == 2 * MIN_TRIALS and "an audit does not check" in run["reason"]
+    assert math.isinf(at.session_state["session_meter"].meter.headline(run["dataset"]).epsilon)
+    assert any("that are not private" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("algorithm, repro, words", [("gibbs", False, "an audit does not check"),
+                                                      ("sulq_kplane", True, "public seed")])
+def test_an_audit_of_the_users_data_that_would_not_be_private_is_refused_under_a_class_budget(algorithm, repro, words):
+    at = _own_data({"class_budget": 1000.0}, algorithm)
+    if repro:
+        by_key(at, "audit_repro").check()
+        at.run()
+    if algorithm == "gibbs":
+        by_key(at, "audit_sweeps").set_value(1)
+    press(at, "audit_form")
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "class budget" in errors[0] and "would not be private" in errors[0], errors
+    assert words in errors[0] and "audit" not in at.session_state
+    assert at.session_state["session_meter"].runs == []
+
+
+def test_an_audit_of_the_users_data_is_charged_as_it_runs_in_one_entry_within_the_budget():
+    at = _own_data({"class_budget": 1000.0})
+    press(at, "audit_form")
+    assert not at.error, [e.value for e in at.error]
+    (run,) = at.session_state["session_meter"].runs
+    assert run["private"] and run["fits"] == 2 * MIN_TRIALS and run["epsilon"] == pytest.approx(2 * MIN_TRIALS)
+    assert run["relation"] == "replace_one"

@@ -1,14 +1,16 @@
 """AppTest runs of the k-means page (pages/6_kmeans.py): one ε with several methods, one
-method at several ε side by side, the privacy box with a leaking radius, and links whose
-values lie outside the widgets' limits."""
+method at several ε side by side, the privacy box with a leaking radius, the DP-Lloyd peer
+(not private as executed) in the meter and under a class budget, the odds sentences under the
+ε inputs, old link values, and links whose values lie outside the widgets' limits."""
 import json
+import math
 import re
 
 import pytest
 
 from apptest_helpers import by_key, link_of, open_page
 from dpcore.kmeans.common import DataDerivedRadiusWarning
-from ui.kmeans import DEFAULT_EPS_SERIES, EPS_MAX, K_MAX
+from ui.kmeans import DEFAULT_EPS_SERIES, DEFAULT_METHODS, EPS_MAX, K_MAX
 
 
 def page(query=None):
@@ -56,6 +58,16 @@ def meter_runs(at):
     return at.session_state["session_meter"].runs
 
 
+def headline(at, dataset):
+    """What the server's meter says of ``dataset`` (its ε is ∞ once a run that is not private used it)."""
+    return at.session_state["session_meter"].meter.headline(dataset)
+
+
+def odds_captions(at):
+    """The odds sentences (ui.meter.epsilon_odds) on the page."""
+    return [c.value for c in at.caption if c.value.startswith(":material/casino:")]
+
+
 def test_page_runs_and_shows_objectives_ledger_and_statement():
     at = page()
     assert any("Not private" in i.value for i in at.info)
@@ -77,17 +89,23 @@ def test_page_runs_and_shows_objectives_ledger_and_statement():
     text = info_text(at)
     assert "**Private (differentially private releases):** the centres released by each private method" in text
     assert "true classes" in text and "_" not in text          # words, no attribute names
-    # every private run went into the session meter, one fit each, its noise events counted: the candidate method's
+    # every private run went into the meter, one fit each, its noise events counted: the candidate method's
     # candidate set, its T + 1 local swaps and its noisy means; SuLQ's 20 noisy Lloyd steps; one for
-    # sample-aggregate; the LSH coreset's counts (a +1 and a −1 at each of its 20 levels under
-    # replacement) and its leaf sums; all four for one row replaced
+    # sample-aggregate; one joint release for the LSH coreset (its counts and leaf sums calibrated together);
+    # all four for one row replaced
     runs = meter_runs(at)
     assert [r["relation"] for r in runs] == ["replace_one"] * 4 and all(r["private"] for r in runs)
+    assert [r["method"] for r in runs] == DEFAULT_METHODS                 # one name per method: the catalogue's
     cand, sulq, sa, lsh = (r["events"] for r in runs)
-    assert cand >= 1 + 3 + 1 and sulq == 20 and sa == 1 and lsh == 2 * 20 + 1
+    assert cand >= 1 + 3 + 1 and sulq == 20 and sa == 1 and lsh == 1
+    # the LSH coreset's joint release: a +1 and a −1 count at each of its 20 levels under replacement, and the sums
+    (joint,) = at.session_state["kmeans_result"]["verdicts"][3].events
+    assert joint.kind == "joint" and [(p.kind, p.count) for p in joint.parts] == [("discrete_laplace", 2 * 20),
+                                                                                  ("gaussian", 1)]
     meter = at.session_state["session_meter"]
-    assert meter.n_events(runs[0]["dataset"]) == cand + sulq + sa + lsh and meter.n_fits(runs[0]["dataset"]) == 4
+    assert meter.n_fits(runs[0]["dataset"]) == 4
     assert meter.private_total(runs[0]["dataset"])[0] == pytest.approx(4.0)
+    assert headline(at, runs[0]["dataset"]).epsilon == pytest.approx(4.0)
 
 
 def expect_refused(at, key, words, before, n_runs):
@@ -117,7 +135,7 @@ def test_bad_input_shows_error_once_and_keeps_previous_result():
     by_key(at, "km_share_localswap").set_value(0.1)
     by_key(at, "km_methods").set_value([])
     expect_refused(at, RUN, "methods must contain", before, n_runs)
-    by_key(at, "km_methods").set_value(["candidate"])
+    by_key(at, "km_methods").set_value(["candidate_kmeans"])
     by_key(at, "km_eps_list").set_value([])
     expect_refused(at, SIDE_BY_SIDE, "choose 1 to 4 values", before, n_runs)
 
@@ -166,7 +184,7 @@ def test_epsilon_side_by_side_one_panel_per_epsilon_and_one_meter_entry_each():
 
 def test_the_lsh_peer_from_a_link_side_by_side_through_the_catalogue():
     at = page(query={"km_eps_method": "LSH coreset (Google 2021)", "km_eps_list": ["1", "100"]})
-    assert not at.warning and by_key(at, "km_eps_method").value == "lsh"
+    assert not at.warning and by_key(at, "km_eps_method").value == "lsh_coreset"
     set_small_mixture(at)
     button(at, SIDE_BY_SIDE).click()
     at.run()
@@ -233,7 +251,7 @@ def test_bad_list_values_in_a_link_warn():
     warnings = " ".join(w.value for w in at.warning)
     assert "km_eps_list" in warnings and "km_methods" in warnings
     assert by_key(at, "km_eps_list").value == DEFAULT_EPS_SERIES
-    assert by_key(at, "km_methods").value == ["candidate", "sulq", "sample_aggregate", "lsh"]
+    assert by_key(at, "km_methods").value == DEFAULT_METHODS
     # a list with one good value: Streamlit's binding keeps the good one (it seeds from the link as
     # loaded, whatever check_link removed), the warning names the parameter; 0.3 is never used
     at = page(query={"km_eps_list": ["0.3", "1"]})
@@ -246,7 +264,37 @@ def test_link_values_inside_the_limits_are_used():
     assert not at.warning
     assert by_key(at, "km_eps").value == 0.5
     assert by_key(at, "km_eps_list").value == [0.01, 100.0]
-    assert by_key(at, "km_eps_method").value == "sulq"
+    assert by_key(at, "km_eps_method").value == "sulq_kmeans"
+
+
+def test_old_link_values_still_open_as_the_catalogue_names():
+    """Links made when the comparison had its own keys ("candidate", "sulq", "sample_aggregate", "lsh")."""
+    at = page(query={"km_methods": ["candidate", "sulq", "lsh"], "km_eps_method": "sample_aggregate"})
+    assert not at.warning, [w.value for w in at.warning]
+    assert by_key(at, "km_methods").value == ["candidate_kmeans", "sulq_kmeans", "lsh_coreset"]
+    assert by_key(at, "km_eps_method").value == "sa_kmeans"
+    link = link_of(at)                                       # the link now carries the labels
+    assert link["km_methods"] == ["candidate set + local swaps", "SuLQ k-means", "LSH coreset (Google 2021)"]
+    assert link["km_eps_method"] == "sample and aggregate"
+    at = page(query={"km_methods": ["sulq_kmeans", "dplloyd"], "km_eps_method": "candidate_kmeans"})  # the names
+    assert not at.warning and by_key(at, "km_methods").value == ["sulq_kmeans", "dplloyd"]
+
+
+def test_an_odds_sentence_under_every_epsilon_input():
+    at = page()
+    odds = odds_captions(at)
+    # the run's ε (1), then the smallest and largest ε side by side (0.1 and 100)
+    assert len(odds) == 3, odds
+    assert odds[0].startswith(":material/casino: ε = 1:") and "which of two possible records" in odds[0]
+    assert odds[1].startswith(":material/casino: ε = 0.1:") and odds[2].startswith(":material/casino: ε = 100:")
+    by_key(at, "km_eps").set_value(2.0)
+    by_key(at, "km_eps_list").set_value([0.5])
+    by_key(at, "km_methods").set_value([])          # a refused Run commits the form; nothing runs
+    button(at, RUN).click()
+    at.run()
+    odds = odds_captions(at)
+    assert len(odds) == 2, odds                      # one ε side by side: one sentence
+    assert odds[0].startswith(":material/casino: ε = 2:") and odds[1].startswith(":material/casino: ε = 0.5:")
 
 
 def test_side_by_side_with_a_public_seed_is_not_private_and_repeats():
@@ -273,7 +321,7 @@ def test_link_round_trip_restores_dataset_and_side_by_side_controls():
     at = page()
     set_small_mixture(at)
     by_key(at, "km_eps_list").set_value([0.05, 50.0])
-    by_key(at, "km_eps_method").set_value("sulq")
+    by_key(at, "km_eps_method").set_value("sulq_kmeans")
     by_key(at, "km_eps").set_value(2.0)
     button(at, RUN).click()
     at.run()
@@ -285,7 +333,7 @@ def test_link_round_trip_restores_dataset_and_side_by_side_controls():
     for key in ("km_n", "km_d", "km_comp", "km_k", "km_eps"):
         assert by_key(again, key).value == by_key(at, key).value, key
     assert by_key(again, "km_eps_list").value == [0.05, 50.0]
-    assert by_key(again, "km_eps_method").value == "sulq"
+    assert by_key(again, "km_eps_method").value == "sulq_kmeans"
 
 
 # ----------------------------------------------------------------------------- real digits
@@ -308,7 +356,7 @@ def test_page_runs_on_the_digits_with_their_public_radius(monkeypatch):
     assert not at.exception
     assert by_key(at, "km_radius").value == 8.0 and by_key(at, "km_k").value == 10
     assert any("Λ = 8" in c.value for c in at.caption)
-    by_key(at, "km_methods").set_value(["candidate", "sulq"])
+    by_key(at, "km_methods").set_value(["candidate_kmeans", "sulq_kmeans"])
     button(at, RUN).click()
     at.run()
     assert not at.exception and not at.error
@@ -316,3 +364,71 @@ def test_page_runs_on_the_digits_with_their_public_radius(monkeypatch):
     assert len(ratios) == 3                                       # two private methods and k-means++
     runs = meter_runs(at)
     assert len(runs) == 2 and all(r["private"] for r in runs) and all("digits" in r["dataset"] for r in runs)
+
+
+# ----------------------------------------------------------------------------- the DP-Lloyd peer, the class budget
+def test_a_dplloyd_run_is_listed_as_not_private_and_the_datasets_epsilon_is_infinite():
+    """diffprivlib's DP-Lloyd is private on paper only (floating-point noise): its verdict says so,
+    beside Run before the run, in the table, the box and the meter (the dataset's ε is ∞ after it)."""
+    at = page()
+    set_small_mixture(at)
+    by_key(at, "km_methods").set_value(["candidate_kmeans", "dplloyd"])
+    by_key(at, "km_eps_list").set_value([1.0])
+    button(at, SIDE_BY_SIDE).click()         # (a refused or finished run commits the form: the plan follows)
+    at.run()
+    assert not at.exception and not at.error
+    beside = [c.value for c in at.caption if "would NOT be private" in c.value]
+    assert len(beside) == 1 and "DP-Lloyd" in beside[0] and "floating-point" in beside[0], beside
+    name = meter_runs(at)[0]["dataset"]
+    assert math.isfinite(headline(at, name).epsilon)                         # side by side: the candidate set only
+    button(at, RUN).click()
+    at.run()
+    assert not at.exception and not at.error
+    table = result_table(at)
+    assert list(table["private"]) == ["—", "yes", "NO"]
+    runs = [r for r in meter_runs(at) if "side by side" not in r["label"]]
+    assert [(r["method"], r["private"], r["relation"]) for r in runs] == [
+        ("candidate_kmeans", True, "replace_one"), ("dplloyd", False, "add_remove")]
+    assert "floating-point" in runs[1]["reason"]
+    h = headline(at, name)
+    assert math.isinf(h.epsilon) and h.private_epsilon == pytest.approx(2.0) and h.nonprivate_fits == 1
+    box = next(i.value for i in at.info if "**Private" in i.value)
+    private_line, not_private_line = box.split("\n\n")[0], next(x for x in box.split("\n\n") if "**Not private" in x)
+    assert "candidate set + local swaps" in private_line and "DP-Lloyd" not in private_line
+    assert "DP-Lloyd (diffprivlib) — not private as executed" in not_private_line
+    assert any("1 not private" in h.value for h in at.subheader)
+
+
+@pytest.mark.parametrize("setup, words", [
+    ({"km_methods": ["candidate_kmeans", "dplloyd"]}, "DP-Lloyd (diffprivlib), ε = 1 would not be private"),
+    ({"km_leak": True}, "radius"),
+])
+def test_a_run_that_would_not_be_private_is_refused_under_a_class_budget(setup, words):
+    at = open_page("6_kmeans.py", state={"class_budget": 50.0})
+    set_small_mixture(at)
+    for key, value in setup.items():
+        by_key(at, key).set_value(value)
+    button(at, RUN).click()
+    at.run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "class budget" in errors[0] and words in errors[0], errors
+    assert meter_runs(at) == [] and "kmeans_result" not in at.session_state        # nothing ran, nothing charged
+    by_key(at, "km_methods").set_value(["candidate_kmeans"])                       # private runs may still run
+    by_key(at, "km_leak").uncheck()
+    button(at, RUN).click()
+    at.run()
+    assert not at.error and [r["private"] for r in meter_runs(at)] == [True]
+
+
+def test_a_public_seed_is_refused_under_a_class_budget():
+    at = open_page("6_kmeans.py", state={"class_budget": 50.0})
+    set_small_mixture(at)
+    by_key(at, "km_repro").check()
+    at.run()
+    by_key(at, "km_eps_list").set_value([1.0])
+    button(at, SIDE_BY_SIDE).click()
+    at.run()
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "class budget" in errors[0] and "public seed" in errors[0], errors
+    assert meter_runs(at) == []

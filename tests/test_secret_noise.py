@@ -44,7 +44,7 @@ def meter(at):
 
 
 # ----------------------------------------------------------------------------- Cluster page
-@pytest.mark.parametrize("method", ["sa", "sulq"])
+@pytest.mark.parametrize("method", ["sample_aggregate", "sulq_kplane"])
 def test_cluster_default_runs_differ_and_share_no_seed(method):
     at = open_page("3_cluster.py", spec=SMALL)
     by_key(at, "cl_method").set_value(method)
@@ -63,7 +63,7 @@ def test_cluster_default_runs_differ_and_share_no_seed(method):
 
 def test_cluster_reproducible_run_is_not_private_and_not_counted():
     at = open_page("3_cluster.py", spec=SMALL)
-    by_key(at, "cl_method").set_value("sulq")
+    by_key(at, "cl_method").set_value("sulq_kplane")
     at.run()
     by_key(at, "cl_repro").check()
     at.run()
@@ -110,7 +110,7 @@ def kmeans_sulq_run(at):
     by_key(at, "km_data").set_value("gaussians")
     at.run()
     by_key(at, "km_n").set_value(600)
-    by_key(at, "km_methods").set_value(["sulq"])
+    by_key(at, "km_methods").set_value(["sulq_kmeans"])
     click(at, by_key(at, "km_run"))
 
 

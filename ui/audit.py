@@ -18,13 +18,18 @@ Decisions
   synthetic, nothing of the user's). An audit of the Data page's dataset runs the method
   2 × runs-per-side times on the user's data: every run on D and on D′ (a neighbour of D: one
   record added, removed or replaced, or one count changed — a release about the same people)
-  is one fit, charged to that dataset's meter at the claimed ε in the method's relation, as the
-  runs finish (:class:`AuditCharge`; a stopped audit has paid for the runs it finished), all in
-  ONE meter entry per audit (its fits add up), or the audit is refused before it starts when
-  the class budget would be exceeded. The planned charge is shown beside the Run button
-  (:meth:`AuditCharge.preview`). With a public seed, a non-private algorithm or start, a radius
-  read off the data, or Gibbs (its ε holds once its chain has mixed, which an audit does not
-  check) the runs are listed in the meter as not private, with the reason.
+  is one fit, charged to that dataset's meter as the runs finish (:class:`AuditCharge`; a
+  stopped audit has paid for the runs it finished), all in ONE meter entry per audit (its fits
+  add up), or the audit is refused before it starts when the class budget would be exceeded.
+  What one run spends and whether it is private is the library's verdict
+  (:func:`dpcore.lab.audit.runners.audit_verdict`: the estimator's plan in the context of an
+  audit, which does not check a chain's mixing); the whole audit's plan is that verdict × 2 ×
+  runs per side (:func:`dpcore.lab.audit.runners.audit_plan`), and each finished piece is
+  charged as the verdict × the runs it finished. The planned charge is shown beside the Run
+  button (:meth:`AuditCharge.preview`). A run that is not private (a public seed, a non-private
+  start, a radius read off the data, float noise, Gibbs' unchecked mixing) is listed in the
+  meter as not private, with the verdict's reasons, and refused under a class budget; a method
+  without a privacy claim is not charged.
 - **What the charge covers.** The releases of the runs are charged; what the page shows (the
   per-run statistics, histograms and CSV exports) is computed from the raw data of D and D′
   as well (e.g. distances to the user's real first row) and is not private
@@ -40,12 +45,12 @@ import uuid
 import pandas as pd
 import streamlit as st
 
-from dpcore.lab.audit import (ALL_NEIGHBOURS, AUDIT_SETS, MIN_TRIALS, NEIGHBOUR_RELATION, RELATIONS, STATISTIC_HELP,
-                              audit_delta, claimed_relation)
+from dpcore.lab.audit import ALL_NEIGHBOURS, AUDIT_SETS, MIN_TRIALS, NEIGHBOUR_RELATION, RELATIONS, STATISTIC_HELP
+from dpcore.lab.audit import audit_verdict
 from dpcore.lab.methods import METHODS, get_method
 from dpcore.plots.audit import audit_histograms
-from dpcore.privacy import PrivacyEvent
-from ui.common import format_epsilon, gibbs_unchecked, planned, record_run, relation_words, show_chart
+from ui.common import show_chart
+from ui.meter import format_epsilon, relation_words, reserve
 from ui.seeds import MAX_SEED
 from ui.share import as_int, one_of
 
@@ -60,6 +65,10 @@ MAX_GIBBS_SWEEP_RUNS = 200_000
 DATA_PAGE = "data_page"
 INITS = {"random": "random (private)", "kplane": "k-plane (NOT private)"}
 CONFIDENCES = [0.9, 0.95, 0.99]
+#: the methods whose audit is a chain's: the page draws their sweeps and start, bounds their length
+#: (:func:`check_audit_size`) and explains what ε̂ means for a chain that may not have mixed (whether
+#: their runs are private is the library's verdict, not this list's)
+CHAINS = ("gibbs",)
 #: the smallest claimed ε the page takes (as the k-means and co-clustering pages; dpcore wants > 0)
 EPS_MIN = 0.001
 #: the audit sets first (the default: public data, nothing of the user's is released), the Data page's dataset last
@@ -101,7 +110,7 @@ URL_FIELDS = {"audit_data": one_of(SOURCES, source_label), "audit_algorithm": on
 
 def check_audit_size(name, trials, params):
     """The page's bound on a Gibbs audit's length (runs per side × sweeps); ValueError naming both."""
-    if name != "gibbs":
+    if name not in CHAINS:
         return
     sweeps = int(params.get("n_iter", 1))
     if int(trials) * sweeps > MAX_GIBBS_SWEEP_RUNS:
@@ -118,101 +127,105 @@ def audit_seed_words(seed, own_data=False) -> str:
         "; on your data its runs are NOT private, and the meter lists them so)" if own_data else ")")
 
 
-#: why an audit's Gibbs runs are listed as not private (the Gibbs page checks mixing, an audit does not)
-GIBBS_REASON = gibbs_unchecked("an audit")
+def run_label(name):
+    """The meter's label of an audit's runs."""
+    return f"audit of {algorithm_label(name)}: runs on D and on D′ (a neighbour of D)"
 
 
-def runs_private(name, ds, params, seed):
-    """(private, reason) of an audit's runs on the user's dataset ``ds``, for the meter."""
-    if not get_method(name).private:
-        return False, f"{algorithm_label(name)} makes no privacy claim: its runs protect nobody"
-    if seed is not None:
-        return False, f"public seed {seed} (reproducible mode)"
-    if name == "gibbs":
-        start = params.get("init", "random")
-        return False, GIBBS_REASON + ("" if start == "random" else f"; and its chains start from the non-private "
-                                                                   f"{start} solution")
-    if name == "dpnmf" and params.get("init") == "nndsvd":
-        return False, "DPNMF's NNDSVD start reads the raw documents"
-    if get_method(name).family == "kmeans" and "radius" not in params and "public_radius" not in ds.extras:
-        return False, "the radius is read off the data (radius='data'): no public radius for this dataset"
-    return True, ""
-
-
-class AuditCharge:
-    """Charges an audit of the user's dataset to its meter as the runs finish: each run on D and on
-    D′ is one fit (one release) at the claimed (ε, δ) in the method's relation (or a non-private
-    fit, listed apart with the reason). All of an audit's charges go to ONE meter entry (its
-    ``entry`` id), whose fits add up."""
-
-    def __init__(self, name, ds, params, epsilon, seed, trials):
-        self.dataset = ds.name
-        self.private, self.reason = runs_private(name, ds, params, seed)
-        self.relation = claimed_relation(name) or "replace_one"
-        self.epsilon = float(epsilon) if epsilon is not None and get_method(name).private else 0.0
-        self.delta = audit_delta(name, ds, params) if self.epsilon else 0.0
-        self.trials = int(trials)
-        self.label = f"audit of {algorithm_label(name)}: runs on D and on D′ (a neighbour of D)"
-        self.entry = f"audit-{uuid.uuid4().hex}"
-        self.charged = 0
-
-    def plan(self):
-        """The planned fits (for the class budget): 2 × runs per side, if they will be counted."""
-        return [planned(self.epsilon, self.delta, self.relation, count=2 * self.trials)] if self.private else []
-
-    def preview(self):
-        """What Run will charge, in the meter's words (shown beside the button)."""
-        n = 2 * self.trials
-        head = f"Running this audit on **{self.dataset}** "
-        if not self.private:
-            return (head + f"makes 2 × {self.trials:,} = {n:,} fits on your data; the meter lists them as not private "
-                    f"({self.reason}): nothing is counted.")
-        delta = f", δ = {self.delta:.3g} each" if self.delta else ""
-        return (head + f"charges 2 × {self.trials:,} = {n:,} fits at ε = {format_epsilon(self.epsilon)} each{delta} "
-                f"(ε = {format_epsilon(n * self.epsilon)} in all for {relation_words(self.relation)}), to its privacy "
-                "meter as the runs finish: a stopped audit has paid for the runs it finished.")
-
-    def charge(self, done):
-        """Record the fits finished since the last call (``done``: runs so far, both sides) in the
-        audit's one meter entry."""
-        new = int(done) - self.charged
-        if new <= 0:
-            return
-        record_run([PrivacyEvent.approx_dp(self.epsilon, self.delta, count=new)], self.label, private=self.private,
-                   reason=self.reason, dataset=self.dataset, relation=self.relation, fits=new, entry=self.entry)
-        self.charged = int(done)
-
-
-def charge_preview(name, ds, params, epsilon, seed, trials):
-    """:meth:`AuditCharge.preview` for the page's current controls, or None when they cannot be run
-    (no claimed ε > 0 for a private algorithm, or a parameter dpcore refuses: Run says why)."""
+def verdict_or_none(name, ds, params, epsilon, seed):
+    """The library's verdict of one run of an audit with these controls
+    (:func:`dpcore.lab.audit.runners.audit_verdict`), or None when they cannot run (no claimed
+    ε ≥ :data:`EPS_MIN` for a private algorithm, or a parameter dpcore refuses: Run says why)."""
     if get_method(name).private and (epsilon is None or not epsilon >= EPS_MIN):
         return None
     try:
-        return AuditCharge(name, ds, params, epsilon, seed, trials).preview()
+        return audit_verdict(name, ds, epsilon, params, seed, label=run_label(name))
     except ValueError:
         return None
 
 
+class AuditCharge:
+    """Charges an audit of the user's dataset to its meter as the runs finish, as the library's
+    verdict of one run says (``verdict``: :func:`dpcore.lab.audit.runners.audit_verdict`): each
+    run on D and on D′ is one fit. All of an audit's charges go to ONE meter entry (its
+    ``entry`` id), whose fits add up. Use it as a context manager around the audit: entering
+    reserves the whole audit's plan (the verdict × 2 × runs per side) against the class budget
+    (a ValueError in the budget's words refuses it before any run), leaving gives back what was
+    not charged."""
+
+    def __init__(self, verdict, ds, trials):
+        self.verdict, self.dataset, self.trials = verdict, ds, int(trials)
+        self.entry = f"audit-{uuid.uuid4().hex}"
+        self.charged = 0
+        self._reservation = None
+
+    @property
+    def plan(self):
+        """The whole audit's planned verdict: 2 × runs per side fits."""
+        return self.verdict.times(2 * self.trials)
+
+    def __enter__(self):
+        self._reservation = reserve([self.plan], self.dataset)
+        return self
+
+    def __exit__(self, *exc):
+        if self._reservation is not None:
+            self._reservation.release()
+            self._reservation = None
+        return False
+
+    def preview(self):
+        """What Run will charge, in the meter's words (shown beside the button)."""
+        n, v = 2 * self.trials, self.verdict
+        head = f"Running this audit on **{self.dataset.name}** makes 2 × {self.trials:,} = {n:,} fits on your data"
+        if not v.claim:
+            return head + f"; the meter does not count them ({v.reason})."
+        if not v.private:
+            return (head + f"; the meter lists them as not private ({v.reason}): the dataset's ε becomes ∞, and a "
+                    "class budget refuses the audit.")
+        delta = f", δ = {v.delta:.3g} each" if v.delta else ""
+        return (head.replace(" makes ", " charges ") + f" at ε = {format_epsilon(v.epsilon)} each{delta} (ε = "
+                f"{format_epsilon(self.plan.epsilon)} in all for {relation_words(v.relation)}), to its privacy "
+                "meter as the runs finish: a stopped audit has paid for the runs it finished.")
+
+    def charge(self, done):
+        """Charge the fits finished since the last call (``done``: runs so far, both sides) to the
+        audit's one meter entry: the verdict of one run × the new runs."""
+        new = int(done) - self.charged
+        if new <= 0 or self._reservation is None:
+            return
+        self._reservation.charge(self.verdict.times(new), entry=self.entry)
+        self.charged = int(done)
+
+
+def charge_preview(verdict, ds, trials):
+    """:meth:`AuditCharge.preview` for the page's current controls' verdict, or None (no verdict:
+    the controls cannot run)."""
+    return None if verdict is None else AuditCharge(verdict, ds, trials).preview()
+
+
 def charge_words(out):
-    """What an audit of the user's dataset cost, in the meter's words."""
-    n = 2 * int(out["res"].stats_a.size)
-    if out.get("charged_private"):
+    """What an audit of the user's dataset cost, in the meter's words (its stored verdict)."""
+    n, v = 2 * int(out["res"].stats_a.size), out["verdict"]
+    if not v.claim:
+        return f"Not counted in {out['dataset']}'s privacy meter ({n:,} fits): {v.reason}."
+    if v.private:
         return (f"Charged to {out['dataset']}'s privacy meter, as one entry: {n:,} fits ({n // 2:,} runs on D and "
                 f"{n // 2:,} on D′, a neighbour of D), each a release at the claimed ε = "
                 f"{out['res'].nominal_epsilon:g}.")
     return (f"Listed in {out['dataset']}'s privacy meter, as one entry, as {n:,} fits that are not private: "
-            f"{out['charge_reason']}.")
+            f"{v.reason}.")
 
 
-def privacy_parts(own_data, private, reason, dataset, planned=False):
+def privacy_parts(own_data, private, reason, dataset, planned=False, claim=True):
     """(private, not private, caveats) of the page's privacy box: on the user's data the runs'
     releases are charged (or listed as not private) while everything shown is computed from the
     raw data of D and D′ too; on the audit sets nothing of the user's is involved.
 
-    The box is about the audit on screen: pass what it was charged as (its stored ``own_data``,
-    ``charged_private``, ``charge_reason`` and dataset). ``planned``: no audit is on screen, the
-    box speaks of what an audit with the current settings would do."""
+    The box is about the audit on screen: pass what its verdict said (its stored ``own_data``,
+    the verdict's ``private``, ``reason`` and ``claim``, and the dataset). ``planned``: no audit is on
+    screen, the box speaks of what an audit with the current settings would do. ``claim``
+    False: the method makes no privacy claim, and the meter does not count its runs."""
     would = "an audit with these settings would " if planned else ""
     if not own_data:
         what = "everything an audit with these settings would show" if planned else "everything this page shows"
@@ -231,6 +244,9 @@ def privacy_parts(own_data, private, reason, dataset, planned=False):
                  "entry); the page never shows the releases themselves"], [shown],
                 ["Audit the public audit sets instead when you can: an audit of your data spends 2 × runs per side "
                  "times the claimed ε."])
+    if not claim:
+        counted = "the meter would not count them" if planned else "not counted by the meter"
+        return [], [f"{runs}: not private ({reason}); {counted}", shown], []
     listed = f"{would}list them in" if planned else "listed in"
     return [], [f"{runs}: {listed} {dataset}'s privacy meter as not private ({reason})", shown], []
 
@@ -248,6 +264,7 @@ def draw_result(out, stage):
     """Draw a stored audit: the bound and verdict, the histograms, the rates and the downloads.
     ``stage`` ("previous" or "final") keeps the keys of two drawings in one run apart."""
     res = out["res"]
+    claimed = out.get("relation")         # the relation the method's ε is stated for (its verdict's)
     st.subheader(f"{algorithm_label(out['name'])} on {out['dataset']}")
     c1, c2, c4 = st.columns(3)          # the verdict is the box below (a metric cut it off)
     c1.metric("ε̂ (lower bound)", f"{res.epsilon_lower:.3g}", help=f"holds with {res.confidence:.0%} confidence")
@@ -283,14 +300,13 @@ def draw_result(out, stage):
                f"δ used in the bound {res.delta:.2g}; rates with two-sided {res.confidence:.0%} Clopper–Pearson "
                f"intervals. Neighbour: {ALL_NEIGHBOURS[out['neighbour']]} — audited relation: "
                f"{RELATIONS[NEIGHBOUR_RELATION[out['neighbour']]]}"
-               + ("." if res.claimed_relation is None else
-                  " (the claimed one)." if res.relation_is_claimed else
-                  f", NOT the claimed {RELATIONS[res.claimed_relation]}.")
+               + ("." if claimed is None else " (the claimed one)." if res.relation == claimed else
+                  f", NOT the claimed {RELATIONS[claimed]}.")
                + f" Statistic: {STATISTIC_HELP[out['statistic']]}. Seed: "
                f"{audit_seed_words(out.get('seed'), out.get('own_data', False))}.")
     if out.get("own_data"):
         st.caption(charge_words(out))
-    if out["name"] == "gibbs":
+    if out["name"] in CHAINS:
         start = out["params"].get("init", "random")
         sweeps = out["params"].get("n_iter")
         if start != "random":
@@ -305,7 +321,7 @@ def draw_result(out, stage):
                          "statistic": list(res.stats_a) + list(res.stats_b)})
     summary = pd.DataFrame([{
         "algorithm": out["name"], "dataset": out["dataset"], "neighbour": out["neighbour"],
-        "audited relation": res.relation, "claimed relation": res.claimed_relation,
+        "audited relation": res.relation, "claimed relation": claimed,
         "statistic": out["statistic"], "params": str(out["params"]), "claimed epsilon": res.nominal_epsilon,
         "epsilon lower bound": res.epsilon_lower, "point estimate": res.epsilon_point,
         "ceiling": res.epsilon_ceiling, "verdict": res.verdict, "tpr": res.tpr, "fpr": res.fpr,

@@ -7,12 +7,22 @@ Decisions
 - Every limit is defined once here and used by the widget and by the link's parser, so a
   link cannot carry a value the widget or the estimator would refuse (``km_eps=inf`` is
   refused with a warning at load).
+- Methods are named by their catalogue names (:data:`dpcore.lab.compare.METHODS`), in the
+  widgets, the presets and the links; a link made with the comparison's old keys ("candidate",
+  "sulq", "sample_aggregate", "lsh") still opens (:data:`dpcore.lab.compare.OLD_KEYS`).
 - "ε side by side" runs ONE private method at 1-4 values of ε taken from a fixed ladder
   (:data:`EPS_LADDER`, inside the ε widget's limits: a choice from a list cannot be out of
   range or unparsable), each run with every other setting of the form. Each run is a
-  release on the same data: each is recorded in the session meter and the box adds them up
+  release on the same data: each is charged to the meter and the box adds them up
   (sequential composition). The panels' ratios all use ONE k-means++ reference (the first
   run's), so that their denominators agree.
+- Nothing here decides whether a run is private or what it spends. Before a run, the library
+  plans it (:func:`dpcore.lab.compare.plan_comparison`: one verdict per release); the plans are
+  reserved against the class budget (:func:`ui.meter.reserve`, which refuses a run that would
+  not be private under a budget); after it every fitted run is judged
+  (:func:`dpcore.lab.verdicts.judge_run`) and its verdict charged. A radius read off the data,
+  a public seed and the DP-Lloyd peer's floating-point noise all come out of the verdicts; the
+  privacy boxes, tables and headings follow the stored verdicts.
 - Results are drawn newest first into slots created before the run starts, and drawn there
   before the run too: Streamlit's Stop then leaves the previous results on screen.
 """
@@ -24,12 +34,13 @@ import numpy as np
 import streamlit as st
 
 from dpcore.kmeans.candidate import stage_explanations
-from dpcore.lab.compare import CATALOGUE_NAMES, METHODS, MethodResult, compare_methods
-from dpcore.lab.methods import get_method
+from dpcore.lab.compare import METHODS, OLD_KEYS, MethodResult, compare_methods, method_name, plan_comparison
+from dpcore.lab.verdicts import judge_run
 from dpcore.plots.kmeans import budget_bars, candidate_view, centres_scatter, epsilon_panels, objective_bars
 from dpcore.preprocessing import normalize_rows
 from dpcore.privacy import basic_composition
-from ui.common import dataset_from_spec, planned, privacy_statement, record_estimator, show_chart, show_ledger
+from ui.common import dataset_from_spec, privacy_statement, show_chart, show_ledger
+from ui.meter import reserve
 from ui.pickers import PICKERS, picker_url_fields
 from ui.seeds import MAX_SEED, seed_caveat, seed_label
 from ui.share import Preset, as_bool, as_float, as_int, list_of, one_of, snippet_expander
@@ -48,9 +59,9 @@ K_MAX = 200
 assert all(EPS_MIN <= e <= EPS_MAX for e in EPS_LADDER) and set(DEFAULT_EPS_SERIES) <= set(EPS_LADDER)
 
 
-def method_label(key):
+def method_label(name):
     """A method's name as the widgets show it (and the link carries it)."""
-    return METHODS[key][0]
+    return METHODS[name][0]
 
 
 def eps_label(eps):
@@ -61,17 +72,19 @@ def eps_label(eps):
 URL_FIELDS = {
     **picker_url_fields("km_data", "points", "km"),     # the dataset picker's inputs, with its own limits
     "km_k": as_int(1, K_MAX), "km_eps": as_float(EPS_MIN, EPS_MAX), "km_delta": as_float(DELTA_MIN, DELTA_MAX),
-    "km_radius": as_float(RADIUS_MIN, RADIUS_MAX), "km_methods": list_of(METHODS, method_label),
+    "km_radius": as_float(RADIUS_MIN, RADIUS_MAX), "km_methods": list_of(METHODS, method_label, OLD_KEYS),
     "km_leak": as_bool, "km_seed": as_int(0, MAX_SEED),
-    "km_eps_list": list_of(EPS_LADDER, eps_label), "km_eps_method": one_of(METHODS, method_label),
+    "km_eps_list": list_of(EPS_LADDER, eps_label), "km_eps_method": one_of(METHODS, method_label, OLD_KEYS),
 }
+#: the methods a Run uses by default (DP-Lloyd is a peer that is not private as executed: chosen, not default)
+DEFAULT_METHODS = ["candidate_kmeans", "sulq_kmeans", "sa_kmeans", "lsh_coreset"]
 
 PRESETS = {
     "64 Gaussians in R^100 (§7: n = 20,000, k = 16, ε = 1)": Preset(
         {"km_data": "gaussians", "km_n": 20_000, "km_d": 100, "km_comp": 64, "km_sigma": 0.1, "km_dseed": 0,
          "km_k": 16, "km_eps": 1.0, "km_delta": 1e-6, "km_radius": 14.0, "km_leak": False,
-         "km_methods": ["candidate", "sulq", "sample_aggregate", "dplloyd", "lsh"],
-         "km_eps_list": [0.01, 0.1, 1.0, 10.0], "km_eps_method": "candidate"},
+         "km_methods": ["candidate_kmeans", "sulq_kmeans", "sa_kmeans", "dplloyd", "lsh_coreset"],
+         "km_eps_list": [0.01, 0.1, 1.0, 10.0], "km_eps_method": "candidate_kmeans"},
         # The numbers below: dpcore.lab.compare.compare_methods (Run) and ui.kmeans.epsilon_series (side by
         # side) on this preset's data and form, root seeds 0-29 (the run_seed recipe), min-max over the 30 runs.
         # Time of Run in headless Chromium (tests/browser/stdriver.py press_timed, click until drawn): 5.9 s in a
@@ -81,14 +94,17 @@ PRESETS = {
         about="The paper's synthetic data (scaled to seconds). Objective ÷ k-means++ in 30 of our runs: 1.24–1.34 "
               "for the candidate set, 1.35–1.45 for SuLQ, 8.4–8.9 for sample-and-aggregate, 2.8–6 for DP-Lloyd, and "
               "1.13–1.23 for the LSH coreset, today's practical peer (not in the paper): here it beats the paper's "
-              "method. Λ = 14 comes from the generator. Side by side: the candidate set from ε = 0.01 (noise wins, "
-              "6.7–8.9) to ε = 10 (1.06–1.15). Run fits five methods on 20,000 points in R^100: about 6 s on a "
-              "quiet 2-core laptop, 15–40 s on a busy one (a class on one server). The paper's Fig. 2 (objective against k "
-              "and ε, every method) is precomputed on the Paper figures page."),
+              "method. DP-Lloyd (diffprivlib) is private on paper only: its floating-point noise is not private as "
+              "executed, so the meter lists its run as not private (the dataset's ε becomes ∞) and a class budget "
+              "refuses it (deselect it there). Λ = 14 comes from the generator. Side by side: the candidate set from "
+              "ε = 0.01 (noise wins, 6.7–8.9) to ε = 10 (1.06–1.15). Run fits five methods on 20,000 points in R^100: "
+              "about 6 s on a quiet 2-core laptop, 15–40 s on a busy one (a class on one server). The paper's Fig. 2 "
+              "(objective against k and ε, every method) is precomputed on the Paper figures page."),
     "ε side by side: 8 Gaussians in R^50, ε = 0.1 to 100": Preset(
         {"km_data": "gaussians", "km_n": 5000, "km_d": 50, "km_comp": 8, "km_sigma": 0.1, "km_dseed": 0,
          "km_k": 8, "km_eps": 1.0, "km_delta": 1e-6, "km_radius": 10.0, "km_leak": False,
-         "km_methods": ["candidate", "sulq"], "km_eps_list": DEFAULT_EPS_SERIES, "km_eps_method": "candidate"},
+         "km_methods": ["candidate_kmeans", "sulq_kmeans"], "km_eps_list": DEFAULT_EPS_SERIES,
+         "km_eps_method": "candidate_kmeans"},
         # The numbers below: ui.kmeans.epsilon_series on this preset's data and form (default projection
         # dimension and budget split), root seeds 0-199 through the one seed recipe (dpcore.lab.methods.run_seed),
         # objective ÷ the first run's k-means++; 10th-90th percentile, then min-max over the 200 runs:
@@ -104,12 +120,13 @@ PRESETS = {
     "The leaking radius (Λ read off the data)": Preset(
         {"km_data": "gaussians", "km_n": 5000, "km_d": 50, "km_comp": 8, "km_sigma": 0.1, "km_dseed": 0,
          "km_k": 8, "km_eps": 1.0, "km_delta": 1e-6, "km_leak": True,
-         "km_methods": ["candidate", "sulq"], "km_eps_list": DEFAULT_EPS_SERIES, "km_eps_method": "candidate"},
+         "km_methods": ["candidate_kmeans", "sulq_kmeans"], "km_eps_list": DEFAULT_EPS_SERIES,
+         "km_eps_method": "candidate_kmeans"},
         about="What a careless user does: Λ = max ‖x‖. The runs are then not private, at any ε; the page says so."),
     "Yale B faces, 5 subjects": Preset(
         {"km_data": "yaleb", "km_k": 5, "km_eps": 1.0, "km_delta": 1e-6, "km_radius": 1.0, "km_leak": False,
-         "km_methods": ["candidate", "sulq", "sample_aggregate"], "km_eps_list": DEFAULT_EPS_SERIES,
-         "km_eps_method": "candidate"},
+         "km_methods": ["candidate_kmeans", "sulq_kmeans", "sa_kmeans"], "km_eps_list": DEFAULT_EPS_SERIES,
+         "km_eps_method": "candidate_kmeans"},
         about="Rows of unit norm, so Λ = 1 is public. Faces are not well separated clusters: every private method "
               "stays well above k-means++ at ε = 1."),
 }
@@ -121,13 +138,14 @@ PRESETS = {
 DIGITS_PRESET = {
     "Handwritten digits (real data, k = 10, ε = 1)": Preset(
         {"km_data": "digits", "km_k": 10, "km_eps": 1.0, "km_delta": 1e-6, "km_radius": 8.0, "km_leak": False,
-         "km_methods": ["candidate", "sulq", "sample_aggregate", "dplloyd", "lsh"],
-         "km_eps_list": DEFAULT_EPS_SERIES, "km_eps_method": "candidate"},
+         "km_methods": ["candidate_kmeans", "sulq_kmeans", "sa_kmeans", "dplloyd", "lsh_coreset"],
+         "km_eps_list": DEFAULT_EPS_SERIES, "km_eps_method": "candidate_kmeans"},
         about="1797 scanned digits of 8 × 8 pixels (scikit-learn), our stand-in for the real-data panel of the "
               "paper's Fig. 2(d) (which uses MNIST, 70,000 × 784). Pixels scaled to [0, 1], so Λ = √64 = 8 is "
               "public. Objective ÷ k-means++ in our runs: about 2.2 for the candidate set, 2.6 for SuLQ, 4 for the "
               "LSH coreset (3 to 5: 1,797 points leave few per tree leaf), 26 for sample-and-aggregate, 150 for "
-              "DP-Lloyd (its start, uniform in the box [−8, 8]^64, lies far from the digits)."),
+              "DP-Lloyd (its start, uniform in the box [−8, 8]^64, lies far from the digits; and it is not private as "
+              "executed: the meter lists it so)."),
 }
 if "digits" in PICKERS["points"][1]:
     PRESETS.update(DIGITS_PRESET)
@@ -155,7 +173,7 @@ class EpsilonSeries:
     Attributes
     ----------
     method, label : str
-        The method's key and name.
+        The method's catalogue name and label.
     epsilons : list of float
         The ε of every run, in order.
     runs : list of MethodResult
@@ -165,7 +183,7 @@ class EpsilonSeries:
     radius : float
         The Λ used.
     radius_from_data : bool
-        True when Λ was read off the data (no run is private).
+        True when Λ was read off the data (the runs' verdicts then say they are not private).
     n_clipped : int
         Rows changed by clipping to Λ.
     """
@@ -177,6 +195,18 @@ class EpsilonSeries:
     radius: float
     radius_from_data: bool
     n_clipped: int
+
+
+def check_epsilons(epsilons):
+    """The ε values of a side-by-side run as floats; ValueError for none, too many, or one
+    outside [EPS_MIN, EPS_MAX]."""
+    eps = [float(e) for e in epsilons]
+    if not 1 <= len(eps) <= MAX_SIDE_BY_SIDE:
+        raise ValueError(f"ε values side by side: choose 1 to {MAX_SIDE_BY_SIDE} values; got {len(eps)}")
+    for e in eps:
+        if not EPS_MIN <= e <= EPS_MAX:
+            raise ValueError(f"epsilon must be in [{EPS_MIN:g}, {EPS_MAX:g}]; got {e!r}")
+    return eps
 
 
 def epsilon_series(X, n_clusters, method, epsilons, radius, delta=1e-6, options=None, random_state=None,
@@ -193,13 +223,13 @@ def epsilon_series(X, n_clusters, method, epsilons, radius, delta=1e-6, options=
     X : array_like or scipy.sparse matrix, shape (n, d)
     n_clusters : int
     method : str
-        A key of :data:`dpcore.lab.compare.METHODS`.
+        A catalogue name, key of :data:`dpcore.lab.compare.METHODS` (an old key is accepted).
     epsilons : sequence of float
         1 to :data:`MAX_SIDE_BY_SIDE` values in [EPS_MIN, EPS_MAX].
     radius : float or "data"
     delta : float, default 1e-6
     options : dict, optional
-        Method key -> extra constructor parameters.
+        Method -> extra constructor parameters.
     random_state : None or int, optional
     progress : callable(fraction, text), optional
 
@@ -212,14 +242,8 @@ def epsilon_series(X, n_clusters, method, epsilons, radius, delta=1e-6, options=
     ValueError
         No ε, too many, or one outside the limits; and whatever compare_methods raises.
     """
-    eps = [float(e) for e in epsilons]
-    if not 1 <= len(eps) <= MAX_SIDE_BY_SIDE:
-        raise ValueError(f"ε values side by side: choose 1 to {MAX_SIDE_BY_SIDE} values; got {len(eps)}")
-    for e in eps:
-        if not EPS_MIN <= e <= EPS_MAX:
-            raise ValueError(f"epsilon must be in [{EPS_MIN:g}, {EPS_MAX:g}]; got {e!r}")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    eps = check_epsilons(epsilons)
+    method = method_name(method)
     report = progress or (lambda f, t: None)
     runs, ref, first = [], None, None
     for i, e in enumerate(eps):
@@ -242,32 +266,72 @@ def series_total(series):
     return basic_composition([t[0] for t in totals], [t[1] for t in totals])
 
 
-# ----------------------------------------------------------------------------- the meter
-def method_relation(key):
-    """The relation a method's ε is stated for, from the catalogue: diffprivlib's DP-Lloyd adds or
-    removes one row, the others replace one point (n public)."""
-    return get_method(CATALOGUE_NAMES[key]).relation
+# ----------------------------------------------------------------------------- plans, verdicts, the meter
+def run_label(name, epsilon, side_by_side=False):
+    """A run's label in the meter: "k-means: SuLQ k-means, ε = 1" (", … side by side")."""
+    return f"k-means: {method_label(name)}, ε = {epsilon:g}" + (" side by side" if side_by_side else "")
 
 
-RELATION_WORDS = {"add_remove": "one row added/removed", "replace_one": "one row replaced"}
+def plan_runs(X, n_clusters, epsilon, radius, methods, delta, options, context):
+    """The library's planned verdicts of a Run (:func:`dpcore.lab.compare.plan_comparison`), one
+    per method; ValueError for a parameter it refuses."""
+    if not methods:
+        raise ValueError("methods must contain at least one private method")
+    return plan_comparison(X, n_clusters, float(epsilon), radius, methods, delta, options, context,
+                           labels=lambda name: run_label(name, float(epsilon)))
 
 
-def planned_runs(methods, epsilons, delta, leak, seed):
-    """The releases a Run or a side-by-side comparison will count (for the class budget): none
-    with Λ read off the data or a public seed (not counted)."""
-    if leak or seed is not None:
-        return []
-    return [planned(e, delta if get_method(CATALOGUE_NAMES[m]).takes_delta else 0.0, method_relation(m))
-            for m in methods for e in epsilons]
+def plan_series(X, n_clusters, method, epsilons, radius, delta, options, context):
+    """The library's planned verdicts of "ε side by side", one per ε; ValueError as
+    :func:`epsilon_series` (before anything runs)."""
+    return [plan_comparison(X, n_clusters, e, radius, [method], delta, options, context,
+                            labels=lambda name, e=e: run_label(name, e, True))[0] for e in check_epsilons(epsilons)]
 
 
-def record_runs(result, side_by_side, seed, dataset):
-    """Add every run of a result to the session meter with its method's relation."""
-    for r in (result["series"].runs if side_by_side else result["cmp"].results):
-        what = f"ε = {r.estimator.ledger_.epsilon:g} side by side" if side_by_side else "one ε"
-        rel = method_relation(r.key)
-        record_estimator(r.estimator, f"k-means: {r.label}, {what} ({RELATION_WORDS[rel]})", seed, dataset=dataset,
-                         relation=rel)
+def plans_or_none(plan, *args):
+    """``plan(*args)``, or None when the settings cannot be planned (the run then says why)."""
+    try:
+        return plan(*args)
+    except ValueError:
+        return None
+
+
+def one_relation(verdicts):
+    """The relation the verdicts share (for the odds sentence under an ε), or None."""
+    relations = {v.relation for v in verdicts or () if v.claim}
+    return relations.pop() if len(relations) == 1 else None
+
+
+def reserved_run(plans, dataset, run, runs_of, context, labels):
+    """Reserve ``plans`` on ``dataset`` against the class budget (ValueError in its words when it
+    refuses: nothing runs), call ``run()``, judge every fitted run (``runs_of(result)``; labels
+    ``labels(result)``) with :func:`dpcore.lab.verdicts.judge_run` and charge each verdict.
+
+    Returns
+    -------
+    (result, list of Verdict)
+    """
+    with reserve(plans, dataset) as reservation:
+        out = run()
+        verdicts = [judge_run(r.key, r.estimator, context, label=label)
+                    for r, label in zip(runs_of(out), labels(out))]
+        for v in verdicts:
+            reservation.charge(v)
+    return out, verdicts
+
+
+def plan_words(plans, button="Run"):
+    """What ``button`` would release that is not private, by the library's plan (beside the
+    button), or ""."""
+    groups = {}
+    for v in plans or ():
+        if not v.private:
+            groups.setdefault(v.reason, []).append(method_label(v.method))
+    if not groups:
+        return ""
+    return (f"{button}: " + "; ".join(f"{' and '.join(dict.fromkeys(names))} would NOT be private ({reason})"
+                                      for reason, names in groups.items())
+            + ". The meter would list it so (the dataset's ε becomes ∞); a class budget refuses it.")
 
 
 # ----------------------------------------------------------------------------- privacy words (pure)
@@ -277,47 +341,81 @@ NOT_PRIVATE_COMMON = ["the points drawn and their colours (the raw data and its 
                       "k-means++ and its centres (the non-private reference)"]
 
 
-def privacy_parts(labels, radius_from_data, seed, candidate=False, dplloyd=False, high_dim=False, series=False):
-    """(private, not private, caveats) of the page's privacy box, in words for students.
+def _by_reason(labels, verdicts):
+    """The labels of the runs that are not private, grouped by their reasons (in order)."""
+    groups = {}
+    for label, v in zip(labels, verdicts):
+        if not v.private:
+            groups.setdefault(v.reason, []).append(label)
+    return groups
 
-    ``labels``: names of the private runs shown; ``series``: the box of the ε side-by-side
-    result (one method, several releases). With Λ read off the data or a public seed,
-    nothing is private and the box has no "Private" line."""
-    what = (f"the centres released by each of the {len(labels)} runs of {labels[0]}, one release per ε" if series
-            else f"the centres released by each private method ({', '.join(labels)})")
-    private = [what]
-    if candidate:
-        private.append("the candidate set and the chosen candidates in the projected space")
-    not_private = list(NOT_PRIVATE_COMMON)
+
+def privacy_parts(labels, verdicts, seed, candidate=(), high_dim=False, series=False):
+    """(private, not private, caveats) of the page's privacy box, in words for students, as the
+    runs' verdicts say.
+
+    ``labels``: the names of the runs shown, one per verdict; ``candidate``: the labels of the
+    runs whose candidate set is shown (the candidate-set methods); ``series``: the box of the ε
+    side-by-side result (one method, several releases). A run whose verdict is not private is
+    listed under "Not private" with its reasons; with none private, the box has no "Private"
+    line."""
+    ok = [label for label, v in zip(labels, verdicts) if v.private]
+    private = []
+    if ok:
+        private.append(f"the centres released by each of the {len(ok)} runs of {ok[0]}, one release per ε" if series
+                       else f"the centres released by each private method ({', '.join(ok)})")
+        if any(label in ok for label in candidate):
+            private.append("the candidate set and the chosen candidates in the projected space")
+    groups = _by_reason(labels, verdicts)
+    not_private = []
+    for reason, names in groups.items():
+        names = list(dict.fromkeys(names))
+        cand = [n for n in names if n in candidate]
+        not_private.append(f"the centres released by {'the runs' if series else 'each run'} of {', '.join(names)}"
+                           + (f" and the candidate set of {', '.join(cand)}" if cand else "") + f" — {reason}")
+    not_private += NOT_PRIVATE_COMMON
     caveats = list(seed_caveat(seed))
-    if radius_from_data:
-        caveats.append(f"Λ = max ‖x‖ was read off the data: nothing {'these runs' if series else 'this run'} "
-                       "released is private, whatever ε says")
-    if radius_from_data or seed is not None:
-        why = "Λ was read off the data" if radius_from_data else "their noise came from a public seed"
-        not_private = [f"{what}{' and the candidate set' if candidate else ''} — {why}"] + not_private
-        private = []
-    if dplloyd:
-        caveats.append("DP-Lloyd (diffprivlib): a cluster that receives no point is left where it was, with no "
-                       "noise added; which clusters are empty is therefore not protected by diffprivlib's noise.")
+    if groups and not ok:
+        caveats.append(f"nothing {'these runs' if series else 'this run'} released is private, whatever ε says: "
+                       + "; ".join(groups))
     if high_dim:
         caveats.append("the 2-D views use the top principal directions of the data (a display choice, not a release)")
     return private, not_private, caveats
 
 
-def idle_privacy(leak, seed):
-    """The box before any run, consistent with the form's committed settings (the page draws it
-    only while no result is on screen: each result draws its own box)."""
-    if leak:
-        return [], ["the centres a run with these settings would release: the box \"use Λ = max ‖x‖\" is ticked, so "
-                    "the run would read Λ off the data and release NOTHING private, whatever ε says"], \
-            ["press Run to cluster"]
-    if seed is not None:
-        return [], ["the centres a run releases: its noise would come from the public seed"], \
-            seed_caveat(seed) + ["press Run to cluster"]
-    return ["the centres each private method releases"], \
-        ["the points drawn and their true classes", "the objectives and ratios (computed from the raw data)",
-         "k-means++ and its centres"], ["press Run to cluster, or compare one method at several ε"]
+def idle_privacy(plans):
+    """The box before any run, from the library's plan of a Run with the form's committed
+    settings (the page draws it only while no result is on screen: each result draws its own
+    box); ``plans`` None: settings that cannot run (Run says why)."""
+    if not plans:
+        return ["the centres each private method releases"], \
+            ["the points drawn and their true classes", "the objectives and ratios (computed from the raw data)",
+             "k-means++ and its centres"], ["press Run to cluster, or compare one method at several ε"]
+    ok = [method_label(v.method) for v in plans if v.private]
+    groups = {}
+    for v in plans:
+        if not v.private:
+            groups.setdefault(v.reason, []).append(method_label(v.method))
+    not_private = [f"the centres a run of {', '.join(names)} with these settings would release — {reason}"
+                   for reason, names in groups.items()]
+    caveats = ["press Run to cluster, or compare one method at several ε"]
+    if groups and not ok:
+        caveats.insert(0, "a run with these settings would release NOTHING private, whatever ε says")
+    return ([f"the centres each private method releases ({', '.join(ok)})"] if ok else []), \
+        not_private + ["the points drawn and their true classes", "the objectives and ratios (computed from the raw "
+                       "data)", "k-means++ and its centres"], caveats
+
+
+def privacy_status(verdicts):
+    """A stored result's privacy in a few words, from its verdicts: "private", "not private: why",
+    or which runs are not private."""
+    bad = [v for v in verdicts if not v.private]
+    if not bad:
+        return "private"
+    if len(bad) == len(verdicts):
+        return "not private: " + "; ".join(dict.fromkeys(v.reason for v in bad))
+    return "partly private: " + ", ".join(method_label(v.method) for v in bad) \
+        + " not private"
 
 
 # ----------------------------------------------------------------------------- drawing
@@ -329,25 +427,18 @@ def _dataset_of(res):
         return None
 
 
-def privacy_status(radius_from_data, seed):
-    """A stored result's privacy in a few words: "private", or "not private" and why."""
-    if radius_from_data:
-        return "not private: Λ read off the data"
-    return "private" if seed is None else "not private: public seed"
-
-
 def result_summary(res, dataset_name):
-    """What a stored result is, on which data, private or not: the heading of an earlier result."""
-    prm = res["params"]
+    """What a stored result is, on which data, private or not (its verdicts): the heading of an
+    earlier result."""
+    prm, status = res["params"], privacy_status(res["verdicts"])
     if "series" in res:
         ser = res["series"]
         what = f"ε side by side, {ser.label} at ε = {', '.join(f'{e:g}' for e in ser.epsilons)}"
-        derived = ser.radius_from_data
     else:
-        n_m, derived = len(res["cmp"].results), res["cmp"].radius_from_data
-        nominal = "" if privacy_status(derived, prm["seed"]) == "private" else "a nominal "
+        n_m = len(res["cmp"].results)
+        nominal = "" if status == "private" else "a nominal "
         what = f"{n_m} method{'s' if n_m > 1 else ''} at {nominal}ε = {prm['epsilon']:g}"
-    return f"{what} · {dataset_name} · {privacy_status(derived, prm['seed'])}"
+    return f"{what} · {dataset_name} · {status}"
 
 
 def _result_header(res, rds, spec, earlier):
@@ -363,8 +454,18 @@ def _result_header(res, rds, spec, earlier):
                    "Press Run (or Compare) to cluster the one chosen now.")
 
 
-def _eps_col(private_run):
-    return "ε spent" if private_run else "nominal ε (not private)"
+def _eps_col(verdicts):
+    """The ε column's name: spent (every run private), nominal (none), or both."""
+    if all(v.private for v in verdicts):
+        return "ε spent"
+    return "nominal ε (not private)" if not any(v.private for v in verdicts) else "ε (nominal where not private)"
+
+
+def _none_private_warning(verdicts, series=False):
+    """A warning when no run of a result is private, with the verdicts' reasons."""
+    if verdicts and not any(v.private for v in verdicts):
+        reasons = "; ".join(dict.fromkeys(v.reason for v in verdicts))
+        st.warning(f"None of these runs is differentially private{', whatever their ε' if series else ''}: {reasons}.")
 
 
 def draw_comparison(res, live=True, spec=None, earlier=False):
@@ -378,34 +479,38 @@ def draw_comparison(res, live=True, spec=None, earlier=False):
     if rds is None:
         return
     tag = "" if live else "_prev"
-    RX, cmp, prm = points_of(rds), res["cmp"], res["params"]
-    n_m, private_run = len(cmp.results), not cmp.radius_from_data and prm["seed"] is None
+    RX, cmp, prm, verdicts = points_of(rds), res["cmp"], res["params"], res["verdicts"]
+    n_m, n_bad = len(cmp.results), sum(not v.private for v in verdicts)
     _result_header(res, rds, spec, earlier)
     if not earlier:
-        st.subheader(f"{n_m} private method{'s' if n_m > 1 else ''} at ε = {prm['epsilon']:g}" if private_run else
-                     f"{n_m} method{'s' if n_m > 1 else ''} at a nominal ε = {prm['epsilon']:g} (not private)")
+        st.subheader(f"{n_m} private method{'s' if n_m > 1 else ''} at ε = {prm['epsilon']:g}" if not n_bad else
+                     f"{n_m} method{'s' if n_m > 1 else ''} at a nominal ε = {prm['epsilon']:g} (not private)"
+                     if n_bad == n_m else f"{n_m} methods at ε = {prm['epsilon']:g} ({n_bad} not private)")
     st.caption(f"{rds.name} · k = {prm['k']} · ε = {prm['epsilon']:g} · δ = {prm['delta']:.1e} · "
                f"Λ = {cmp.radius:.4g}{' (read off the data!)' if cmp.radius_from_data else ''} · "
                f"noise: {seed_label(prm['seed'])}")
-    if cmp.radius_from_data:
-        st.warning("Λ was computed from the data (max ‖x‖): none of these runs is differentially private.")
+    _none_private_warning(verdicts)
+    col = _eps_col(verdicts)
     rows = [{"method": r.label, "k-means objective": sig(r.objective), "÷ k-means++": sig(r.ratio),
              "k-median objective ÷ k-means++'s": sig(r.kmedian_ratio), "seconds": sig(r.seconds, 3),
-             _eps_col(private_run): sig(getattr(getattr(r.estimator, "ledger_", None), "epsilon", 0.0))}
-            for r in [cmp.reference] + cmp.results]
+             col: sig(getattr(getattr(r.estimator, "ledger_", None), "epsilon", 0.0)),
+             "private": "—" if v is None else "yes" if v.private else "NO"}
+            for r, v in zip([cmp.reference] + cmp.results, [None] + list(verdicts))]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.caption(f"{cmp.n_clipped} of {RX.shape[0]:,} points lay outside the ball of radius Λ around 0 and were moved "
                "onto its surface (clipped) before clustering; the count itself is exact, not private. Objectives "
-               "are evaluated on the clipped points (evaluation only).")
+               "are evaluated on the clipped points (evaluation only)."
+               + ("" if not n_bad or n_bad == n_m else " The privacy box below says which runs are not private, "
+                  "and why."))
     show_chart(objective_bars(cmp.ratios()), f"k-means objectives, {rds.name}, eps {prm['epsilon']:g}", key="km_bars" + tag)
     st.caption("What to look for: bars near 1 are as good as non-private k-means++. On well separated clusters the "
                "candidate-set method is usually below SuLQ, sample-and-aggregate and DP-Lloyd (the paper's §7); the "
                "LSH coreset (today's practical peer, not in the paper) is often lower still on large data and higher "
                "on small sets such as the digits. The bars move from run to run with the secret noise.")
-    labels = {r.label: r for r in cmp.results}
+    labels = {r.label: (r, v) for r, v in zip(cmp.results, verdicts)}
     shown = st.selectbox("centres to draw", list(labels), key="km_show" + tag, disabled=not live,
                          help="Whose released centres are drawn over the points.")
-    r = labels[shown]
+    r, verdict = labels[shown]
     fig = centres_scatter(RX, rds.labels, {f"{shown} (released)": r.centres, "k-means++ (not private)":
                                            cmp.reference.centres},
                           title="Points (colour: true class) with the released and the non-private centres")
@@ -413,7 +518,7 @@ def draw_comparison(res, live=True, spec=None, earlier=False):
     st.caption("What to look for: a released centre (black cross) near the middle of every true class; noise "
                "shows as crosses pulled off the data or two crosses in one class.")
     est = r.estimator
-    if r.key.startswith("candidate"):
+    if hasattr(est, "candidates_"):
         st.markdown("**Inside the candidate-set method** — the projected space, the private candidate set and "
                     "the k candidates the local swaps chose (their groups give the noisy means).")
         show_chart(candidate_view(RX @ est.projection_, est.candidates_, est.swap_result_.centers_index,
@@ -424,13 +529,11 @@ def draw_comparison(res, live=True, spec=None, earlier=False):
         st.markdown("\n".join(f"- **{STAGE_WORDS.get(s, s)}** (ε = {est.budget_split_[s][0]:.3g}"
                               + (f", δ = {est.budget_split_[s][1]:.1e}" if est.budget_split_[s][1] else "")
                               + f"): {expl[s]}" for s in expl))
-    show_ledger(est.ledger_, title=f"Privacy ledger of {shown}", not_private=None if private_run else (
-        "Λ was read off the data" if cmp.radius_from_data else "its noise came from a public seed"))
-    privacy_statement(*privacy_parts([x.label for x in cmp.results], cmp.radius_from_data, prm["seed"],
-                                     candidate=any(x.key.startswith("candidate") for x in cmp.results),
-                                     dplloyd=any(x.key == "dplloyd" for x in cmp.results),
+    show_ledger(est.ledger_, title=f"Privacy ledger of {shown}", not_private=None if verdict.private else verdict.reason)
+    privacy_statement(*privacy_parts([x.label for x in cmp.results], verdicts, prm["seed"],
+                                     candidate=[x.label for x in cmp.results if hasattr(x.estimator, "candidates_")],
                                      high_dim=RX.shape[1] > 2),
-                      execution=[type(x.estimator).__name__ for x in cmp.results])
+                      execution=[type(x.estimator).__name__ for x, v in zip(cmp.results, verdicts) if v.private])
     if live and res.get("code"):
         snippet_expander(res["code"])
 
@@ -444,19 +547,16 @@ def draw_series(res, live=True, spec=None, earlier=False):
     if rds is None:
         return
     tag = "" if live else "_prev"
-    RX, ser, prm = points_of(rds), res["series"], res["params"]
-    private_run = not ser.radius_from_data and prm["seed"] is None
+    RX, ser, prm, verdicts = points_of(rds), res["series"], res["params"], res["verdicts"]
+    private_run = all(v.private for v in verdicts)
     _result_header(res, rds, spec, earlier)
     if not earlier:
         st.subheader(f"ε side by side: {ser.label}")
     st.caption(f"{rds.name} · k = {prm['k']} · δ = {prm['delta']:.1e} · Λ = {ser.radius:.4g}"
                f"{' (read off the data!)' if ser.radius_from_data else ''} · noise: {seed_label(prm['seed'])}")
-    if ser.radius_from_data:
-        st.warning("Λ was computed from the data (max ‖x‖): none of these runs is differentially private, "
-                   "whatever their ε.")
-    word = "" if private_run else " (nominal)"
-    panels = [{"title": f"ε = {e:g}{word}<br>objective ÷ k-means++ = {r.ratio:.3g}", "centres": r.centres,
-               "private": True} for e, r in zip(ser.epsilons, ser.runs)]
+    _none_private_warning(verdicts, series=True)
+    panels = [{"title": f"ε = {e:g}{'' if v.private else ' (nominal)'}<br>objective ÷ k-means++ = {r.ratio:.3g}",
+               "centres": r.centres, "private": True} for e, r, v in zip(ser.epsilons, ser.runs, verdicts)]
     panels.append({"title": "k-means++, not private<br>objective ÷ k-means++ = 1", "centres": ser.reference.centres,
                    "private": False})
     fig = epsilon_panels(RX, rds.labels, panels, reference=ser.reference.centres,
@@ -477,13 +577,13 @@ def draw_series(res, live=True, spec=None, earlier=False):
                     "run is a release on the same data, so their ε add up (sequential composition); the sidebar's "
                     "meter counts each of them.")
     else:
-        st.markdown(f"**Nominal total of these {len(ser.runs)} runs: ε = {eps:.4g}** — none of them is private "
-                    f"({'Λ read off the data' if ser.radius_from_data else 'public seed'}); the sidebar's meter lists "
-                    "them apart and does not count them.")
-    privacy_statement(*privacy_parts([ser.label] * len(ser.runs), ser.radius_from_data, prm["seed"],
-                                     candidate=False, dplloyd=ser.method == "dplloyd",
-                                     high_dim=RX.shape[1] > 2, series=True),
-                      execution=[type(r.estimator).__name__ for r in ser.runs])
+        reasons = "; ".join(dict.fromkeys(v.reason for v in verdicts if not v.private))
+        st.markdown(f"**Nominal total of these {len(ser.runs)} runs: ε = {eps:.4g}** — they are not private "
+                    f"({reasons}); the sidebar's meter lists them as not private, and the dataset's ε is ∞ from now "
+                    "on.")
+    privacy_statement(*privacy_parts([ser.label] * len(ser.runs), verdicts, prm["seed"], high_dim=RX.shape[1] > 2,
+                                     series=True),
+                      execution=[type(r.estimator).__name__ for r, v in zip(ser.runs, verdicts) if v.private])
 
 
 DRAW = {RESULT_KEY: draw_comparison, SERIES_KEY: draw_series}

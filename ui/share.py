@@ -134,9 +134,10 @@ def as_bool(text):
     raise ValueError(f"{text!r} is not true/false")
 
 
-def list_of(options, format_func=str) -> Callable[[list], list]:
-    """Parser of a multiselect's link value: the list of its repeated URL parameters."""
-    one = one_of(options, format_func)
+def list_of(options, format_func=str, aliases=None) -> Callable[[list], list]:
+    """Parser of a multiselect's link value: the list of its repeated URL parameters (an old name
+    of an option accepted, ``aliases``: old -> option, as :func:`one_of`)."""
+    one = one_of(options, format_func, aliases)
 
     def parse(texts):
         texts = [texts] if isinstance(texts, str) else list(texts)

@@ -6,6 +6,17 @@ k, ε, δ and public radius Λ, and gets its own seed from the one seed recipe
 (:func:`dpcore.lab.methods.run_seed` of ``random_state``, the method's catalogue name, ε and
 the trial). The objectives are computed on the clipped points (the data every private method
 actually clusters) and are evaluation only: not private.
+
+One name per method: the comparison's methods are named by their catalogue names
+(:data:`METHODS`: ``candidate_kmeans``, ``sulq_kmeans``, ``sa_kmeans``, ``dplloyd``,
+``lsh_coreset``, ...), as everywhere else (presets, pages, links). The comparison's own keys
+of earlier versions ("candidate", "sulq", "sample_aggregate", "lsh") are still accepted
+(:data:`OLD_KEYS`) and give the same runs.
+
+Whether a run is private, and what it spends, is not decided here:
+:func:`plan_comparison` asks :func:`dpcore.lab.verdicts.plan_run` for every estimator the
+comparison will fit, and :func:`judge_comparison` asks :func:`dpcore.lab.verdicts.judge_run`
+for every fitted one.
 """
 from __future__ import annotations
 
@@ -21,37 +32,62 @@ from ..preprocessing import clip_rows
 from ..kmeans.common import check_points, data_radius, resolve_radius
 from ..data import MAX_DENSE_CELLS
 from .methods import SPARSITY, build_estimator, get_method, preset, run_seed
+from .verdicts import RunContext, judge_run, plan_run
 
-__all__ = ["METHODS", "CATALOGUE_NAMES", "LSH_PRESET", "REFERENCE", "MethodResult", "Comparison", "compare_methods"]
+__all__ = ["METHODS", "OLD_KEYS", "LSH_PRESET", "REFERENCE", "MethodResult", "Comparison", "compare_methods",
+           "method_name", "comparison_estimators", "plan_comparison", "judge_comparison"]
 
 #: the catalogue preset of today's practical peer (not in the paper): Google's LSH-coreset k-means
 LSH_PRESET = "LSH coreset"
 _LSH = preset(LSH_PRESET)
-#: the comparison's method keys (the k-means page's, in its links) -> catalogue names
-CATALOGUE_NAMES = {"candidate": "candidate_kmeans", "candidate_sparse": "candidate_sparse",
-                   "candidate_kmedian": "candidate_kmedian", "sulq": "sulq_kmeans", "sample_aggregate": "sa_kmeans",
-                   "dplloyd": "dplloyd", "lsh": _LSH["name"]}
-#: fixed parameters of a key's catalogue preset (applied before k, Λ and the user's options)
-_PRESET_PARAMS = {"lsh": _LSH["params"]}
+#: the comparison's own method keys of earlier versions (old links, old callers) -> catalogue names
+OLD_KEYS = {"candidate": "candidate_kmeans", "sulq": "sulq_kmeans", "sample_aggregate": "sa_kmeans",
+            "lsh": _LSH["name"]}
+#: fixed parameters of a method's catalogue preset (applied before k, Λ and the user's options)
+_PRESET_PARAMS = {_LSH["name"]: _LSH["params"]}
 #: the catalogue name of the non-private reference
 REFERENCE = "kmeanspp"
-#: what the comparison says of each method (the catalogue's label; a longer description)
+#: what the comparison says of each method (the catalogue's label; a longer description), by catalogue name
 _ABOUT = {
-    "candidate": "Balcan et al. 2017, Alg. 1-4: private candidate centres in a JL projection, local swaps by the "
+    "candidate_kmeans": "Balcan et al. 2017, Alg. 1-4: private candidate centres in a JL projection, local swaps by the "
                  "exponential mechanism, noisy means in R^d",
     "candidate_sparse": "the same, with centres kept s-sparse by Alg. 5 (for sparse data such as documents)",
     "candidate_kmedian": "the same candidate set and local search for the k-median loss, private 1-medians",
-    "sulq": "Blum et al. 2005: 20 private Lloyd iterations from a random start in the public box "
+    "sulq_kmeans": "Blum et al. 2005: 20 private Lloyd iterations from a random start in the public box "
             "[−Λ/√d, Λ/√d]^d (the paper's start in the data's box, at a public scale)",
-    "sample_aggregate": "Nissim et al. 2007: k-means on random subsets, the most central solution released with "
+    "sa_kmeans": "Nissim et al. 2007: k-means on random subsets, the most central solution released with "
                         "smooth-sensitivity noise",
     "dplloyd": "diffprivlib's DP k-means (Su et al. 2016) with public bounds [−Λ, Λ] and a public number of "
                "iterations (2 unless set; never read off n)",
-    "lsh": "today's practical peer, not in the paper: Google's open-source private k-means (2021) - an LSH tree "
+    _LSH["name"]: "today's practical peer, not in the paper: Google's open-source private k-means (2021) - an LSH tree "
            "with noisy counts, a private coreset of noisy leaf means, k-means++ on the coreset",
 }
-#: key -> (label, short description)
-METHODS = {key: (get_method(name).label, _ABOUT[key]) for key, name in CATALOGUE_NAMES.items()}
+#: catalogue name -> (label, short description): the methods a comparison can run
+METHODS = {name: (get_method(name).label, about) for name, about in _ABOUT.items()}
+
+
+def method_name(key):
+    """The catalogue name of a comparison method: ``key`` itself, or the name an old key
+    (:data:`OLD_KEYS`) stands for.
+
+    Parameters
+    ----------
+    key : str
+
+    Returns
+    -------
+    str
+        A key of :data:`METHODS`.
+
+    Raises
+    ------
+    ValueError
+        If ``key`` names no comparison method.
+    """
+    name = OLD_KEYS.get(key, key)
+    if name not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {key!r}")
+    return name
 
 
 @dataclass
@@ -61,7 +97,7 @@ class MethodResult:
     Attributes
     ----------
     key : str
-        A key of :data:`METHODS` ("kmeans++" for the reference).
+        The method's catalogue name, a key of :data:`METHODS` ("kmeans++" for the reference).
     label : str
         Display name.
     estimator : object
@@ -79,7 +115,10 @@ class MethodResult:
     seconds : float, default 0.0
         Fit time.
     private : bool, default True
-        False for the reference and when Λ was read off the data.
+        Whether the fit released anything private, by the estimator's own record
+        (``released_private_``: False with Λ read off the data, and for the DP-Lloyd peer,
+        whose floating-point noise is not private as executed); False for the reference. A
+        public seed is not seen here: :func:`judge_comparison` gives each run's verdict.
     """
     key: str
     label: str
@@ -146,26 +185,110 @@ def _check_reference(ref, Xc, k):
                      f"compared with it (every ratio would divide by 0). {todo}.")
 
 
-def _build(key, k, epsilon, delta, radius, lam, opts, seed):
-    """The unfitted estimator of comparison method ``key``, through the catalogue: k, ε, δ (where
-    the method takes one), the radius (DP-Lloyd: the clip bound Λ itself, rows clipped) and the
-    method's options from ``opts``."""
-    name = CATALOGUE_NAMES[key]
-    params = {**_PRESET_PARAMS.get(key, {}), "n_clusters": k, "radius": radius}
-    if key == "candidate_sparse":
+def _build(name, k, epsilon, delta, radius, opts, seed):
+    """The unfitted estimator of comparison method ``name`` (a catalogue name), through the
+    catalogue: k, ε, δ (where the method takes one), the radius Λ (a number or "data"; DP-Lloyd
+    clips its rows to it) and the method's options from ``opts``."""
+    params = {**_PRESET_PARAMS.get(name, {}), "n_clusters": k, "radius": radius}
+    if name == "candidate_sparse":
         params["sparsity"] = SPARSITY
-    if key == "dplloyd":
-        params.update(radius=lam, row_map="clip")
-    params.update(opts.get(key, {}))
+    if name == "dplloyd":
+        params["row_map"] = "clip"
+    params.update(opts.get(name, {}))
     return build_estimator(name, None, params, epsilon=epsilon, delta=delta, random_state=seed)
 
 
-def compare_methods(X, n_clusters, epsilon, radius, methods=("candidate", "sulq"), delta=1e-6, options=None,
-                    random_state=None, progress=None, reference_n_init=1, trial=0):
+def _options(options):
+    """The options by catalogue name (an old key's options under its catalogue name)."""
+    return {OLD_KEYS.get(key, key): dict(value) for key, value in (options or {}).items()}
+
+
+def comparison_estimators(n_clusters, epsilon, radius, methods=("candidate_kmeans", "sulq_kmeans"), delta=1e-6,
+                          options=None):
+    """The unfitted estimators :func:`compare_methods` fits with these settings (without their
+    seeds), by catalogue name: what :func:`plan_comparison` plans.
+
+    Parameters
+    ----------
+    n_clusters : int
+    epsilon : float > 0
+    radius : float > 0 or "data"
+    methods : sequence of str, default ("candidate_kmeans", "sulq_kmeans")
+        Catalogue names (keys of :data:`METHODS`; old keys are accepted).
+    delta : float, default 1e-6
+    options : dict, optional
+        Method -> extra constructor parameters.
+
+    Returns
+    -------
+    list of (str, estimator)
+
+    Raises
+    ------
+    ValueError
+        For an unknown method.
+    """
+    opts = _options(options)
+    return [(name, _build(name, n_clusters, epsilon, delta, radius, opts, None))
+            for name in (method_name(m) for m in methods)]
+
+
+def plan_comparison(X, n_clusters, epsilon, radius, methods=("candidate_kmeans", "sulq_kmeans"), delta=1e-6,
+                    options=None, context=RunContext(), labels=None):
+    """The planned verdicts of a comparison (:func:`dpcore.lab.verdicts.plan_run`), one per
+    method: what a budget reserves before :func:`compare_methods` runs, and whether each run
+    will be private (not with Λ read off the data, a public seed, or the DP-Lloyd peer's
+    floating-point noise).
+
+    Parameters
+    ----------
+    X : array_like or tuple (n, d)
+        The data or its shape (only the shape is read).
+    n_clusters, epsilon, radius, methods, delta, options
+        As :func:`compare_methods`.
+    context : dpcore.lab.verdicts.RunContext, optional
+        The public seed (if any) and the dataset.
+    labels : callable, optional
+        ``labels(name)`` -> the verdict's label (default: the catalogue's).
+
+    Returns
+    -------
+    list of dpcore.privacy.meter.Verdict
+
+    Raises
+    ------
+    ValueError
+        For an unknown method or a parameter the estimators' plans refuse.
+    """
+    return [plan_run(name, est, X, context, label=labels(name) if labels else "")
+            for name, est in comparison_estimators(n_clusters, epsilon, radius, methods, delta, options)]
+
+
+def judge_comparison(comparison, context=RunContext(), labels=None):
+    """The verdict of every fitted run of ``comparison`` (:func:`dpcore.lab.verdicts.judge_run`),
+    in the order of its results: what a meter charges.
+
+    Parameters
+    ----------
+    comparison : Comparison
+    context : dpcore.lab.verdicts.RunContext, optional
+        The public seed the comparison ran from (None: secret noise) and the dataset.
+    labels : callable, optional
+        ``labels(result)`` -> the verdict's label (default: the catalogue's).
+
+    Returns
+    -------
+    list of dpcore.privacy.meter.Verdict
+    """
+    return [judge_run(r.key, r.estimator, context, label=labels(r) if labels else "") for r in comparison.results]
+
+
+def compare_methods(X, n_clusters, epsilon, radius, methods=("candidate_kmeans", "sulq_kmeans"), delta=1e-6,
+                    options=None, random_state=None, progress=None, reference_n_init=1, trial=0):
     """Fit k-means++ (non-private reference) and every method of ``methods`` on X.
 
     ``radius``: the public Λ, or ``"data"`` (leaks; every private method then warns).
-    ``options``: dict method key -> extra constructor parameters. ``progress``: optional
+    ``options``: dict method -> extra constructor parameters. ``progress``: optional
     callable(fraction, text). Raises ``ValueError`` (bad parameters, unknown method) before
     anything runs when it can, otherwise from the failing method.
 
@@ -175,14 +298,15 @@ def compare_methods(X, n_clusters, epsilon, radius, methods=("candidate", "sulq"
     n_clusters : int in [1, n]
     epsilon : float > 0
     radius : float > 0 or "data"
-    methods : sequence of str, default ("candidate", "sulq")
-        Keys of :data:`METHODS`.
+    methods : sequence of str, default ("candidate_kmeans", "sulq_kmeans")
+        Catalogue names, keys of :data:`METHODS` (an old key of :data:`OLD_KEYS` is accepted
+        and runs, and is reported, as its catalogue name).
     delta : float, default 1e-6
         δ of the methods that take one (DP-Lloyd is ε-DP).
     options : dict, optional
     random_state : None or int, optional
-        Root seed: method ``key`` runs from ``run_seed(random_state, name, ε, trial)`` (its
-        catalogue name ``name``), the reference from ``run_seed(random_state, "kmeanspp", NaN,
+        Root seed: method ``name`` runs from ``run_seed(random_state, name, ε, trial)``, the
+        reference from ``run_seed(random_state, "kmeanspp", NaN,
         trial)`` (:func:`dpcore.lab.methods.run_seed`); None: fresh OS entropy.
     progress : callable, optional
     reference_n_init : int, default 1
@@ -202,14 +326,11 @@ def compare_methods(X, n_clusters, epsilon, radius, methods=("candidate", "sulq"
     X = check_points(X)
     k = check_int(n_clusters, "n_clusters", 1, X.shape[0])
     check_epsilon(epsilon)
-    methods = list(methods)
-    for m in methods:
-        if m not in METHODS:
-            raise ValueError(f"method must be one of {', '.join(METHODS)}; got {m!r}")
-    if "sample_aggregate" in methods and sp.issparse(X) and X.shape[0] * X.shape[1] > MAX_DENSE_CELLS:
+    methods = [method_name(m) for m in methods]
+    if "sa_kmeans" in methods and sp.issparse(X) and X.shape[0] * X.shape[1] > MAX_DENSE_CELLS:
         raise ValueError(f"sample and aggregate needs a dense array: {X.shape[0]}×{X.shape[1]} is more than "
                          f"{MAX_DENSE_CELLS:,} cells; choose a smaller dataset or another method")
-    opts = options or {}
+    opts = _options(options)
     if radius == "data":
         lam, derived = data_radius(X), True
         if lam == 0:
@@ -230,16 +351,16 @@ def compare_methods(X, n_clusters, epsilon, radius, methods=("candidate", "sulq"
                        kmedian_objective(Xc, km.cluster_centers_), 1.0, 1.0, time.perf_counter() - t0, private=False)
     _check_reference(ref, Xc, k)
     out = Comparison(ref, [], lam, derived, n_clipped)
-    for i, key in enumerate(methods):
-        report((i + 1) / (len(methods) + 1), METHODS[key][0])
-        rng = np.random.default_rng(run_seed(random_state, CATALOGUE_NAMES[key], epsilon, trial))
-        est = _build(key, k, epsilon, delta, "data" if derived else lam, lam, opts, rng)
+    for i, name in enumerate(methods):
+        report((i + 1) / (len(methods) + 1), METHODS[name][0])
+        rng = np.random.default_rng(run_seed(random_state, name, epsilon, trial))
+        est = _build(name, k, epsilon, delta, "data" if derived else lam, opts, rng)
         t0 = time.perf_counter()
         est.fit(X)
         secs = time.perf_counter() - t0
         C = est.cluster_centers_
         obj, med = kmeans_objective(Xc, C), kmedian_objective(Xc, C)
-        out.results.append(MethodResult(key, METHODS[key][0], est, C, obj, med, obj / ref.objective,
-                                        med / ref.kmedian_objective, secs, private=not derived))
+        out.results.append(MethodResult(name, METHODS[name][0], est, C, obj, med, obj / ref.objective,
+                                        med / ref.kmedian_objective, secs, private=bool(est.released_private_)))
     report(1.0, "done")
     return out

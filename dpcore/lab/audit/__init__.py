@@ -30,7 +30,7 @@ from .neighbours import (ALL_NEIGHBOURS, CLAIMED_RELATION, NEIGHBOUR_RELATION, N
                          change_cell, claimed_relation, default_neighbour, far_outlier, make_neighbour, remove_point,
                          replace_point)
 from .runners import (MIN_TRIALS, AuditResult, GDPAudit, audit_delta, audit_estimator, audit_from_statistics,
-                      gdp_audit_from_statistics, run_audit)
+                      audit_plan, audit_verdict, gdp_audit_from_statistics, run_audit)
 from .scores import LRScore, exponential_llr, fit_lr_score, gaussian_llr, laplace_llr
 from .statistics import FAMILY_STATISTICS, STATISTIC_HELP, EstimatorStatistic, release_features
 from .unreachable import ReachabilityAudit, reachability_audit
@@ -41,6 +41,6 @@ __all__ = ["clopper_pearson", "FrequencyCheck", "frequency_check", "bucket_count
            "gdp_mu_lower_bound", "gdp_delta", "gdp_epsilon", "GDPAudit", "gdp_audit_from_statistics",
            "STATISTIC_HELP", "FAMILY_STATISTICS", "EstimatorStatistic", "release_features",
            "RELATIONS", "CLAIMED_RELATION", "NEIGHBOUR_RELATION", "claimed_relation", "default_neighbour",
-           "NEIGHBOURS", "MIN_TRIALS", "make_neighbour", "audit_estimator", "audit_delta",
+           "NEIGHBOURS", "MIN_TRIALS", "make_neighbour", "audit_estimator", "audit_delta", "audit_verdict", "audit_plan",
            "three_axes", "AuditSet", "AUDIT_SETS", "audit_dataset", "ALL_NEIGHBOURS", "ReachabilityAudit",
            "reachability_audit"]

@@ -25,7 +25,7 @@ from .scores import fit_lr_score
 from .statistics import EstimatorStatistic
 
 __all__ = ["AuditResult", "audit_from_statistics", "GDPAudit", "gdp_audit_from_statistics", "run_audit",
-           "MIN_TRIALS", "audit_delta", "audit_estimator"]
+           "MIN_TRIALS", "audit_delta", "audit_estimator", "audit_verdict", "audit_plan"]
 
 #: the fewest runs per side :func:`audit_estimator` accepts
 MIN_TRIALS = 50
@@ -434,6 +434,81 @@ def audit_delta(name, dataset, params=None):
     if default is None:                             # the subspace methods: δ = 1/(n ln n) of D
         return default_delta(dataset.n)
     return float(default)
+
+
+def audit_verdict(name, dataset, epsilon=None, params=None, seed=None, *, label=""):
+    """The verdict of ONE run of an audit of ``dataset`` (every run on D and on D′ is one fit,
+    one release about the same people): what it spends and whether it is private, planned by
+    :func:`dpcore.lab.verdicts.plan_run` for the estimator :func:`audit_estimator` fits (the
+    dataset's defaults, ``params``, ε and the audit's δ, :func:`audit_delta`) in the context of
+    an audit (``where="an audit"``, mixing not checked, ``seed`` a public seed or None).
+
+    A meter charges ``verdict.times(n)`` for n finished runs (in one entry);
+    :func:`audit_plan` is the whole audit's.
+
+    Parameters
+    ----------
+    name : str or dpcore.lab.methods.Method
+    dataset : dpcore.data.Dataset
+        D (the user's data when the audit is charged).
+    epsilon : float > 0 or None
+        ε of a private method; None for a non-private one.
+    params : dict, optional
+        The audit's parameters (over the dataset defaults).
+    seed : int or None, optional
+        A public seed the runs' noise comes from (None: secret noise).
+    label : str, optional
+
+    Returns
+    -------
+    dpcore.privacy.meter.Verdict
+        ``claim=False`` for a method without a privacy claim.
+
+    Raises
+    ------
+    ValueError
+        For an ε missing for a private method or given for a non-private one, or a parameter
+        the estimator's plan refuses.
+    """
+    from ..verdicts import RunContext, plan_run
+
+    method = get_method(name)
+    if method.private and epsilon is None:
+        raise ValueError(f"epsilon must be given (> 0) for the private method {method.name}")
+    if not method.private and epsilon is not None:
+        raise ValueError(f"epsilon must be empty for {method.name}: it is not private and makes no privacy claim "
+                         "(the audit then measures how much it leaks)")
+    params = {**method.dataset_defaults(dataset), **dict(params or {})}
+    delta = audit_delta(method, dataset, params) if epsilon is not None else 0.0
+    if delta > 0:
+        params["delta"] = delta
+    est = method.build(params=params, epsilon=epsilon)
+    context = RunContext(seed=seed, dataset=dataset, where="an audit", checks_mixing=False)
+    return plan_run(method, est, dataset.X, context, label=label)
+
+
+def audit_plan(name, dataset, trials, epsilon=None, params=None, seed=None, *, label=""):
+    """The planned verdict of a whole audit: :func:`audit_verdict` × 2 × ``trials`` (the runs on D
+    and on D′), what a budget reserves before the audit starts.
+
+    Parameters
+    ----------
+    name, dataset, epsilon, params, seed, label
+        As :func:`audit_verdict`.
+    trials : int ≥ MIN_TRIALS
+        Runs per side.
+
+    Returns
+    -------
+    dpcore.privacy.meter.Verdict
+
+    Raises
+    ------
+    ValueError
+        As :func:`audit_verdict`, and for too few trials.
+    """
+    trials = check_int(trials, "trials", MIN_TRIALS)
+    return audit_verdict(name, dataset, epsilon, params, seed, label=label).times(2 * trials)
 
 
 def _first_row(M):
