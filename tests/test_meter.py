@@ -326,3 +326,13 @@ def test_the_lecturer_sees_the_class_and_sets_the_budget_behind_the_passphrase(m
         assert server().budget_epsilon == (12.0 if ok else None)
     press(student, "cluster_form")                                   # 10 + 10 > 12: refused for the student
     assert any("class budget" in e.value and "12" in e.value for e in student.error)
+
+
+def test_kmeans_side_by_side_past_the_budget_is_refused_whole():
+    at = open_page("6_kmeans.py", state={"class_budget": 5.0})
+    w(at, "km_data").set_value("gaussians")
+    at.run()
+    w(at, "km_side_by_side").click()                            # default 0.1, 1, 10, 100: 111.1 > 5
+    at.run()
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "class budget" in errors[0] and meter_of(at).runs == [], errors
