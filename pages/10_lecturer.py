@@ -8,8 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from ui.common import number_input, stop_page
-from ui.meter import (budget_settings, class_meter, epsilon_odds, format_epsilon, passphrase_ok, relation_words,
-                      set_class_budget)
+from ui.meter import (DELTAS, budget_settings, class_meter, delta_words, epsilon_odds, format_epsilon, passphrase_ok,
+                      relation_words, set_class_budget)
 
 st.title("Lecturer")
 st.markdown("What the class has spent on each dataset of this server: every tab and session charges one meter, so "
@@ -19,8 +19,8 @@ meter = class_meter()
 budget, passphrase, problem = budget_settings()
 if problem:
     st.error(problem)
-delta = st.selectbox("δ of the tight and RDP totals", (1e-8, 1e-6, 1e-5, 1e-4, 1e-3), index=1,
-                     format_func=lambda d: f"{d:g}", key="lecturer_delta")
+delta = st.selectbox("δ of the tight and RDP totals", DELTAS, index=0, format_func=delta_words, key="lecturer_delta",
+                     help="By default each dataset's own: the δ its private fits spent together (basic composition).")
 rows = []
 for h in meter.summary(delta):
     sessions = {r.session for r in meter.rows(h.dataset) if r.session}

@@ -77,10 +77,12 @@ def test_sidebar_names_the_relation_fits_and_the_totals_side_by_side():
     text = captions(at)
     # ten fits of ten Gaussian steps each: ten fits, not 100 "releases"
     assert "replace-one" in text and fits(text, 10) and "100 private" not in text
-    tight = re.search(r"tight \(privacy-loss distributions\) ε = ([\d.]+) at δ = 1e-06", text)
-    rdp = re.search(r"RDP \(Rényi\) ε = ([\d.]+) at δ = 1e-06", text)
-    assert tight and rdp, text                                   # basic, tight and RDP side by side
-    assert float(tight.group(1)) < 10 and float(tight.group(1)) <= float(rdp.group(1)) + 1e-9
+    # basic, tight and RDP side by side, by default at the fits' own δ (10 × 1e-6)
+    tight = re.search(r"at δ = 1e-05: tight \(privacy-loss distributions\) ε = ([\d.]+); RDP \(Rényi\) ε = ([\d.]+)",
+                      text)
+    assert tight, text
+    rdp = tight
+    assert float(tight.group(1)) < 10 and float(tight.group(1)) <= float(rdp.group(2)) + 1e-9
     assert re.search(r"\b12\b", text) and re.search(r"\b2 left\b", text)      # the class budget and what is left
     assert "someone 50 % sure" in text and "can become" in text               # the odds sentence of the total
 
@@ -89,13 +91,18 @@ def test_the_delta_of_the_tight_total_is_the_users_choice():
     name = _dataset_name(SMALL)
     for _ in range(10):
         server().charge(name, _gaussians())
-    at = sidebar_of(SMALL)
-    assert "at δ = 1e-06" in captions(at)
-    at = AppTest.from_function(_sidebar_script, default_timeout=300)
-    at.session_state["dataset"] = {"spec": SMALL}
-    at.session_state["meter_delta"] = 1e-3
-    at.run()
-    assert "at δ = 0.001" in captions(at) and "at δ = 1e-06" not in captions(at).replace("δ = 1e-06 ·", "")
+    assert "at δ = 1e-05:" in captions(sidebar_of(SMALL))                 # the fits' own δ by default
+    def at_delta(chosen):
+        at = AppTest.from_function(_sidebar_script, default_timeout=300)
+        at.session_state["dataset"] = {"spec": SMALL}
+        at.session_state["meter_delta"] = chosen
+        at.run()
+        return captions(at)
+    assert "at δ = 0.001:" in at_delta(1e-3)
+    assert re.search(r"at δ = 1e-08: tight \(privacy-loss distributions\) ε = \d", at_delta(1e-8))  # Gaussians: finite
+    server().charge(name, Verdict("an (ε, δ) release", "replace_one", (PrivacyEvent.approx_dp(1.0, 1e-6),)))
+    text = at_delta(1e-8)                       # below the δ an (ε, δ) release spent: no ε holds, and it says why
+    assert "tight (privacy-loss distributions) ε = ∞" in text and "below what fits stated only as (ε, δ)" in text
 
 
 def test_a_fit_that_is_not_private_makes_the_headline_infinite_with_the_private_total_beside_it():

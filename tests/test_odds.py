@@ -97,8 +97,9 @@ def test_tiny_and_huge_epsilons():
     assert "at most 99.33 %" in odds_sentence(5.0)          # the doubt left (0.67 %) keeps two digits
     assert "more than 99.9 % sure" in odds_sentence(8.0)     # 99.966 %: not "100 %"
     assert "more than 99.9 % sure" in odds_sentence(14.0)    # 99.99992 %: still not "100 %"
-    assert "100 % sure" in odds_sentence(15.0) and "no protection" in odds_sentence(15.0)   # 99.99997 %
-    assert "100 % sure" in odds_sentence(1e300)
+    # 99.99997 %: past what the words can tell apart, and still never "certain" for a finite ε
+    assert "more than 99.9999 % sure" in odds_sentence(15.0) and "no real protection" in odds_sentence(15.0)
+    assert "more than 99.9999 % sure" in odds_sentence(1e300) and "certain" not in odds_sentence(1e300)
 
 
 def test_other_priors():

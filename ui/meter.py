@@ -45,8 +45,13 @@ SESSION_METER_KEY = "session_meter"      # this tab's view of the server's meter
 SESSION_ID_KEY = "_meter_session_id"
 DELTA_KEY = "meter_delta"                # the δ of the tight and RDP totals, picked in the sidebar
 ENV_BUDGET, ENV_PASSPHRASE = "DPCLUST_CLASS_BUDGET", "DPCLUST_LECTURER_PASSPHRASE"
-#: the δ choices of the sidebar's totals
-DELTAS = (1e-8, 1e-6, 1e-5, 1e-4, 1e-3)
+#: the δ choices of the sidebar's totals (None: the fits' own δ, their basic δ total)
+DELTAS = (None, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3)
+
+
+def delta_words(d):
+    """A δ choice in words."""
+    return "the fits' own δ" if d is None else f"{d:g}"
 
 
 # ----------------------------------------------------------------------------- launch settings
@@ -292,8 +297,10 @@ def sidebar_controls():
     st.sidebar.button("New count for this tab", key="_reset_budget", on_click=_new_count,
                       help="Starts this tab's own list of runs again. It does not give privacy back: what was spent "
                            "on a dataset stays spent, and what remains of a class budget does not rise.")
-    st.sidebar.selectbox("δ of the tight and RDP totals", DELTAS, index=1, key=DELTA_KEY, format_func=lambda d: f"{d:g}",
-                         help="The tight (privacy-loss distributions) and RDP totals are ε at this δ.")
+    st.sidebar.selectbox("δ of the tight and RDP totals", DELTAS, index=0, key=DELTA_KEY, format_func=delta_words,
+                         help="The tight (privacy-loss distributions) and RDP totals are ε at this δ; by default the "
+                              "δ the fits spent together (basic composition). Below it, they are ∞: the fits' own "
+                              "δ already exceeds it.")
     budget, passphrase, problem = budget_settings()
     meter = class_meter()
     if problem:
@@ -316,8 +323,8 @@ def sidebar_controls():
 
 
 def _delta():
-    d = st.session_state.get(DELTA_KEY, 1e-6)
-    return float(d) if d else 1e-6
+    d = st.session_state.get(DELTA_KEY)
+    return None if d is None else float(d)
 
 
 def _show_dataset_meter(name: str, label: str, help_text: str):
@@ -333,14 +340,16 @@ def _show_dataset_meter(name: str, label: str, help_text: str):
                    f"revealed. The private fits add up to ε = {format_epsilon(h.private_epsilon)}"
                    + (f" for {relation_words(h.relation)}." if h.relation else "."))
     if h.private_fits:
-        rows = [("basic (adding up)", h.private_epsilon, h.private_delta)]
-        if h.tight is not None:
-            rows.append(("tight (privacy-loss distributions)", h.tight.epsilon, h.tight.delta))
-        if h.rdp is not None:
-            rows.append(("RDP (Rényi)", h.rdp.epsilon, h.rdp.delta))
+        below = h.delta < h.private_delta * (1 - 1e-9) and any(t is not None and math.isinf(t.epsilon)
+                                                               for t in (h.tight, h.rdp))
+        others = [(w, t.epsilon) for w, t in (("tight (privacy-loss distributions)", h.tight), ("RDP (Rényi)", h.rdp))
+                  if t is not None]
         st.caption(f"for **{relation_words(h.relation)}** (the weakest relation common to the fits) · "
-                   + fits_words(h.private_fits) + " · private fits: "
-                   + "; ".join(f"{w} ε = {format_epsilon(e)} at δ = {d:.3g}" for w, e, d in rows))
+                   + fits_words(h.private_fits) + f" · private fits: basic (adding up) ε = "
+                   f"{format_epsilon(h.private_epsilon)} at δ = {h.private_delta:.3g}; at δ = {h.delta:.3g}: "
+                   + "; ".join(f"{w} ε = {format_epsilon(e)}" for w, e in others)
+                   + (" (∞: this δ is below what fits stated only as (ε, δ) spent; no ε holds at it)"
+                      if below else ""))
     if not h.unbounded and h.epsilon > 0:
         st.caption(odds_sentence(h.epsilon, h.private_delta, h.relation))
     if h.budget is not None:

@@ -121,8 +121,8 @@ def _prior_words(p):
 def _bound_words(b, p):
     """How sure, in words: "at most 73 %", "more than 99.9 %", "100 %", "less than 50.0001 %"."""
     b_pct, p_pct = 100.0 * b, 100.0 * p
-    if b >= 1.0 or 100.0 - b_pct < 0.5 * 10.0 ** -_MAX_DECIMALS:
-        return "certain (100 % sure): no protection"
+    if b >= 1.0 or 100.0 - b_pct < 0.5 * 10.0 ** -_MAX_DECIMALS:     # a finite ε never makes anyone certain
+        return f"more than {_trim(100.0 - 10.0 ** -_MAX_DECIMALS, _MAX_DECIMALS)} % sure: no real protection"
     if 100.0 - b_pct < 0.05:
         return "more than 99.9 % sure: almost no protection"
     # two significant digits of both the gain over the prior and the doubt left (73 %, 99.33 %, 52.5 %)
@@ -165,8 +165,9 @@ def odds_sentence(epsilon, delta=0.0, relation=None, *, prior=0.5):
     str
         Percentages are rounded to the nearest with as many decimals (up to 4) as it takes to
         differ from the prior; a bound that would round to 100 % at one decimal is "more than
-        99.9 %" and only one within 0.00005 % of 100 % (or exactly 1 in floating point) is
-        "certain (100 % sure)"; one within 0.00005 % of the prior is "less than p + 0.0001 %".
+        99.9 %" and one within 0.00005 % of 100 % (or exactly 1 in floating point) is "more
+        than 99.9999 %" (a finite ε never makes anyone certain); one within 0.00005 % of the
+        prior is "less than p + 0.0001 %".
 
     Raises
     ------
