@@ -48,7 +48,7 @@ makes its point; choose it, press the page's button, and talk about what appears
    words; the neighbour is one word count changed by one. The frequency plot shows the e^±ε band
    that DP promises.
 7. **k-means**, preset *The leaking radius*, then the preset *ε side by side* (10 min) — a norm bound read off
-   the data breaks the guarantee; the page says so and the meter does not count the run.
+   the data breaks the guarantee; the page says so and the meter shows ε = ∞ for those data.
 8. **Privacy–utility**, preset *Paper Fig. 2 middle* (15 min) — the papers' figure: utility
    against ε for several methods, the non-private methods as dashed lines.
 
@@ -80,10 +80,12 @@ st.markdown("""
 - Noise is secret by default: every run draws it from the operating system's entropy. Ticking
   **reproducible (noise public)** gives repeatable numbers and a link and script that carry the
   seed — and such a run is **not private** against anyone holding them.
-- The sidebar keeps a meter of the ε of the private runs on each dataset in your session (running
-  again is a new release), in the weakest neighbouring relation they share, with the number of
-  fits (one run of a method on the data = one release); runs that were not private are listed apart and not counted. Audits of your own data
-  are charged too; a class budget, if set, refuses runs past it. A reload resets the meter.
+- The sidebar keeps a meter of the ε spent on each dataset on this server, by every tab (running
+  again is a new release), in the weakest neighbouring relation the runs share, with the number of
+  fits (one run of a method on the data = one release); once a run that was not private used a
+  dataset, its ε is ∞ (the private runs' total beside it). Audits of your own data are charged
+  too; a class budget, if set, refuses runs past it and runs that would not be private. A reload
+  keeps the meter: spent privacy is not given back.
 - Every Gaussian and Laplace release of dpcore's own methods is **exact as executed**: the value is rounded to a public grid
   and integer noise is drawn exactly, so no released number can rule out a neighbouring dataset
   (float noise can: Mironov 2012). What stays floating-point, and why: the exponential mechanism's

@@ -112,18 +112,18 @@ if go:
     run_started("sweep")
     try:
         sweep = build_sweep(spec, methods, metrics, grid, trials, q, master_seed(seed))
-        reservation = reserve(plans_of(sweep, ds, seed), ds)     # the whole sweep, refused before any run
+        plans = plans_of(sweep, ds, seed)
     except ValueError as exc:
         progress_slot.error(str(exc))
     else:
-        kept_slot.empty()
-        progress_slot.progress(0.0, text="Sweep: starting…")
         t0 = time.perf_counter()
-        # each cell (a method at one ε) is charged right before it is first drawn, the rest once finished
-        live = LiveSweep(sweep, metrics, progress_slot, live_slot, lambda part: charge_rows(reservation, part, ds, seed),
-                         ds.name, secret=seed is None)
-        try:
-            with in_process_loadable(sweep.dataset), reservation:
+        try:     # the whole sweep reserved (refused before any run), given back however the run ends
+            with reserve(plans, ds) as reservation, in_process_loadable(sweep.dataset):
+                kept_slot.empty()
+                progress_slot.progress(0.0, text="Sweep: starting…")
+                # each cell (a method at one ε) is charged right before it is first drawn, the rest once finished
+                live = LiveSweep(sweep, metrics, progress_slot, live_slot,
+                                 lambda part: charge_rows(reservation, part, ds, seed), ds.name, secret=seed is None)
                 df = live.run(n_jobs=int(n_jobs))
         except ValueError as exc:
             progress_slot.error(str(exc))

@@ -343,3 +343,29 @@ def test_kmeans_side_by_side_past_the_budget_is_refused_whole():
     at.run()
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "class budget" in errors[0] and meter_of(at).runs == [], errors
+
+
+def _controls_script():
+    from ui.meter import sidebar_controls
+    sidebar_controls()
+
+
+def test_in_solo_use_a_tab_opened_earlier_does_not_write_its_old_budget_back():
+    """Two tabs without a launch budget or a lecturer: the budget set in one tab holds; the other,
+    whose field was never changed, follows it instead of clearing it on its next rerun."""
+    def tab():
+        at = AppTest.from_function(_controls_script, default_timeout=300)
+        at.run()
+        assert not at.exception
+        return at
+    a, b = tab(), tab()
+    assert w(a, "class_budget").value is None and server().budget_epsilon is None
+    w(b, "class_budget").set_value(3.0)
+    b.run()
+    assert server().budget_epsilon == 3.0
+    a.run()                                              # the older tab reruns: it follows, it does not clear
+    assert server().budget_epsilon == 3.0 and w(a, "class_budget").value == 3.0
+    w(a, "class_budget").set_value(5.0)                  # changed in a tab on purpose: the server's now
+    a.run()
+    b.run()
+    assert server().budget_epsilon == 5.0 and w(b, "class_budget").value == 5.0

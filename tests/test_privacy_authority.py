@@ -213,3 +213,70 @@ def test_an_audit_entry_adds_up_in_one_row():
         meter.charge("d", _lap(0.5).times(2), entry="audit-1", label="audit")
     rows = meter.rows("d")
     assert len(rows) == 1 and rows[0].fits == 6 and rows[0].epsilon == pytest.approx(3.0)
+
+
+# ----------------------------------------------------------------------------- fixes after the review
+def test_under_a_budget_a_dataset_whose_epsilon_is_infinite_has_nothing_left():
+    meter = PrivacyMeter()
+    meter.charge("d", Verdict("seeded", "add_remove", (PrivacyEvent.laplace(1.0),), False, ("public seed 1",)))
+    meter.set_budget(10.0)
+    assert meter.headline("d").remaining == 0.0
+    with pytest.raises(ValueError, match="already ∞"):
+        meter.reserve("d", [_lap(1.0)])
+    meter.reserve("other", [_lap(1.0)]).release()            # other data: the budget is whole
+
+
+def test_a_plan_given_the_values_runs_the_fits_own_checks_on_them(points):
+    from sklearn.preprocessing import StandardScaler
+    X = StandardScaler().fit_transform(np.random.default_rng(0).normal(size=(300, 4)) * [1, 5, 9, 2])
+    est = METHODS["sulq_kmeans"].build(points, params={"radius": 3.0, "n_clusters": 3}, epsilon=1.0)
+    assert plan_run("sulq_kmeans", est, X.shape).private                     # the shape says nothing
+    planned = plan_run("sulq_kmeans", est, X)
+    assert not planned.private and "scaled by statistics of the data" in planned.reason
+    est.fit(X)
+    assert not judge_run("sulq_kmeans", est).private                          # as the fit itself finds
+    meter = PrivacyMeter(budget_epsilon=10.0)
+    with pytest.raises(ValueError, match="would not be private"):
+        meter.reserve("d", [planned])
+
+
+def test_the_meter_counts_every_view_of_the_same_records_as_one_dataset():
+    from dpcore.lab.verdicts import dataset_key
+    a = load_dataset(kind="yaleb", subjects=5, n_per_subject=64, pca_dim=9, d=50, normalize="rows")
+    b = load_dataset(kind="yaleb", subjects=6, n_per_subject=64, pca_dim=9, d=49, normalize="rows")
+    assert a.name != b.name and dataset_key(a) == dataset_key(b)
+    from dpcore.upload import load_upload
+    up = load_upload("my secret file name.csv", b"1,2\n3,4\n5,6\n7,8\n")
+    assert "secret" not in dataset_key(up) and up.params["sha256"][:8] in dataset_key(up)
+    assert dataset_key(load_dataset(**PAPER_SPECS["lines_r3"])) == load_dataset(**PAPER_SPECS["lines_r3"]).name
+
+
+def test_a_sweeps_seed_written_in_code_is_public_whatever_the_context():
+    from dpcore.lab.sweeps import Sweep, run_sweep
+    data = {"kind": "gaussians", "n": 300, "d": 4, "k": 3, "sigma": 0.1, "center_box": 1.0, "random_state": 0}
+    sw = Sweep(dataset=data, algorithms=[preset("SuLQ k-means")], epsilons=[1.0], trials=2, metrics=["objective"],
+               seed=7)
+    meter = PrivacyMeter(budget_epsilon=100.0)
+    with pytest.raises(ValueError, match="would not be private"):
+        run_sweep(sw, meter=meter, dataset_key="g", context=RunContext(where="a sweep"))
+    run_sweep(sw, meter=meter, dataset_key="g", context=RunContext(where="a sweep"), seed_is_secret=True)
+    assert [r.private for r in meter.rows("g")] == [True, True]
+
+
+def test_a_metric_that_cannot_be_computed_does_not_lose_a_charged_run():
+    from dpcore.lab.sweeps import METRICS, Sweep, run_sweep
+
+    def broken(ds, est):
+        raise ValueError("no truth for this metric")
+    METRICS["_broken"] = (broken, METRICS["objective"][1])
+    try:
+        data = {"kind": "gaussians", "n": 300, "d": 4, "k": 3, "sigma": 0.1, "center_box": 1.0, "random_state": 0}
+        sw = Sweep(dataset=data, algorithms=[preset("SuLQ k-means")], epsilons=[1.0], trials=1,
+                   metrics=["_broken"], seed=None)
+        acc = PrivacyAccountant()
+        with acc:
+            df = run_sweep(sw)
+        assert len(df) == 1 and math.isnan(df["_broken"][0]) and "no truth" in df["warnings"][0]
+        assert len(acc.runs) == 1                 # charged, and its row came back
+    finally:
+        del METRICS["_broken"]

@@ -393,6 +393,6 @@ def show_ledger(ledger: PrivacyLedger, title="Privacy ledger of this run", not_p
     eps, dlt = ledger.total()
     if not_private:
         st.caption(f"Nominal total: ε = {format_epsilon(eps)}, δ = {dlt:.3g} — NOT private ({not_private}): "
-                   "the meter lists it apart and does not count it.")
+                   "the meter lists it as not private, and the dataset's ε is ∞ from now on.")
         return
     st.caption(f"Total spent: ε = {format_epsilon(eps)}, δ = {dlt:.3g}")

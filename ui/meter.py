@@ -33,6 +33,7 @@ import uuid
 import streamlit as st
 
 from dpcore.privacy import RELATIONS
+from dpcore.lab.verdicts import dataset_key
 from dpcore.privacy.meter import PrivacyMeter, Verdict
 from dpcore.privacy.odds import odds_sentence
 
@@ -122,16 +123,38 @@ def budget_is_set() -> bool:
         not budget_fixed() and st.session_state.get(CLASS_BUDGET_KEY) is not None)
 
 
-def _sync_sidebar_budget():
-    """Solo use (no launch budget, no lecturer): the sidebar field sets the server's budget."""
-    if budget_fixed() or CLASS_BUDGET_KEY not in st.session_state:
+BUDGET_SEEN_KEY = "_class_budget_seen"     # the server's budget this tab last showed or set
+_MISSING = object()
+
+
+def _sync_sidebar_budget(before_widget=False):
+    """Solo use (no launch budget, no lecturer): the sidebar field sets the server's budget, but
+    only when it was changed in this tab (a tab opened earlier does not write its old value
+    back); a tab whose field was not changed follows the server's budget (``before_widget``: the
+    field is not drawn yet in this run, so it can be updated)."""
+    if budget_fixed():
+        return
+    meter = class_meter()
+    server = meter.budget_epsilon
+    if CLASS_BUDGET_KEY not in st.session_state:
+        st.session_state[BUDGET_SEEN_KEY] = server
         return
     value = st.session_state.get(CLASS_BUDGET_KEY)
-    meter = class_meter()
-    try:
-        meter.set_budget(None if value is None else float(value), "in the sidebar" if value is not None else "")
-    except ValueError:
-        pass          # the field refuses it under itself (number_input's range)
+    value = None if value is None else float(value)
+    seen = st.session_state.get(BUDGET_SEEN_KEY, _MISSING)
+    if seen is _MISSING:
+        seen = server          # the field got its value before this tab synced (a link, a test): it is this tab's
+        changed = value != server
+    else:
+        changed = value != seen
+    if changed:
+        try:
+            meter.set_budget(value, "in the sidebar" if value is not None else "")
+        except ValueError:
+            pass              # the field refuses it under itself (number_input's range)
+    elif before_widget and server != value:
+        st.session_state[CLASS_BUDGET_KEY] = server       # another tab changed it: show the server's
+    st.session_state[BUDGET_SEEN_KEY] = meter.budget_epsilon
 
 
 # ----------------------------------------------------------------------------- the session's view
@@ -185,17 +208,6 @@ class SessionView:
 def session_view() -> SessionView:
     _session_id()                              # creates the view (none yet, or one of an older version)
     return st.session_state[SESSION_METER_KEY]
-
-
-def dataset_key(ds) -> str:
-    """The meter's name of a dataset (a :class:`dpcore.data.Dataset` or a name): its name, and for
-    an upload the start of its file's SHA-256 (two files of one name are two datasets)."""
-    if isinstance(ds, str):
-        return ds
-    params = getattr(ds, "params", None) or {}
-    if params.get("kind") == "upload" and params.get("sha256"):
-        return f"{ds.name} ({params['sha256'][:8]})"
-    return ds.name
 
 
 def _current():
@@ -310,6 +322,7 @@ def sidebar_controls():
         st.sidebar.caption(f"Class budget: {'ε ≤ ' + format_epsilon(meter.budget_epsilon) + ' per dataset' if meter.budget_epsilon is not None else 'none'} "
                            f"({who}; it holds for every tab and session of this server).")
         return
+    _sync_sidebar_budget(before_widget=True)
     default = {} if CLASS_BUDGET_KEY in st.session_state else {"value": meter.budget_epsilon}
     value = st.sidebar.number_input(
         "Class budget: ε per dataset", min_value=0.01, step=1.0, format="%.4g", key=CLASS_BUDGET_KEY,

@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 from ..exceptions import PrivacyLeakWarning, warn_privacy_leak
 from ..metrics import kmeans_objective, kmedian_objective, nearest_centres
-from ..validation import check_fitted_input, check_points, check_real
+from ..validation import check_array, check_fitted_input, check_points, check_real
 from ..preprocessing import clip_rows, row_sq_norms
 
 __all__ = ["CentresPredictMixin", "DataDerivedRadiusWarning", "PrivacyLeakWarning", "resolve_radius", "check_points",
@@ -250,6 +250,20 @@ class CentresPredictMixin:
     scikit-learn's KMeans; rounding a release is post-processing). Subclasses set
     ``cluster_centers_`` through :meth:`_set_centres`.
     """
+
+    def data_leaks(self, X):
+        """The k-means fits' own check on the values (:func:`warn_if_data_scaled`): an input
+        scaled by statistics of the data themselves makes the release not private. Run before
+        the fit by :func:`dpcore.lab.verdicts.plan_run` (given the data, not only its shape)."""
+        try:
+            kind = data_scaling(check_array(X, "X", allow_sparse=True))
+        except (TypeError, ValueError):
+            return []                     # the fit refuses such an input itself
+        if kind is None:
+            return []
+        found, stats = _SCALING_TEXT[kind]
+        return [f"the input looks scaled by statistics of the data themselves ({found}): its {stats} were read off "
+                "the data without noise"]
 
     def _map_rows(self, X):
         """The per-record map ``fit`` applied before assigning the rows: clipping to

@@ -39,7 +39,7 @@ import threading
 import time
 import warnings
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from multiprocessing import context as mp_context
 from multiprocessing import spawn as mp_spawn
@@ -56,6 +56,7 @@ from ..privacy.accountant import PrivacyEvent, active_accountants
 from ..privacy.meter import events_from_json, events_to_json
 from .methods import METHODS, Method, build_estimator, get_method, run_seed
 from .verdicts import RunContext, estimator_reasons, judge_row, plan_run
+from .verdicts import dataset_key as _dataset_key
 
 __all__ = ["METRICS", "Sweep", "run_sweep", "run_task", "row_event", "row_events", "plan_sweep", "sweep_context",
            "summarize", "dask_executor", "worker_context", "warning_summary"]
@@ -303,9 +304,16 @@ def run_task(task) -> dict:
            "epsilon_spent": getattr(est, "epsilon_spent_", math.nan) if entry.private else math.nan,
            "trial": task["trial"], "q": _fitted_q(est), "seed": int(ss.generate_state(1)[0]), "seconds": seconds,
            "warnings": " | ".join(dict.fromkeys(str(w.message) for w in caught))}
+    failed = []
     for m in task["metrics"]:
         fn, families = METRICS[m]
-        row[m] = float(fn(ds, est)) if entry.family in families else math.nan
+        try:           # a run that was charged always comes back: a metric that cannot be computed is NaN
+            row[m] = float(fn(ds, est)) if entry.family in families else math.nan
+        except (ValueError, ArithmeticError, IndexError) as exc:
+            row[m] = math.nan
+            failed.append(f"metric {m} could not be computed ({exc})")
+    if failed:
+        row["warnings"] = " | ".join([w for w in [row["warnings"]] if w] + failed)
     return row
 
 
@@ -395,7 +403,7 @@ def dask_executor(address: str):
 
 
 def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, store=None, progress=None,
-              on_cell=None, meter=None, dataset_key=None, context=None, session=None):
+              on_cell=None, meter=None, dataset_key=None, context=None, session=None, seed_is_secret=False):
     """Run every task of ``sweep`` and return one DataFrame row per run.
 
     ``progress(done, total)`` is called after each finished run (and once at the start with
@@ -430,9 +438,13 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
         The dataset's name in the meter (default: the dataset's name).
     context : dpcore.lab.verdicts.RunContext, optional
         The runs' context for their verdicts (default :func:`sweep_context`: the sweep's seed
-        is public when given; Gibbs' mixing is not checked).
+        is public when given; Gibbs' mixing is not checked). A context without a seed gets the
+        sweep's, unless ``seed_is_secret``.
     session : str, optional
         Passed to the meter's rows.
+    seed_is_secret : bool, default False
+        The sweep's seed was drawn in secret (e.g. from fresh entropy by an app that shows it to
+        nobody): its runs can be private. A seed written in a script is public.
 
     Returns
     -------
@@ -501,12 +513,14 @@ def run_sweep(sweep: Sweep, n_jobs: int = 1, executor: Executor | None = None, s
     accs = active_accountants()
     ds_plan = _dataset(json.dumps(sweep.dataset, sort_keys=True)) if (accs or meter is not None) and todo else None
     if context is None:
-        context = sweep_context(sweep, ds_plan)
+        context = sweep_context(sweep, ds_plan, seed_is_secret)
+    elif context.seed is None and sweep.seed is not None and not seed_is_secret:
+        context = replace(context, seed=sweep.seed)          # a public seed is public whatever the context says
     if accs and todo:
         _check_budgets(accs, todo, ds_plan)
     reservation = None
     if meter is not None:
-        key_name = dataset_key or (ds_plan.name if ds_plan is not None else str(sweep.dataset))
+        key_name = dataset_key or (_dataset_key(ds_plan) if ds_plan is not None else str(sweep.dataset))
         reservation = meter.reserve(key_name, plan_sweep(sweep, context, [t for _, t in todo], ds_plan))
 
     def charge(task, row):
@@ -655,20 +669,23 @@ def _q_param(row):
     return {} if q is None or q != q else {"subspace_dim": int(q)}
 
 
-def sweep_context(sweep, dataset=None):
-    """The verdicts' context of a sweep's runs: its master seed (public when given), the dataset,
-    and mixing not checked (a sweep does not judge a Gibbs chain).
+def sweep_context(sweep, dataset=None, seed_is_secret=False):
+    """The verdicts' context of a sweep's runs: its master seed (public when given, unless
+    ``seed_is_secret``), the dataset, and mixing not checked (a sweep does not judge a Gibbs
+    chain).
 
     Parameters
     ----------
     sweep : Sweep
     dataset : dpcore.data.Dataset, optional
+    seed_is_secret : bool, default False
 
     Returns
     -------
     dpcore.lab.verdicts.RunContext
     """
-    return RunContext(seed=sweep.seed, dataset=dataset, where="a sweep", checks_mixing=False)
+    return RunContext(seed=None if seed_is_secret else sweep.seed, dataset=dataset, where="a sweep",
+                      checks_mixing=False)
 
 
 def plan_sweep(sweep, context=None, tasks=None, dataset=None):

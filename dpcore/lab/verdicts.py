@@ -29,7 +29,7 @@ from ..privacy.accountant import PrivacyEvent
 from ..privacy.meter import Verdict, events_from_json
 from .methods import get_method
 
-__all__ = ["RunContext", "plan_run", "judge_run", "judge_row", "estimator_reasons", "context_reasons",
+__all__ = ["RunContext", "plan_run", "judge_run", "judge_row", "dataset_key", "estimator_reasons", "context_reasons",
            "data_read_reason", "mixing_unchecked", "NOT_MIXED_REASON", "FROZEN_REASON", "NO_CLAIM_REASON"]
 
 #: why a chain that the caller judged not mixed gives no ε
@@ -164,6 +164,42 @@ def context_reasons(method, params, context):
     return why
 
 
+def _is_shape(X):
+    return isinstance(X, tuple) and len(X) == 2 and all(isinstance(v, int) for v in X)
+
+
+def dataset_key(ds):
+    """The name a meter counts a dataset under: the records it is about. Every subset and
+    preprocessing of the same records is one dataset (privacy composes over everything
+    released about the same people): Extended Yale B's faces whatever the subjects or the
+    dimension, a CLUTO matrix whatever its weighting, an uploaded file whatever the options it
+    is read with (named by its SHA-256, not by its file name, which a shared meter would show
+    to others). A generated dataset is named by its parameters (another draw is other records).
+
+    Parameters
+    ----------
+    ds : dpcore.data.Dataset or str
+        A dataset, or a name (returned as is).
+
+    Returns
+    -------
+    str
+    """
+    if isinstance(ds, str):
+        return ds
+    params = getattr(ds, "params", None) or {}
+    kind = params.get("kind")
+    if kind == "upload" and params.get("sha256"):
+        return f"an uploaded file ({params['sha256'][:8]})"
+    if kind == "yaleb":
+        return "Extended Yale B (all its subjects and preprocessings)"
+    if kind == "cluto" and params.get("name"):
+        return f"CLUTO {params['name']} (all its preprocessings)"
+    if kind == "digits":
+        return "handwritten digits (UCI optdigits)"
+    return ds.name
+
+
 def _label(method, estimator, label):
     return label or get_method(method).label
 
@@ -180,7 +216,9 @@ def plan_run(method, estimator, X=None, context=RunContext(), *, label=""):
     estimator : estimator
         Built by the catalogue, not fitted.
     X : array_like or tuple (n, d), optional
-        The data or its shape (only the shape is read).
+        The data or its shape. The plan reads only the shape; given the data, the checks the fit
+        itself makes on the values (:meth:`data_leaks`, e.g. input scaled by its own statistics)
+        are run too, so that a budget can refuse a run that would come out not private.
     context : RunContext, optional
     label : str, optional
 
@@ -200,6 +238,8 @@ def plan_run(method, estimator, X=None, context=RunContext(), *, label=""):
         return Verdict(label, None, (), False, (NO_CLAIM_REASON,), claim=False, planned=True, method=m.name)
     plan = estimator.planned_privacy(X)
     why = list(plan.reasons) + context_reasons(m, estimator.get_params(), context)
+    if X is not None and not _is_shape(X) and hasattr(estimator, "data_leaks"):
+        why += estimator.data_leaks(X)    # the checks the fit makes on the values (e.g. input scaled by itself)
     return Verdict(label, plan.relation, plan.events, not why, tuple(dict.fromkeys(why)), planned=True,
                    method=m.name)
 

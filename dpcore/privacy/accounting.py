@@ -560,6 +560,23 @@ class PrivateEstimatorMixin:
         reasons = tuple(self._plan_reasons())
         return PrivacyPlan(float(eps), float(dlt), relation, events, not reasons, reasons)
 
+    def data_leaks(self, X):
+        """Why a fit on these values would not be private although its parameters allow it: the
+        checks the fit itself makes on the data's values (e.g. input scaled by its own
+        statistics, :func:`dpcore.kmeans.common.data_scaling`), run before the fit so that a
+        budget can refuse it. They read the values, as the fit would, and release nothing
+        beyond what the fit's own warning says. None by default.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix
+
+        Returns
+        -------
+        list of str
+        """
+        return []
+
     def _planned_spend(self, shape):
         """(ε, δ) the ledger will record, for data of ``shape`` ((n, d) or None): ``epsilon`` and
         ``delta`` (0 when absent; ``delta=None`` is the estimator's ``_default_delta(n)`` where

@@ -440,6 +440,11 @@ class PrivacyMeter:
             raise ValueError(f"Refused by {words} on {dataset}: {bad.label} would not be private ({bad.reason}), "
                              "and a run that is not private leaves no bound on what it reveals. Under a class budget "
                              "only private runs may use the data; nothing was run.")
+        acc = self._accountants.get(dataset)
+        if charged and acc is not None and acc.nonprivate_runs:
+            last = acc.nonprivate_runs[-1]
+            raise ValueError(f"Refused by {words} on {dataset}: its ε is already ∞ — a run that was not private used "
+                             f"it ({last.label}: {last.reason}), so nothing of the budget is left; nothing was run.")
         events = [e for v in charged for e in v.events]
         for rid, (ds, held) in self._reserved.items():
             if ds == dataset and rid != exclude:
