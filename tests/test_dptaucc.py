@@ -234,7 +234,7 @@ def test_same_seed_same_release_and_sparse_only():
 # ----------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("X,kw,message", [
     (np.array([[1.0, -2.0], [0.0, 1.0]]), {}, "non-negative"),
-    (np.zeros((0, 3)), {}, "non-empty"),
+    (np.zeros((0, 3)), {}, "no rows"),
     (np.zeros((4, 4)), {}, "at least one positive entry"),
     (np.ones((4, 4)), dict(n_row_clusters=1), r"n_row_clusters \(K0\) must be an integer >= 2"),
     (np.ones((4, 4)), dict(n_col_clusters=1), r"n_col_clusters \(L0\) must be an integer >= 2"),

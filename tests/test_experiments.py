@@ -215,7 +215,9 @@ def test_kmeans_methods_run_on_digits_with_the_public_radius():
     df = run_sweep(Sweep(dataset={"kind": "digits"}, algorithms=["candidate_kmeans", "dplloyd", "kmeanspp"],
                          epsilons=[3.0], trials=1, metrics=["objective", "nmi"]))
     assert df["warnings"].str.contains("radius='data'").sum() == 0                   # Λ = 8 is public
-    assert df[df.private]["released_private"].all()
+    # the candidate method releases privately; the diffprivlib peer is not private as executed (float noise)
+    assert df.set_index("name").loc["candidate_kmeans", "released_private"]
+    assert not df.set_index("name").loc["dplloyd", "released_private"]
     # ε = 3 on 1797 points: the candidate method and k-means++ find digit structure (measured NMI
     # 0.29 and 0.74; chance is 0); DP-Lloyd's box start in [−8, 8]^64 keeps one cluster (NMI 0)
     assert np.isfinite(df["objective"]).all()

@@ -226,11 +226,12 @@ def test_a_public_seed_run_without_a_budget_is_listed_not_private():
 def test_an_odds_sentence_under_the_epsilon_input():
     at = page()
     odds = [c.value for c in at.caption if "% sure" in c.value]
-    # DP-τCC's ε is stated for one cell ±1: the question is that of one count
-    assert len(odds) == 1 and odds[0].startswith(":material/casino: ε = 1:") and "one count" in odds[0], odds
+    # DP-τCC's ε is stated for one cell ±1: the question is that of one count (the run's ε, then the
+    # Figure 1 simulation's)
+    assert len(odds) == 2 and all(o.startswith(":material/casino: ε = 1:") and "one count" in o for o in odds), odds
     by_key(at, "cc_eps").set_value(4.0)
     at.run()
-    assert [c.value.split(":")[2].strip() for c in at.caption if "% sure" in c.value] == ["ε = 4"]
+    assert [c.value.split(":")[2].strip() for c in at.caption if "% sure" in c.value] == ["ε = 4", "ε = 1"]
 
 
 def test_dp_taucc_and_three_private_peers_add_up_to_five_in_one_cell():
