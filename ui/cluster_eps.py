@@ -108,7 +108,7 @@ def progress_text(done, total, elapsed):
 def run_comparison(key, params, k, q, seed, ds, eps_values, bar, show=None, clock=time.perf_counter,
                    min_interval=MIN_REDRAW_S, draw_factor=DRAW_FACTOR):
     """Fit method ``key`` at every ε of ``eps_values`` and its non-private reference; record every
-    private run in the session meter as soon as it is released. Returns the stored comparison.
+    run in the meter, with its verdict, as soon as it is released. Returns the stored comparison.
 
     ``show(fig, done)``, when given, is called with the figure of the finished ε panels (titled
     :func:`partial_title`) after a run, at most every ``min_interval`` seconds (and

@@ -4,7 +4,7 @@ A private run is only private if nobody can predict its noise. So every run draw
 randomness from the operating system's entropy (``random_state=None``) unless the user ticks
 **reproducible (noise public)**. Then the run uses the seed shown next to the box, the link
 and the "Reproduce in Python" script carry that seed, the privacy box says the run is not
-private against anyone holding the link or the script, and the session meter counts the run
+private against anyone holding the link or the script, and the meter counts the run
 as a non-private release.
 
 Widget keys follow one convention: a page with prefix ``p`` has the checkbox ``p_repro`` and
@@ -27,7 +27,7 @@ MAX_SEED = 2**31 - 1
 REPRO_HELP = ("Off (default): every run draws fresh noise from the operating system's entropy, so nobody can "
               "predict it — this is what makes a private run private. On: the run uses the seed, so the same "
               "numbers come back and the link and the Python script carry the seed. Anyone holding them can "
-              "recompute the noise and subtract it: such a run is NOT private, and the session meter counts it so.")
+              "recompute the noise and subtract it: such a run is NOT private: the meter shows ε = ∞ for its data, and a class budget refuses it.")
 
 
 AUDIT_REPRO_HELP = ("Off (default): every audit draws fresh randomness from the operating system. On: the audit uses "

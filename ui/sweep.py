@@ -438,6 +438,7 @@ def look_for(df, metrics, apart=None):
     released = df["released_private"] if "released_private" in df else df["private"]     # older frames: no column
     ranked = [a for a in with_eps if bool(released[df["algorithm"] == a].any())]
     unranked = [a for a in with_eps if a not in ranked]
+    unranked_why = {a: apart.get(a) for a in unranked}
     apart = {a: why for a, why in apart.items() if a in ranked and why}
     reference = [a for a in algs if a not in with_eps]
     shown = [m for m in metrics if df[m].notna().any()]
@@ -455,9 +456,9 @@ def look_for(df, metrics, apart=None):
         parts.append("No non-private method was run, so there is no dashed reference line (add "
                      + " or ".join(REFERENCE[f] for f in fams) + " to the methods to draw one).")
     if unranked:
-        parts.append(", ".join(unranked) + (" runs" if len(unranked) == 1 else " run")
-                     + " with ε but released nothing private (a non-private start, or a radius read off the data): "
-                     "drawn, but not ranked below.")
+        parts.append(", ".join(f"{a} ({unranked_why[a]})" if unranked_why.get(a) else a for a in unranked)
+                     + (" runs" if len(unranked) == 1 else " run") + " with ε but released nothing private: drawn, but "
+                     "not ranked below.")
     for why in dict.fromkeys(apart.values()):
         named = [a for a in apart if apart[a] == why]
         parts.append(f"Not private in this sweep, though run with an ε: {', '.join(named)} ({why}); the meter lists "

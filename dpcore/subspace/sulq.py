@@ -65,8 +65,8 @@ from ..validation import check_delta, check_epsilon, check_int, check_random_sta
 from ..data import random_subspaces
 from ..metrics import squared_distances_to_subspaces
 from ..preprocessing import clip_rows
-from ..privacy import (PrivacyLedger, PrivateEstimatorMixin, advanced_composition, advanced_composition_inverse,
-                       gaussian_sigma)
+from ..privacy import (PrivacyEvent, PrivacyLedger, PrivateEstimatorMixin, advanced_composition,
+                       advanced_composition_inverse, gaussian_sigma)
 from ..privacy.exact import gaussian_release
 from .common import SubspacePredictMixin, check_solver_input
 from .sample_aggregate import default_delta
@@ -404,8 +404,13 @@ class SuLQKPlane(SubspacePredictMixin, PrivateEstimatorMixin, ClusterMixin, Base
         mech = ("Gaussian mechanism, classic σ = 2√(2 ln(1.25/δ))/ε (Alg. 5)" if method == "classic"
                 else "Gaussian mechanism, analytic sigma (Balle & Wang 2018), L2 sensitivity 2 (Prop. E.1)")
         ledger = PrivacyLedger()
+        # typed: kT Gaussian releases of noise multiplier σ/Δ (Δ = 2; the exact release pays its rounding on
+        # top, σ_int/Δ_int ≥ σ/Δ), stated (ε, δ) by the composition above — checked against the noise by the
+        # accountant, and composed exactly (one Gaussian of μ = √(kT)·Δ/σ) in the tight and RDP totals
+        events = ([PrivacyEvent.gaussian(sigma / SULQ_SENSITIVITY, count=n_queries, relation=self.claimed_relation,
+                                         stated=(epsilon, delta))] if sigma > 0 else None)
         ledger.record(f"{n_queries} noisy scatter matrices A_ℓ A_ℓᵀ ({k} clusters × {T} iterations), "
-                      f"σ = {sigma:.4g}", mech, epsilon, delta, note=note)
+                      f"σ = {sigma:.4g}", mech, epsilon, delta, note=note, events=events)
         self.ledger_ = ledger
         self.private_outputs_ = ["subspaces_", "subspace_history_", "init_subspaces_"]
         self.nonprivate_outputs_ = {
