@@ -112,7 +112,7 @@ def pytest_terminal_summary(terminalreporter):
 @pytest.fixture(autouse=True)
 def _fresh_server_meter():
     """Every test starts with a fresh privacy meter of the (in-process) app server: the meter is
-    one per server (``ui.meter.class_meter``, Streamlit's cache_resource), shared by every AppTest
+    one per server (``ui.meter.class_meter``, held by the process), shared by every AppTest
     of this process, as by every session of a real server. Cleared only where the app is loaded."""
     if "ui.meter" in sys.modules:
         sys.modules["ui.meter"].class_meter.clear()

@@ -161,7 +161,7 @@ def test_app_sidebar_shows_the_budget_field_the_new_count_and_what_a_reload_keep
 
 
 def test_a_class_budget_set_at_launch_holds_for_every_session_and_across_reloads(monkeypatch):
-    """Two sessions of one server (two AppTests in one process share its cache_resource, as two
+    """Two sessions of one server (two AppTests in one process share its meter, as two
     browser tabs share a server) with a class budget given at launch."""
     monkeypatch.setenv("DPCLUST_CLASS_BUDGET", "15")
     from ui.meter import class_meter
@@ -369,3 +369,13 @@ def test_in_solo_use_a_tab_opened_earlier_does_not_write_its_old_budget_back():
     a.run()
     b.run()
     assert server().budget_epsilon == 5.0 and w(b, "class_budget").value == 5.0
+
+
+def test_clearing_streamlits_caches_does_not_reset_the_class_meter():
+    """Any browser may ask Streamlit to clear its caches (the app menu's "Clear cache"): the meter is
+    the server's own, not a cache entry."""
+    import streamlit as st
+    server().charge(_dataset_name(SMALL), _gaussians())
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    assert server().headline(_dataset_name(SMALL)).private_fits == 1

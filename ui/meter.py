@@ -6,9 +6,9 @@ does (``plan_run``, ``judge_run``, ``judge_row``); the meter charges what it is 
 pages only ask and show.
 
 One meter per server. Privacy composes over everything released about a dataset, whoever
-released it: the meter is shared by every tab and session of this server (it lives in
-Streamlit's ``st.cache_resource``), so a reload or a new tab keeps what was spent, and a class
-on one server spends one budget per dataset. Each tab also sees its own runs (its "count"),
+released it: the meter is shared by every tab and session of this server (it is held by the
+server process, not in Streamlit's caches, which any client may clear), so a reload or a new
+tab keeps what was spent, and a class on one server spends one budget per dataset. Each tab also sees its own runs (its "count"),
 which it may start afresh; what was spent on a dataset, and what remains of a budget, never
 change back.
 
@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import threading
 import uuid
 
 import streamlit as st
@@ -87,11 +88,30 @@ def budget_settings():
     return budget, passphrase, problem
 
 
-@st.cache_resource(show_spinner=False)
+_SERVER = {"meter": None}
+_SERVER_LOCK = threading.Lock()
+
+
 def class_meter() -> PrivacyMeter:
-    """The server's one meter (shared by every session), with the launch budget if one was given."""
-    budget, _, _ = budget_settings()
-    return PrivacyMeter(budget, budget_source="at launch" if budget is not None else "")
+    """The server's one meter (shared by every session), with the launch budget if one was given.
+
+    Held by the server process itself, not in Streamlit's ``st.cache_resource``: any browser can
+    ask Streamlit to clear its caches ("Clear cache" in the app menu), which would reset what the
+    class has spent."""
+    with _SERVER_LOCK:
+        if _SERVER["meter"] is None:
+            budget, _, _ = budget_settings()
+            _SERVER["meter"] = PrivacyMeter(budget, budget_source="at launch" if budget is not None else "")
+        return _SERVER["meter"]
+
+
+def _forget_class_meter():
+    """A fresh meter at the next call (the tests' fresh server; a real server keeps its meter for life)."""
+    with _SERVER_LOCK:
+        _SERVER["meter"] = None
+
+
+class_meter.clear = _forget_class_meter
 
 
 def lecturer_controls() -> bool:
