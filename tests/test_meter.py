@@ -379,3 +379,16 @@ def test_clearing_streamlits_caches_does_not_reset_the_class_meter():
     st.cache_resource.clear()
     st.cache_data.clear()
     assert server().headline(_dataset_name(SMALL)).private_fits == 1
+
+
+def test_a_class_budget_below_its_minimum_is_refused_under_the_field_not_ignored():
+    at = AppTest.from_function(_controls_script, default_timeout=300)
+    at.run()
+    w(at, "class_budget").set_value(2.0)
+    at.run()
+    assert server().budget_epsilon == 2.0
+    w(at, "class_budget").set_value(0.0)
+    at.run()
+    errors = [e.value for e in at.sidebar.error]
+    assert len(errors) == 1 and "at least 0.01" in errors[0] and "not 0" in errors[0] and "stays ε ≤ 2" in errors[0]
+    assert server().budget_epsilon == 2.0                       # not changed, and said so

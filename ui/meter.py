@@ -144,6 +144,7 @@ def budget_is_set() -> bool:
 
 
 BUDGET_SEEN_KEY = "_class_budget_seen"     # the server's budget this tab last showed or set
+MIN_BUDGET = 0.01                           # the smallest class budget the sidebar takes
 _MISSING = object()
 
 
@@ -167,11 +168,10 @@ def _sync_sidebar_budget(before_widget=False):
         changed = value != server
     else:
         changed = value != seen
+    if changed and value is not None and not MIN_BUDGET <= value < math.inf:
+        return                # refused under the field (sidebar_controls): the budget stays as it was
     if changed:
-        try:
-            meter.set_budget(value, "in the sidebar" if value is not None else "")
-        except ValueError:
-            pass              # the field refuses it under itself (number_input's range)
+        meter.set_budget(value, "in the sidebar" if value is not None else "")
     elif before_widget and server != value:
         st.session_state[CLASS_BUDGET_KEY] = server       # another tab changed it: show the server's
     st.session_state[BUDGET_SEEN_KEY] = meter.budget_epsilon
@@ -344,13 +344,19 @@ def sidebar_controls():
         return
     _sync_sidebar_budget(before_widget=True)
     default = {} if CLASS_BUDGET_KEY in st.session_state else {"value": meter.budget_epsilon}
-    value = st.sidebar.number_input(
-        "Class budget: ε per dataset", min_value=0.01, step=1.0, format="%.4g", key=CLASS_BUDGET_KEY,
+    value = st.sidebar.number_input(        # the range is checked here, not by the browser (which would say nothing)
+        "Class budget: ε per dataset", step=1.0, format="%.4g", key=CLASS_BUDGET_KEY,
         placeholder="no limit", help="Optional. A run that would take a dataset's total (basic composition, in the "
                                      "weakest relation common to its runs) past this ε is refused before it runs, and "
                                      "so is any run that would not be private. It holds for every tab of this "
                                      "server. Empty: no limit.", **default)
-    if value is not None and value >= 0.01:
+    if value is not None and not MIN_BUDGET <= value < math.inf:
+        st.sidebar.error(f"Class budget: ε per dataset must be at least {MIN_BUDGET:g} (or empty: no limit), not "
+                         f"{value:g}. The budget was not changed"
+                         + (f": it stays ε ≤ {format_epsilon(meter.budget_epsilon)}." if meter.budget_epsilon is not None
+                            else ": there is none."))
+        return
+    if value is not None:
         epsilon_odds(st.sidebar, value)
     _sync_sidebar_budget()
 
