@@ -12,9 +12,11 @@ from dpcore.subspace.diagnostics import FROZEN_RTOL, frozen_chains, mixing_verdi
 def frozen_fit():
     # σ = 0.02: every chain ends in the same partition, so R̂ and ESS of the jitter look fine (with
     # σ = 0.1 the frozen chains sit in different partitions and R̂ alone already says "not mixed")
+    # seed 10: one whose four chains freeze in the same partition (most seeds freeze them apart;
+    # chosen again when the z-step became exact and its draws changed)
     ds = load_dataset(kind="subspaces", n=300, d=10, k=3, q=3, sigma=0.02, random_state=0)
     est = get_method("gibbs").build(ds, params={"n_clusters": 3, "subspace_dim": 3, "n_iter": 300, "n_chains": 4,
-                                                "init": "random"}, epsilon=1e12, random_state=np.random.default_rng(1))
+                                                "init": "random"}, epsilon=1e12, random_state=np.random.default_rng(10))
     return est.fit(ds.X, y=ds.labels, true_subspaces=ds.subspaces)
 
 

@@ -11,8 +11,8 @@ from dpcore.metrics import squared_distances_to_subspaces
 from dpcore.subspace.bingham import random_stiefel
 from dpcore.subspace.diagnostics import (diagnostics_table, effective_sample_size, mixing_verdict, split_rhat,
                                          section5_statistic_trace)
-from dpcore.subspace.gibbs import (MAX_CHAINS, GibbsSubspaceClustering, assignment_probabilities, gibbs_sweep,
-                                   sample_assignments)
+from dpcore.subspace.gibbs import (MAX_CHAINS, GibbsSubspaceClustering, _projection_norms, assignment_probabilities,
+                                   gibbs_sweep, sample_assignments, z_step_probabilities)
 from dpcore.subspace.kplane import KPlane
 
 
@@ -33,10 +33,15 @@ def test_z_step_frequencies_match_eq_11(eps):
     X = rng.standard_normal((6, 5))
     X /= np.linalg.norm(X, axis=1, keepdims=True) * 1.2
     U = random_stiefel(3, 5, 2, rng)
-    # expected: the exponential mechanism's own probabilities (privacy.py) with utility −d²
+    # expected: the exponential mechanism's textbook probabilities (privacy.py) with utility −d²
     # and sensitivity 1, i.e. ∝ exp(−(ε/2) d²): eq. (11), computed by a different code path
-    expected = exponential_mechanism_probabilities(-squared_distances_to_subspaces(X, U), eps, 1.0)
-    assert np.allclose(assignment_probabilities(X, U, eps), expected)
+    ideal = exponential_mechanism_probabilities(-squared_distances_to_subspaces(X, U), eps, 1.0, executed=False)
+    assert np.allclose(assignment_probabilities(X, U, eps), ideal)
+    # the sampler draws the exact law of its grid and dyadic scale (z_step_probabilities), within a
+    # relative 2^-18·ε of eq. (11) (the scale rounded down to 20 bits: η − η̃ ≤ 2^-19·ε/2, each log-probability
+    # off by at most 2(η − η̃); the grid 2^-42 adds nothing visible)
+    expected = z_step_probabilities(np.moveaxis(_projection_norms(X, U), -1, 0), eps).T
+    assert np.allclose(expected, ideal, rtol=2.0 ** -18 * eps, atol=0)
     N = 20_000
     z = sample_assignments(np.repeat(X, N, axis=0), U, eps, random_state=rng).reshape(6, N)
     freq = np.stack([(z == l).mean(axis=1) for l in range(3)], axis=1)
@@ -144,7 +149,12 @@ def test_ledger_sample_mean_and_selection():
     ds = make_union_of_subspaces(200, 6, 2, 2, 0.1, random_state=2)
     base = dict(n_clusters=2, subspace_dim=2, epsilon=0.7, n_iter=20, random_state=0)
     g = GibbsSubspaceClustering(**base).fit(ds.X)
-    assert g.ledger_.total() == (pytest.approx(0.7), 0.0) and len(g.ledger_) == 1
+    # the ideal chain's entry (2η̃ ≤ ε) and the float part's (the rest of ε, at least 2κ): ε in all, δ = 0
+    assert g.ledger_.total() == (pytest.approx(0.7, rel=1e-12), 0.0) and len(g.ledger_) == 2
+    from dpcore.subspace.gibbs import execution_plan
+    ex = execution_plan(0.7, 200, 6, 2, 2, 20)
+    assert g.ledger_.entries[0].epsilon == ex.ideal_epsilon and g.ledger_.entries[1].epsilon >= 2 * ex.kappa > 0
+    assert "float part" in g.ledger_.entries[1].what and "Not covered" in g.ledger_.entries[1].note
     assert g.is_private_ and set(g.private_outputs_) == {"subspaces_", "labels_"}
     assert "asymptotically" in g.ledger_.entries[0].note and "traces_" in g.nonprivate_outputs_
     g = GibbsSubspaceClustering(release="mean", n_average=10, **base).fit(ds.X)

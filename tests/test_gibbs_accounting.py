@@ -318,49 +318,62 @@ def test_accounting_helpers_validate():
 
 
 # ----------------------------------------------------------------------------- z-step: no exact zeros
-class _ConstRng:
-    """A stand-in generator whose uniforms are all ``value`` (to probe which outcomes the
-    sampler can reach)."""
+class _ScriptedRng(np.random.Generator):
+    """A generator whose integer draws follow a script (to show which outcomes the exact z-step's
+    code can produce): proposals among the k categories are ``targets`` (one per row, the first
+    round's rows in order), every Bernoulli(e⁻¹) sees U = 20!/3! (so K = 3, odd: a success) and
+    every other coin draw is the largest value of its range (so a fraction coin Bernoulli(F/2^s)
+    fails at K = 1: Bernoulli(exp(−frac)) succeeds). Every scripted value has a positive
+    probability under a real generator."""
 
-    def __init__(self, value):
-        self.value = value
+    def __init__(self, targets, k):
+        super().__init__(np.random.PCG64(0))
+        self.targets, self.k = np.asarray(targets), k
 
-    def random(self, size=None):
-        return np.full(size, self.value)
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        fact = math.factorial(20)
+        if np.ndim(high) == 0 and high == self.k:                       # the proposals, (rows, b)
+            return np.repeat(self.targets[:, None], size[1], axis=1)
+        if np.ndim(high) == 0 and high == fact:
+            return np.full(size, fact // 6, dtype=np.int64)
+        return (np.broadcast_to(high, np.shape(high) if size is None else size) - 1).astype(np.int64)
 
 
 def test_z_step_reaches_the_least_likely_subspace_at_huge_epsilon():
-    """ε = 1e4: the logit gaps reach 5000, e^(−5000) underflows to 0, so the inverse CDF of
-    the weights would give those assignments probability exactly 0. With uniforms ≡ 0
-    (every 'move on' test passes) the log-space sampler ends at the least likely category
-    of every point, so that outcome has positive probability; with uniforms ≡ 1 − 2⁻⁵³ it
-    takes the most likely one."""
-    from dpcore.subspace.gibbs import _categorical_lead, _projection_norms_lead
+    """ε = 1e4: logit gaps up to 5000. The float inverse CDF gave e^(−5000) probability exactly 0;
+    the exact z-step's law gives every category a positive probability (its log-probabilities,
+    computed from the integer gaps, are finite), and its code reaches the least likely category
+    of every point: with the scripted draws every proposal is accepted after ⌊γ⌋ Bernoulli(e⁻¹)
+    successes and one Bernoulli(exp(−frac)) success."""
+    from dpcore.privacy.exact_choice import unit_range_gaps, unit_range_plan
+    from dpcore.subspace.gibbs import _exact_z_step, _projection_norms_lead
     rng = np.random.default_rng(3)
     X = rng.standard_normal((40, 4))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     U = random_stiefel(3, 4, 2, rng)
-    logits = 0.5 * 1e4 * _projection_norms_lead(X, U)                  # (k, n)
-    assert np.any(np.exp(logits - logits.max(0)) == 0.0)               # the underflow of the old z-step
-    # points whose assignment probabilities are all ≥ 2^−20 take the inverse-CDF path, where
-    # u ≡ 0 picks category 0; the others (a logit gap above ~14) are the ones at stake
-    tiny = np.ptp(logits, axis=0) > 30
-    assert tiny.sum() >= 35
-    assert np.array_equal(_categorical_lead(logits, _ConstRng(0.0))[tiny], logits.argmin(0)[tiny])
-    assert np.array_equal(_categorical_lead(logits, _ConstRng(1 - 2.0 ** -53)), logits.argmax(0))
+    pn = _projection_norms_lead(X, U)                                   # (k, n)
+    plan = unit_range_plan(0.5 * 1e4)
+    gaps = unit_range_gaps(pn, plan, axis=0)
+    gamma = gaps / 2.0 ** plan.scale_shift
+    assert gamma.max() > 1000 and np.any(np.exp(-gamma) == 0.0)        # e^−γ underflows in float64
+    logp = -gamma - np.log(np.exp(-gamma).sum(0))                      # log P: finite, so P > 0
+    assert np.all(np.isfinite(logp))
+    worst = gamma.argmax(0)
+    assert np.array_equal(_exact_z_step(pn, plan, _ScriptedRng(worst, 3)), worst)
+    assert np.array_equal(_exact_z_step(pn, plan, _ScriptedRng(gamma.argmin(0), 3)), pn.argmax(0))
 
 
-def test_log_space_z_step_has_the_right_law(monkeypatch):
-    """Force every entry through the log-space scheme (_FAST_MIN_P = 1) with chunks of 0.25
-    (so the chunked Bernoulli of e^(−L) runs several rounds), on probabilities large enough
-    to count: 200,000 draws per row, every frequency within 4.5 standard errors (two-sided
-    7e-6 each, 16 cells)."""
-    from dpcore.subspace import gibbs as G
-    monkeypatch.setattr(G, "_FAST_MIN_P", 1.0)
-    monkeypatch.setattr(G, "_CHUNK", 0.25)
-    p = np.array([[0.5, 0.3, 0.15, 0.05], [0.02, 0.08, 0.6, 0.3]])
-    N = 100_000
-    logits = np.repeat(np.log(p).T[:, :, None], N, axis=2).reshape(4, -1) + 7.0
-    z = G._categorical_lead(logits, np.random.default_rng(11)).reshape(2, N)
-    freq = np.stack([(z == j).mean(1) for j in range(4)], axis=1)
-    assert np.all(np.abs(freq - p) <= 4.5 * np.sqrt(p * (1 - p) / N))
+def test_exact_z_step_has_the_right_law():
+    """The numpy engine's exact z-step against its exact law (z_step_probabilities) on rows whose
+    probabilities are large enough to count, 200,000 draws per row: G-test of the 2 × 4 table,
+    p > 1e-4 (chi-square with 6 degrees of freedom: G < 27.9)."""
+    from dpcore.subspace.gibbs import _exact_z_step, z_step_probabilities
+    from dpcore.privacy.exact_choice import unit_range_plan
+    pn = np.array([[0.9, 0.5, 0.3, 0.05], [0.0, 0.45, 0.8, 0.7]]).T      # (k, rows)
+    eps = 6.0
+    p = z_step_probabilities(pn, eps).T                                 # (rows, k)
+    N = 200_000
+    z = _exact_z_step(np.repeat(pn[:, :, None], N, axis=2), unit_range_plan(eps / 2), np.random.default_rng(11))
+    counts = np.stack([(z == j).sum(1) for j in range(4)], axis=1)
+    g = 2.0 * np.sum(counts * np.log(counts / (N * p)))
+    assert g < 27.86

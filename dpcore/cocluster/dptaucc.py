@@ -9,9 +9,12 @@ Building blocks (each a function so it can be tested on its own):
 - :func:`dpcore.cocluster.taucc.random_matrix_init` – the blind ``RandomMatrix`` initialisation
   (no data access; shared with τCC's ``init='random_matrix'``, so it lives in the non-private module);
 - :func:`dp_update_part` – Alg. 3: every object draws its cluster with the exponential
-  mechanism, P(k) ∝ exp(ε₂ σ(a_i, t_k) / Δ(σ)) (eq. 4.9–4.10), sampled by Gumbel-max through
-  :func:`dpcore.privacy.exponential_mechanism` (``range_sensitivity=True``), so huge
-  utilities never overflow;
+  mechanism, P(k) ∝ exp(ε₂ σ(a_i, t_k) / Δ(σ)) (eq. 4.9–4.10), drawn exactly through
+  :func:`dpcore.privacy.exponential_mechanism` (``range_sensitivity=True``): utilities on a
+  public grid h ≤ Δ(σ)·2⁻²⁰ with the range sensitivity paid as Δ(σ) + 2h, the scale rounded
+  down to a dyadic, integer draws only (:mod:`dpcore.privacy.exact_choice`), so every cluster
+  keeps a positive probability however far its utility is below the best, and huge utilities
+  never overflow;
 - :func:`release_table` / :func:`dp_compute_t` – Alg. 2: T = Rᵀ A C plus Laplace noise of
   scale 1/ε₁ (sensitivity 1, eq. 4.11), negative cells set to 0, all-zero rows deleted.
 
@@ -474,7 +477,8 @@ class DPTauCC(TauCoclusterMixin, PrivateEstimatorMixin, BaseEstimator):
             c, _ = compact_labels(c)
             ledger.record(f"iteration {t}: column partition", "exponential mechanism (Alg. 3)", eps2,
                           note=f"one draw per column, P ∝ exp(ε₂σ/Δ), Δ(σ) = {dsig:.4g} (eq. 4.10); "
-                               "a changed cell moves one column's utilities only (parallel composition)")
+                               "a changed cell moves one column's utilities only (parallel composition); drawn "
+                               "exactly on a public grid, the rounding paid in the range sensitivity")
             T, r, c, _ = dp_compute_t(A, r, c, eps1, rng)
             ledger.record(f"iteration {t}: contingency table T (after columns)", TABLE_MECHANISM, eps1,
                           note=_table_note(T))
@@ -484,7 +488,8 @@ class DPTauCC(TauCoclusterMixin, PrivateEstimatorMixin, BaseEstimator):
             r, _ = compact_labels(r)
             ledger.record(f"iteration {t}: row partition", "exponential mechanism (Alg. 3)", eps2,
                           note=f"one draw per row, P ∝ exp(ε₂σ/Δ), Δ(σ) = {dsig:.4g} (eq. 4.10); "
-                               "a changed cell moves one row's utilities only (parallel composition)")
+                               "a changed cell moves one row's utilities only (parallel composition); drawn "
+                               "exactly on a public grid, the rounding paid in the range sensitivity")
             # the very last release takes the rest of ε (= ε₁ up to rounding), so the ledger adds
             # up to exactly ε and the noise scale is that of the ε recorded
             eps1_t = ledger.rest_of(eps) if t == I else eps1

@@ -299,6 +299,14 @@ class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, 
         eps_stage = resolve_budget_split(self.budget_split, eps)
         return X, n, d, k, eps, delta, p, n_rep, depth, swaps, refine, eps_stage, gaussian
 
+    def _planned_spend(self, shape):
+        """(ε, δ) the ledger records: δ goes to the Gaussian recovery only, so ``recovery="sparse"``
+        (Alg. 5, pure ε-DP) spends δ = 0 whatever ``delta`` says (k-median recovers with Gaussian
+        releases and spends δ)."""
+        eps, dlt = super()._planned_spend(shape)
+        gaussian = self.objective == "kmedian" or self.recovery != "sparse"
+        return eps, (dlt if gaussian else 0.0)
+
     # ------------------------------------------------------------------ row maps
     def _input_map(self, X):
         """Per-record map applied to the validated input before the pipeline (identity here;
@@ -368,7 +376,8 @@ class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, 
         ledger.record("candidate set (Alg. 1–2)", "randomised subdivision f(m) (Laplace threshold)", e, 0.0,
                       note=f"{n_rep} repetition(s) × {depth} depth(s), 2 cubes per depth change when a point is "
                            f"replaced: ε′ = {part.epsilon_prime:.3g} per decision, γ = {part.gamma:.4g}; "
-                           f"{cand.centers.shape[0]} candidates")
+                           f"{cand.centers.shape[0]} candidates; every decision drawn exactly (ε′ rounded down to a "
+                           "dyadic, integer draws only: dpcore.kmeans.partition.subdivision_coins)")
 
         # 3. local swaps (Alg. 3)
         e = eps_stage["localswap"]
@@ -377,7 +386,8 @@ class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, 
         ledger.record("k centres among the candidates (Alg. 3)", "exponential mechanism", e, 0.0,
                       note=f"{swaps} swaps + 1 final choice, ε/{swaps + 1} each, utility −L with sensitivity "
                            f"{'4Λ²' if self.objective == 'kmeans' else '2Λ'} (exponent ε·ΔL/"
-                           f"{'8Λ²' if self.objective == 'kmeans' else '4Λ'})",
+                           f"{'8Λ²' if self.objective == 'kmeans' else '4Λ'}); each choice drawn exactly on a "
+                           "public grid, the rounding paid in the sensitivity (dpcore.privacy.exact_choice)",
                       events=[PrivacyEvent.exponential(e / (swaps + 1), count=swaps + 1, relation=relation,
                                                        stated=(e, 0.0))])
         Zp = cand.centers[ls.centers_index]

@@ -16,27 +16,43 @@ cube). With at most ``max_depth`` rounds of decisions, ε′ = ε / (2 · max_de
 whole partition ε-DP — the paper's ε′ = ε/(2 log n) with log n replaced by the depth bound
 actually used. γ does not enter the privacy argument; it only sets the threshold.
 
-Decisions on *empty* sub-cubes are part of the mechanism too (each is kept with probability
-f(0) = ½e^{−ε′γ}); there are 2^p − (occupied) of them per active cube, far too many to
-enumerate for large p, so their number is drawn from the exact binomial distribution and
-their positions uniformly among the empty sub-cubes — the same distribution as deciding
-each one.
+Decisions on *empty* sub-cubes are part of the mechanism too; there are 2^p − (occupied) of
+them per active cube, far too many to enumerate for large p, so their number is drawn from
+the binomial distribution and their positions uniformly among the empty sub-cubes — the same
+distribution as deciding each one.
+
+As executed, every decision is exact (:class:`SubdivisionCoins`): ε′ is rounded down to a
+dyadic ε̃′ and γ to a multiple of 2⁻⁸ (γ̃, public), so a cube with m ≥ 1 points is kept with
+probability f̃(m) = P[m + Lap(1/ε̃′) > γ̃] exactly: ½·exp(−x) or 1 − ½·exp(−x), x = ε̃′|γ̃ − m| a
+dyadic rational, drawn as a fair coin and Canonne, Kamath & Steinke's Bernoulli(exp(−x))
+(integer draws only); f̃(m + 1) ≤ e^{ε̃′}f̃(m) and 1 − f̃(m) ≤ e^{ε̃′}(1 − f̃(m + 1)) hold exactly.
+An empty cube is kept with probability q̃ = 1 − e^{−λ}, λ a dyadic rational chosen (and checked
+with 100-digit arithmetic) so that f̃(0) ≤ q̃ ≤ f̃(1): the pair (q̃, f̃(1)) satisfies the same two
+ratio bounds, so the whole partition stays ε-DP as executed, with ε̃′ ≤ ε′. The number of
+kept empty cubes among N is Binomial(N, q̃), drawn exactly: it is 0 with probability
+e^{−λN} (an exact Bernoulli), and otherwise the first kept cube is at 1 + (G mod N) for G
+geometric with P(G = g) ∝ e^{−λg} (exact, CKS Alg. 2; by memorylessness G mod N has the law of
+the first success given one in N trials), and the count continues on the cubes after it.
 """
 from __future__ import annotations
 
+import decimal
+import functools
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..validation import check_array, check_epsilon, check_int, check_random_state, check_real
 from ..preprocessing import clip_rows
-from ..privacy import bernoulli_draws, binomial_draws
+from ..privacy.exact_choice import bernoulli_exp_dyadic
+from ..privacy.exact_samplers import _ref_bern_exp, _ref_dlap
 
 __all__ = ["default_projection_dim", "max_projection_dim", "jl_matrix", "jl_project", "subdivision_probability",
            "default_gamma", "default_max_depth", "PartitionResult", "private_partition", "CandidateSetResult",
-           "candidate_set"]
+           "candidate_set", "SubdivisionCoins", "subdivision_coins"]
 
 MAX_ACTIVE_CUBES = 200_000  # computational guard (never reached with the default γ)
 
@@ -137,6 +153,216 @@ def subdivision_probability(m, epsilon_prime, gamma):
     return np.where(z <= 0, 0.5 * np.exp(np.minimum(z, 0.0)), 1.0 - 0.5 * np.exp(-np.maximum(z, 0.0)))
 
 
+#: γ is rounded to a multiple of 2^−GAMMA_BITS (public: γ is not part of the privacy argument).
+GAMMA_BITS = 8
+_DEC = decimal.Context(prec=100, Emin=decimal.MIN_EMIN, Emax=decimal.MAX_EMAX)   # f(0) = ½e^{−ε′γ} never underflows
+
+
+@dataclass(frozen=True)
+class SubdivisionCoins:
+    """The exact decisions of Alg. 1 (:func:`subdivision_coins`).
+
+    Attributes
+    ----------
+    eps_num, eps_bits : int
+        ε̃′ = eps_num / 2^eps_bits ≤ ε′.
+    gamma_num : int
+        γ̃ = gamma_num / 2^8.
+    shift : int
+        eps_bits + 8: x_m = ε̃′|γ̃ − m| = eps_num·|gamma_num − 2⁸m| / 2^shift.
+    lam_num, lam_bits : int
+        λ = lam_num / 2^lam_bits: an empty cube is kept with probability 1 − e^{−λ}.
+    max_count : int
+        Largest count m for which eps_num·|gamma_num − 2⁸m| < 2⁶² (the vectorised draw).
+    """
+    eps_num: int
+    eps_bits: int
+    gamma_num: int
+    shift: int
+    lam_num: int
+    lam_bits: int
+    max_count: int
+
+    @property
+    def epsilon_prime(self):
+        """ε̃′ as a float (exact: a dyadic rational of at most 62 bits is rounded only if above 53)."""
+        return self.eps_num / 2.0 ** self.eps_bits
+
+    @property
+    def gamma(self):
+        """γ̃ as a float."""
+        return self.gamma_num / 2.0 ** GAMMA_BITS
+
+    def keep_probability(self, m):
+        """f̃(m) for counts m ≥ 1 and q̃ = 1 − e^{−λ} for m = 0, in float64 (the executed law).
+
+        Parameters
+        ----------
+        m : array_like of int
+
+        Returns
+        -------
+        ndarray of float64
+        """
+        m = np.asarray(m, dtype=np.float64)
+        x = self.epsilon_prime * np.abs(self.gamma - m)
+        f = np.where(m <= self.gamma, 0.5 * np.exp(-x), 1.0 - 0.5 * np.exp(-x))
+        return np.where(m == 0, -np.expm1(-math.ldexp(self.lam_num, -self.lam_bits)), f)
+
+
+def _neg_log1m(f):
+    """−ln(1 − f) for a Decimal f in [0, 1/2], to about 95 significant digits."""
+    with decimal.localcontext(_DEC):
+        if f < decimal.Decimal("1e-6"):
+            total, term, i = decimal.Decimal(0), f, 1
+            while term > total * decimal.Decimal("1e-98") or i == 1:
+                total += term / i
+                i += 1
+                term *= f
+            return total
+        return -(1 - f).ln()
+
+
+def _keep_decimal(eps, gamma, m):
+    """f̃(m) = P[m + Lap(1/ε̃′) > γ̃] with 100-digit Decimal arithmetic (eps, gamma: Fractions)."""
+    with decimal.localcontext(_DEC):
+        x = decimal.Decimal(eps.numerator) / eps.denominator * (decimal.Decimal(abs(gamma - m).numerator) /
+                                                                abs(gamma - m).denominator)
+        half = decimal.Decimal(1) / 2 * (-x).exp()
+        return half if m <= gamma else 1 - half
+
+
+def subdivision_coins(epsilon_prime, gamma, n):
+    """The exact decisions of Alg. 1 for ε′, γ and at most n points per cube.
+
+    ε̃′ = ⌊ε′·2^a⌋/2^a with a as large as the int64 arithmetic allows (eps_num·|γ̃·2⁸ − 2⁸m| <
+    2⁶² for every count m ≤ n, a ≤ 54: about 62 − log₂((γ + n)·2⁸) significant bits, a relative
+    loss ≤ 2⁻³⁰ for n ≤ 10⁶); γ̃ = round(γ·2⁸)/2⁸. λ is −ln(1 − f̃(0)) rounded up to about 30
+    significant bits (more if needed to stay below −ln(1 − f̃(1)); a margin of 10⁻⁶⁰ relative at
+    both ends), checked with 100-digit arithmetic (no underflow: f̃(0) can be e^(−10⁸)), so that
+    f̃(0) ≤ 1 − e^{−λ} ≤ f̃(1) and q̃ is f̃(0) up to a relative 2⁻²⁹.
+
+    Parameters
+    ----------
+    epsilon_prime : float > 0
+    gamma : float ≥ 0
+    n : int ≥ 1
+
+    Returns
+    -------
+    SubdivisionCoins
+
+    Raises
+    ------
+    ValueError
+        If ε′ is below 2⁻⁵⁰ or γ + n is beyond 2⁴⁰ (the int64 arithmetic of the decisions).
+    """
+    return _subdivision_coins(float(epsilon_prime), float(gamma), int(n))
+
+
+@functools.lru_cache(maxsize=64)
+def _subdivision_coins(epsilon_prime, gamma, n):
+    G = round(Fraction(gamma) * (1 << GAMMA_BITS))
+    dmax = max(G, n * (1 << GAMMA_BITS) - G, 1)
+    if dmax >= 1 << 48:
+        raise ValueError(f"gamma + n = {gamma + n:g} is too large for the exact subdivision decisions (at most 2^40)")
+    bits = 61 - dmax.bit_length()                       # eps_num < 2^bits keeps eps_num·dmax < 2^62
+    a = min(54, bits - 1 - (math.frexp(epsilon_prime)[1] - 1))
+    A = math.floor(Fraction(epsilon_prime) * (1 << a)) if a >= 0 else 0
+    if a < 0 or A < 1 or a + GAMMA_BITS > 62:
+        raise ValueError(f"epsilon' = {epsilon_prime:g} is out of range for the exact subdivision decisions")
+    eps_t, gam_t = Fraction(A, 1 << a), Fraction(G, 1 << GAMMA_BITS)
+    max_count = ((1 << 62) - 1) // (A << GAMMA_BITS)               # A·|G − 2⁸m| < 2⁶² for 1 ≤ m ≤ this (A·G < 2⁶²)
+    with decimal.localcontext(_DEC):
+        lo = _neg_log1m(_keep_decimal(eps_t, gam_t, 0)) * (1 + decimal.Decimal("1e-60"))
+        hi = _neg_log1m(_keep_decimal(eps_t, gam_t, 1)) * (1 - decimal.Decimal("1e-60"))
+        if not lo < hi:
+            raise ValueError("epsilon' is too small for the exact empty-cube decisions")
+        b = max(0, 30 - math.floor(lo.adjusted() * math.log2(10)))   # ≈ 30 significant bits (lo ≥ 10^adjusted)
+        while True:
+            two_b = decimal.Decimal(2) ** b
+            num = int((lo * two_b).to_integral_value(rounding=decimal.ROUND_CEILING))
+            if num <= hi * two_b:
+                break
+            b += 1
+        lam = decimal.Decimal(num) / two_b
+        q = -(-lam).exp() + 1 if lam > decimal.Decimal("1e-6") else lam - lam * lam / 2 + lam ** 3 / 6 - lam ** 4 / 24
+        if not _keep_decimal(eps_t, gam_t, 0) <= q <= _keep_decimal(eps_t, gam_t, 1):  # pragma: no cover - margins
+            raise ValueError("internal error: the empty-cube rate is outside [f(0), f(1)]")
+    return SubdivisionCoins(A, a, G, a + GAMMA_BITS, num, b, max_count)
+
+
+def _keep_occupied(counts, coins, rng):
+    """Exact keep/drop decisions for cubes with counts m ≥ 1: Bernoulli(f̃(m)) as a fair coin
+    (``integers(0, 2) == 0``) and Bernoulli(exp(−x_m)) (:func:`bernoulli_exp_dyadic`), x_m =
+    ε̃′|γ̃ − m|: kept = both (m ≤ γ̃: ½e^{−x}) or not both (m > γ̃: 1 − ½e^{−x})."""
+    m = np.asarray(counts, dtype=np.int64)
+    if m.size and m.max() > coins.max_count:
+        raise ValueError(f"a cube holds more than {coins.max_count} points: too many for the exact decisions")
+    diff = m * (1 << GAMMA_BITS) - coins.gamma_num
+    both = (rng.integers(0, 2, size=m.size) == 0) & bernoulli_exp_dyadic(np.abs(diff) * coins.eps_num, coins.shift,
+                                                                        rng)
+    return np.where(diff <= 0, both, ~both)
+
+
+def _bernoulli_dyadic_lazy(rng, num, bits):
+    """Bernoulli(num/2^bits), 0 ≤ num < 2^bits, by comparing a uniform U on [0, 1) with num/2^bits
+    62 bits at a time from the top (``integers(0, 2^62)`` words): U < num/2^bits iff at the first
+    differing chunk U's is the smaller. One word almost always, whatever ``bits`` (λ can need
+    millions of bits when f(0) = ½e^{−ε′γ} is astronomically small)."""
+    pos = bits
+    while pos > 0:
+        take = min(62, pos)
+        pos -= take
+        chunk = (num >> pos) & ((1 << take) - 1)
+        w = int(rng.integers(0, 1 << take))
+        if w != chunk:
+            return w < chunk
+    return False                                      # U ≥ num/2^bits: its remaining bits are ≥ 0
+
+
+def _bernoulli_exp_lazy(rng, num, bits):
+    """Bernoulli(exp(−num/2^bits)) for Python ints (CKS Alg. 1; the fraction's coins Bernoulli(x/K)
+    as [Bernoulli(x), lazily] and [``integers(0, K) == 0``])."""
+    whole, frac = (0, num) if num.bit_length() <= bits else divmod(num, 1 << bits)
+    for _ in range(whole):
+        if not _ref_bern_exp(rng, Fraction(1)):
+            return False
+    if frac == 0:
+        return True
+    k = 1
+    while _bernoulli_dyadic_lazy(rng, frac, bits) and (k == 1 or int(rng.integers(0, k)) == 0):
+        k += 1
+    return k % 2 == 1
+
+
+def _count_empty_kept(n_free, coins, rng):
+    """For each active cube, the number of its N empty children that are kept: Binomial(N, 1 − e^{−λ})
+    exactly (N Python ints, possibly above 2⁶²). X = 0 with probability e^{−λN}; otherwise the
+    first kept child is at 1 + (G mod N), G ≥ 0 with P(G = g) ∝ e^{−λg} (the first success given
+    one in N trials, by memorylessness), and the count goes on over the N − T children after it."""
+    L, b = coins.lam_num, coins.lam_bits
+    out = np.zeros(len(n_free), dtype=np.int64)
+    nums = [L * int(N) for N in n_free]
+    fast = np.array([v < 1 << 62 and b <= 62 for v in nums], dtype=bool)
+    zero = np.ones(len(n_free), dtype=bool)
+    if fast.any():                                    # e^{−λN} with an int64 numerator: vectorised
+        zero[fast] = bernoulli_exp_dyadic(np.array([v for v, f in zip(nums, fast) if f], dtype=np.int64), b, rng)
+    for i in np.flatnonzero(~fast):                   # huge N or λ: Python integers
+        zero[i] = _bernoulli_exp_lazy(rng, nums[i], b)
+    scale = Fraction(1 << b, L)                       # P(G = g) ∝ e^{−g/scale}, scale = 1/λ
+    for i in np.flatnonzero(~zero):
+        N, X = int(n_free[i]), 0
+        while True:
+            T = 1 + _ref_dlap(rng, scale, False) % N
+            X += 1
+            N -= T
+            if N == 0 or _bernoulli_exp_lazy(rng, L * N, b):
+                break
+        out[i] = X
+    return out
+
+
 def default_gamma(n, p, epsilon_prime, n_clusters=None):
     """γ = max((p ln 2 + ln n)/ε′, n/(10k)) (the second term only when ``n_clusters`` = k is
     given).
@@ -214,6 +440,8 @@ class PartitionResult:
         Number of empty cubes that were activated.
     leaves : ndarray of bool of shape (m,) or None
         Per centre: the cube has no active child.
+    coins : SubdivisionCoins or None
+        The exact decisions used (ε̃′ ≤ ε′, γ̃ = ``gamma``, λ).
     """
     centers: np.ndarray
     depths: np.ndarray
@@ -225,6 +453,7 @@ class PartitionResult:
     edge: float
     n_empty_activated: int = 0
     leaves: np.ndarray | None = None  # bool per centre: the cube has no active child
+    coins: SubdivisionCoins | None = None
 
 
 def _log_f0(epsilon_prime, gamma):
@@ -272,7 +501,9 @@ def private_partition(Y, epsilon, lower, edge, max_depth=None, gamma=None, rando
     eps_prime = epsilon / (2.0 * max_depth)
     gamma = default_gamma(n, p, eps_prime, n_clusters) if gamma is None else check_real(gamma, "gamma", 0.0, None)
     rng = check_random_state(random_state)
-    log_f0 = _log_f0(eps_prime, gamma)
+    coins = subdivision_coins(eps_prime, gamma, n)     # exact decisions with ε̃′ ≤ ε′ (module docstring)
+    gamma = coins.gamma
+    log_f0 = _log_f0(coins.epsilon_prime, gamma)
 
     T = (Y - lower) / edge  # unit-cube coordinates
     if np.any(T < -1e-9) or np.any(T > 1 + 1e-9):
@@ -284,7 +515,6 @@ def private_partition(Y, epsilon, lower, edge, max_depth=None, gamma=None, rando
     alive_cube = np.zeros(n, dtype=np.int64)    # index of that cube in `active`
     centers, depths, per_depth, leaves = [], [], [], []
     n_empty = 0
-    n_children = 2.0 ** p
     for a in range(max_depth + 1):
         per_depth.append(int(active.shape[0]))
         side = edge / 2.0 ** a
@@ -299,14 +529,14 @@ def private_partition(Y, epsilon, lower, edge, max_depth=None, gamma=None, rando
         inv = inv.ravel()
         parent_of_occ = np.empty(occ.shape[0], dtype=np.int64)
         parent_of_occ[inv] = alive_cube
-        keep = bernoulli_draws(subdivision_probability(counts, eps_prime, gamma), rng)
-        # --- empty children: Binomial(2^p − occupied, f(0)) activations per active cube
-        occ_per_parent = np.bincount(parent_of_occ, minlength=active.shape[0]).astype(np.float64)
-        n_free = n_children - occ_per_parent           # empty children of each active cube
-        if np.any(n_free * math.exp(log_f0) > 10 * MAX_ACTIVE_CUBES):
+        keep = _keep_occupied(counts, coins, rng)       # Bernoulli(f̃(m)), exact
+        # --- empty children: Binomial(2^p − occupied, 1 − e^{−λ}) activations per active cube, exact
+        occ_per_parent = np.bincount(parent_of_occ, minlength=active.shape[0])
+        n_free = [(1 << p) - int(o) for o in occ_per_parent]   # empty children of each active cube (Python ints)
+        if any(N * math.exp(log_f0) > 10 * MAX_ACTIVE_CUBES for N in n_free):
             raise ValueError(f"gamma is too small for this epsilon and p: far more than {MAX_ACTIVE_CUBES} empty "
                              "cubes would be activated (raise gamma or lower p)")
-        n_act = binomial_draws(n_free, log_f0, rng)
+        n_act = _count_empty_kept(n_free, coins, rng)
         spurious = []
         if n_act.any():
             occ_set = {tuple(r) for r in occ}
@@ -338,7 +568,7 @@ def private_partition(Y, epsilon, lower, edge, max_depth=None, gamma=None, rando
         alive, alive_cube = alive[stay], new_cube[stay]
         active = new_active
     return PartitionResult(np.vstack(centers), np.concatenate(depths), per_depth, eps_prime, float(gamma),
-                           max_depth, lower, float(edge), n_empty, np.concatenate(leaves))
+                           max_depth, lower, float(edge), n_empty, np.concatenate(leaves), coins)
 
 
 def _parent_index(active, coords):

@@ -33,9 +33,11 @@ from .accountant import (  # noqa: F401
 )
 from .accountant import RdpTotal, gaussian_delta, gaussian_epsilon  # noqa: F401
 from .odds import odds_sentence, posterior_bound  # noqa: F401
+from .exact_choice import ChoicePlan, bernoulli_exp_dyadic, choice_plan, exact_exponential_mechanism  # noqa: F401
 from . import mechanisms as _mechanisms, accounting as _accounting, accountant as _accountant
 
 __all__ = list(_mechanisms.__all__) + list(_accounting.__all__) + [
     "RELATIONS", "AccountedRun", "PrivacyAccountant", "PrivacyEvent", "TightTotal", "active_accountant",
     "conversion_factor", "convert_event", "group_privacy", "weakest_common_relation"]
 __all__ += ["RdpTotal", "gaussian_delta", "gaussian_epsilon", "odds_sentence", "posterior_bound"]
+__all__ += ["ChoicePlan", "bernoulli_exp_dyadic", "choice_plan", "exact_exponential_mechanism"]

@@ -25,14 +25,23 @@ Cluster page's sample-aggregate run 100 of 100 releases ruled the neighbour out)
   :func:`gaussian_mechanism`, :func:`bounded_domain_laplace` and counts
   (:func:`discrete_laplace_mechanism`) all release this way; so do SuLQ's noisy scatter
   matrices and sample-aggregate's smooth-sensitivity step.
-- **What stays float, and why.** Discrete choices drawn with 53-bit floating-point
-  randomness: the exponential mechanism (:func:`exponential_mechanism`, Gumbel-max over float
-  utilities: DP-τCC's partitions, the candidate method's local swaps, the Gibbs sampler's
-  chain choice), the candidate partition's Bernoulli draws (:func:`bernoulli_draws`), and the
-  Gibbs / matrix-Bingham samplers' continuous draws (an exact sampler of the matrix Bingham
-  law is an open problem). Their guarantee is that of the real-valued mechanism: probabilities
-  far below 2^−53 are not represented faithfully. The diffprivlib DP-Lloyd peer adds
-  diffprivlib's own float noise (a peer run as published).
+- **Every exponential-mechanism choice over a finite set is exact**
+  (:mod:`dpcore.privacy.exact_choice`): :func:`exponential_mechanism` rounds the utilities to a
+  public power-of-two grid (the rounding paid for in the sensitivity), rounds the scale down to
+  a dyadic rational and draws the candidate with integer arithmetic only (uniform proposals
+  accepted by Canonne, Kamath & Steinke's exact Bernoulli(exp(−γ))), so every candidate keeps a
+  positive probability and the ε delivered is at most the ε claimed, exactly: DP-τCC's
+  partitions, the candidate method's local swaps and Alg. 5's coordinates, the Gibbs sampler's
+  private choice of chain. The Gibbs z-step is drawn the same way in both engines
+  (:func:`dpcore.privacy.exact_choice.unit_range_plan`), and the candidate partition's coins
+  and binomial counts are exact (:func:`dpcore.kmeans.partition.subdivision_coins`).
+- **What stays float, and why.** The Gibbs / matrix-Bingham samplers' continuous draws (float
+  normals through float linear algebra: an exact sampler of the matrix Bingham law is an open
+  problem); their random decisions are exact (z-step) or within a multiplicative bound that
+  the Gibbs ledger pays from ε (:func:`dpcore.subspace.gibbs.execution_plan`). The diffprivlib
+  DP-Lloyd peer adds diffprivlib's own float noise (a peer run as published).
+  :func:`bernoulli_draws` and :func:`binomial_draws` are float draws kept for callers outside
+  dpcore's mechanisms (no estimator uses them).
 """
 from __future__ import annotations
 
@@ -47,6 +56,7 @@ import numpy as np
 # module level they cost ~0.3 s of the app's first page (the sidebar only needs the ledger).
 from ..validation import check_delta, check_epsilon, check_int, check_random_state, check_real
 from .exact import bounded_laplace_release, gaussian_release, laplace_release
+from .exact_choice import choice_gaps, choice_plan, choice_pmf, exact_exponential_mechanism
 
 __all__ = [
     "laplace_mechanism", "discrete_laplace_mechanism", "discrete_laplace_scale", "discrete_laplace_noise",
@@ -407,9 +417,12 @@ def discrete_laplace_mechanism(value, sensitivity, epsilon, random_state=None):
 
 # --------------------------------------------------------------------------- Bernoulli / binomial
 def bernoulli_draws(probabilities, random_state=None):
-    """Independent Bernoulli(p) draws, one per entry: the private coin flips of a mechanism
-    whose output is a random subset (e.g. the candidate partition's noisy subdivision, whose
-    probabilities f(count) carry the privacy).
+    """Independent Bernoulli(p) draws, one per entry, by FLOAT comparison ``rng.random() < p``.
+
+    Not exact: a 53-bit uniform realises p only to within 2⁻⁵³, so a probability below 2⁻⁵³ is
+    0 as executed (Mironov 2012). No dpcore mechanism uses it: the candidate partition's coins
+    are exact (:func:`dpcore.kmeans.partition.subdivision_coins`); for an exact Bernoulli of
+    exp(−γ) use :func:`bernoulli_exp` or :func:`dpcore.privacy.exact_choice.bernoulli_exp_dyadic`.
 
     Parameters
     ----------
@@ -430,10 +443,13 @@ def bernoulli_draws(probabilities, random_state=None):
 
 
 def binomial_draws(n_trials, log_prob, random_state=None):
-    """Exact Binomial(n, e^log_prob) draws for float trial counts n (possibly above 2^62).
+    """FLOAT Binomial(n, e^log_prob) draws for float trial counts n (possibly above 2^62).
 
-    Counts below 2^62 use ``Generator.binomial``; larger ones count successes by geometric
-    skips between them (so the caller should make sure few successes are expected there).
+    Not exact: counts below 2^62 use ``Generator.binomial``, which works with the float
+    probability (for p below 2⁻⁵³ it computes (1 − p)^n = 1 and never draws a success), larger
+    ones count successes by float-log geometric skips (so the caller should make sure few
+    successes are expected there). No dpcore mechanism uses it: the candidate partition draws
+    its binomial counts exactly (:mod:`dpcore.kmeans.partition`).
 
     Parameters
     ----------
@@ -703,9 +719,15 @@ def _exponential_scale(epsilon, sensitivity, range_sensitivity):
     return epsilon / sensitivity if range_sensitivity else epsilon / (2.0 * sensitivity)
 
 
-def exponential_mechanism_probabilities(utility, epsilon, sensitivity, range_sensitivity=False):
-    """Output probabilities of :func:`exponential_mechanism` (softmax along the last axis,
-    computed with log-sum-exp).
+def exponential_mechanism_probabilities(utility, epsilon, sensitivity, range_sensitivity=False, executed=True):
+    """Output probabilities of :func:`exponential_mechanism`.
+
+    By default the exact law of what is sampled (``executed=True``): utilities rounded to the
+    public grid h, the scale rounded down to the dyadic c̃/h with the rounding paid in the
+    sensitivity, gaps clipped beyond γ_max ≥ 2048 (:func:`dpcore.privacy.exact_choice.choice_plan`),
+    i.e. P(j) = exp(−γⱼ)/Σᵢ exp(−γᵢ), evaluated in float64. ``executed=False`` gives the
+    textbook softmax of ``scale·u`` (scale ε/(2Δ), or ε/Δ with the range sensitivity), which
+    the executed law approximates to a relative ≈ 2⁻²⁰·ε per unit of utility range over Δ.
 
     Parameters
     ----------
@@ -715,6 +737,8 @@ def exponential_mechanism_probabilities(utility, epsilon, sensitivity, range_sen
     sensitivity : float > 0
     range_sensitivity : bool, default False
         As in :func:`exponential_mechanism`.
+    executed : bool, default True
+        The law of the exact sampler (True) or the textbook softmax (False).
 
     Returns
     -------
@@ -724,8 +748,12 @@ def exponential_mechanism_probabilities(utility, epsilon, sensitivity, range_sen
     Raises
     ------
     ValueError
-        If ``epsilon`` or ``sensitivity`` is not a finite positive number.
+        If ``epsilon`` or ``sensitivity`` is not a finite positive number, or a utility is not
+        finite (``executed=True``).
     """
+    if executed:
+        plan = choice_plan(epsilon, sensitivity, range_sensitivity)
+        return choice_pmf(choice_gaps(utility, plan), plan.scale_shift)
     from scipy import special
     scale = _exponential_scale(epsilon, sensitivity, range_sensitivity)
     logits = scale * np.asarray(utility, dtype=np.float64)
@@ -733,13 +761,22 @@ def exponential_mechanism_probabilities(utility, epsilon, sensitivity, range_sen
 
 
 def exponential_mechanism(utility, epsilon, sensitivity, random_state=None, range_sensitivity=False):
-    """Pick an index along the last axis of ``utility`` with P ∝ exp(scale · u), ε-DP.
+    """Pick an index along the last axis of ``utility`` with P ∝ exp(scale · u), ε-DP as executed.
 
     ``scale = ε/(2Δ)`` for the usual sensitivity Δ = sup |u(D,r) − u(D',r)|, or ``ε/Δ`` with
     ``range_sensitivity=True`` (Δ is then the range sensitivity of the co-clustering paper,
-    Def. 4). Sampling is by the Gumbel-max trick, so no exponential is ever summed and
-    utilities of any magnitude are safe. A 2-D ``utility`` gives one independent draw per row
-    (each row is a separate use of the mechanism; the caller accounts for them).
+    Def. 4). A 2-D ``utility`` gives one independent draw per row (each row is a separate use
+    of the mechanism; the caller accounts for them).
+
+    The draw is exact (:mod:`dpcore.privacy.exact_choice`): utilities are rounded to a public
+    power-of-two grid h ≤ Δ·2⁻²⁰ (the rounding paid for in the sensitivity, Δ + h, or Δ + 2h
+    for the range sensitivity), the scale is rounded down to a dyadic rational, and the
+    candidate is drawn with integer arithmetic only (uniform proposals accepted by Canonne,
+    Kamath & Steinke's exact Bernoulli(exp(−γ))). So the ε delivered is at most ``epsilon``
+    exactly, every candidate has a positive probability whatever its utility (a gap of the
+    logits beyond ≈ 40 is improbable, not impossible as with float Gumbels), and the law is
+    :func:`exponential_mechanism_probabilities`. Utilities of any magnitude are safe (no
+    exponential is summed); gaps beyond γ_max ≥ 2048 are clipped to it (privacy-neutral).
 
     Parameters
     ----------
@@ -760,12 +797,9 @@ def exponential_mechanism(utility, epsilon, sensitivity, random_state=None, rang
     Raises
     ------
     ValueError
-        If ``epsilon`` or ``sensitivity`` is not a finite positive number, or a scaled
-        utility is not finite.
+        If ``epsilon`` or ``sensitivity`` is not a finite positive number, or a utility is
+        not finite.
     """
-    scale = _exponential_scale(epsilon, sensitivity, range_sensitivity)
+    plan = choice_plan(epsilon, sensitivity, range_sensitivity)
     rng = check_random_state(random_state)
-    logits = scale * np.asarray(utility, dtype=np.float64)
-    if not np.all(np.isfinite(logits)):
-        raise ValueError("utility must contain only finite values")
-    return np.argmax(logits + rng.gumbel(size=logits.shape), axis=-1)
+    return exact_exponential_mechanism(utility, plan, rng)

@@ -366,6 +366,28 @@ def acg_b(lam, n_newton=2, shifted=False):
     return b
 
 
+def _full_exponentials(rng, shape):
+    """Standard exponentials E = −log U with U uniform on (0, 1) to full relative precision, so
+    that the acceptance test E ≥ L of :func:`_acg_draw` realises e^(−L) to a relative error
+    ≈ 2⁻⁵⁰·(1 + L) for every L (numpy's ``standard_exponential`` stops at ≈ 44: a proposal with
+    L beyond it could never be accepted). U = 2^(−64(j+1))·(w + w′2⁻⁶⁴) from 64-bit words w (j
+    leading zero words, probability 2⁻⁶⁴ each) and, when w < 2⁵³ (probability 2⁻¹¹), a second
+    word w′ for the missing bits; as ``gibbs_kernels._exponential``."""
+    w = rng.integers(0, 2 ** 64, size=shape, dtype=np.uint64, endpoint=False)
+    j = np.zeros(shape)
+    zero = np.flatnonzero(w == 0)
+    while zero.size:                                            # probability 2⁻⁶⁴ per entry
+        j.flat[zero] += 1.0
+        w.flat[zero] = rng.integers(0, 2 ** 64, size=zero.size, dtype=np.uint64, endpoint=False)
+        zero = zero[w.flat[zero] == 0]
+    x = w.astype(np.float64)
+    small = np.flatnonzero(w < 2 ** 53)
+    if small.size:                                              # probability 2⁻¹¹ per entry
+        extra = rng.integers(0, 2 ** 64, size=small.size, dtype=np.uint64, endpoint=False) >> np.uint64(11)
+        x.flat[small] += extra.astype(np.float64) * 2.0 ** -53
+    return (64.0 * _LN2) * (j + 1.0) - np.log(x)
+
+
 def _acg_draw(Lam, rng, n_prop=None, b=None, noise=None):
     """Exact draws y (m, D) from p(y) ∝ exp(−yᵀ diag(Λ) y) on the unit sphere, Λ ≥ 0 (m, D).
 
@@ -413,7 +435,7 @@ def _acg_draw(Lam, rng, n_prop=None, b=None, noise=None):
         else:
             w = rng.standard_normal((nrow, P, D))
             w *= sdr[:, None, :]
-            ex = rng.standard_exponential((nrow, P))
+            ex = _full_exponentials(rng, (nrow, P))
         w2 = w * w
         s_all = _add(w2, -1)
         t = (w2 @ Lr[:, :, None])[:, :, 0]
@@ -421,7 +443,7 @@ def _acg_draw(Lam, rng, n_prop=None, b=None, noise=None):
         log_ratio = np.log(br + 2.0 * t)
         log_ratio *= halfD
         log_ratio += cr - t
-        acc = ex >= -log_ratio                                 # log U = −Exp(1)
+        acc = ex >= -log_ratio                                 # log U = −Exp(1), U of full relative precision
         first = acc.argmax(axis=1)
         ii = np.arange(nrow)
         ok = acc[ii, first]
@@ -712,7 +734,7 @@ def matrix_bingham_gibbs_sweep(A, U, beta=1.0, random_state=None, column_sampler
     if fast:                                                    # first-round ACG noise of every column at once
         P = 12 if m <= 64 else 4
         normals = rng.standard_normal((q, m, P, D))
-        expos = rng.standard_exponential((q, m, P))
+        expos = _full_exponentials(rng, (q, m, P))
     for r in rng.permutation(q):
         N[:, :, 0] = U[:, :, r]
         N[:, :, 1:] = Uc

@@ -12,8 +12,8 @@ clipped is reported.
 Exact sampling is replaced by a Gibbs sampler (§4.1) that alternates
 
 - **z-step** (eq. (11)): every zᵢ independently from the categorical distribution
-  ∝ exp(−(ε/2) d²(xᵢ, S_ℓ)), all points at once, in log space so that no assignment
-  ever has probability exactly 0 whatever ε (see "Floating point" below);
+  ∝ exp(−(ε/2) d²(xᵢ, S_ℓ)), all points at once, drawn exactly (integer arithmetic on a public
+  grid) so that no assignment ever has probability 0 whatever ε (see "Floating point" below);
 - **U-step** (eq. (12)): every U_ℓ from the matrix Bingham distribution
   ∝ exp((ε/2)·tr(U_ℓᵀ A_ℓ U_ℓ)), A_ℓ = Σ_{zᵢ=ℓ} xᵢxᵢᵀ, B = (ε/2) I, by one sweep of Hoff's
   column-wise Gibbs scheme (App. D Alg. 3) with every column drawn *exactly* from its
@@ -51,21 +51,24 @@ Privacy, stated honestly (see the class docstring for what the ledger records):
 
 Floating point. Eq. (10) gives every θ a positive density, and the privacy argument needs
 that: an output of probability 0 on X and positive on a neighbour X′ has no finite ε. The
-z-step's weights exp(−(ε/2)d²) underflow to 0 for ε above ≈ 1490 (gaps of the logits
-above ≈ 745), and an inverse-CDF draw with one 53-bit uniform realises a probability p
-only to within 2^−53, so categories with p below ≈ 2^−53 (ε above ≈ 74) would get
-probability 0 or 2^−53 instead of p. The z-step therefore draws every point whose
-assignment probabilities are not all ≥ 2^−20 by a sequential log-space scheme
-(:func:`_categorical_logspace`) that realises every probability to a relative error of
-about 1e-10 per factor e^(−14) (so ≈ 1e-10·ε/28 in total), never 0. There is no cap on ε.
-The usual caveat of floating-point DP (Mironov 2012) remains: distances and the Bingham
-draws are computed in double precision, so the guarantee is about the real-number
-mechanism that this code approximates to ~1e-10 relative accuracy.
+z-step is an exact finite exponential mechanism (:func:`_exact_z_step`,
+:func:`dpcore.privacy.exact_choice.unit_range_plan`): the utilities ‖U_ℓᵀxᵢ‖² ∈ [0, 1] are
+rounded to the grid 2⁻⁴² (they stay in [0, 1], so the z-step's privacy argument, which rests on
+that range, costs nothing more), the scale is a dyadic η̃ ≤ ε/2, and the category is drawn with
+integer arithmetic only (Canonne, Kamath & Steinke's Bernoulli(exp(−γ))): every category has a
+positive probability, exactly as stated, for any ε. The U-step's acceptance tests use
+exponentials of full relative precision, so each column draw is within e^(±2η_U) of the exact
+draw on the same proposals (:func:`acceptance_test_error`). Together the executed chain is
+within e^(±κ) of the ideal chain at scale 2η̃ for every path, and the fit lowers η̃ so that 2κ is
+paid from ε (:func:`execution_plan`; the ledger's entry "float part of the sampler" holds it).
+What stays float: the continuous values (float normals through float linear algebra; no exact
+sampler of the Bingham law is known), see ``docs/privacy_as_executed.md``.
 """
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
@@ -74,10 +77,12 @@ from ..metrics import min_matching_cost, pairwise_subspace_distances
 from ..validation import check_array, check_epsilon, check_int, check_random_state, check_subspaces, record_features
 from ..preprocessing import clip_rows
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin, exponential_mechanism
+from ..privacy.exact_choice import choice_pmf, sample_choices, unit_range_gaps, unit_range_plan
 from .bingham import _complement, matrix_bingham_gibbs_sweep, random_stiefel
 from .common import SubspacePredictMixin, single_threaded
 
-__all__ = ["GibbsSubspaceClustering", "sample_assignments", "assignment_probabilities",
+__all__ = ["GibbsSubspaceClustering", "sample_assignments", "assignment_probabilities", "z_step_probabilities",
+           "acceptance_test_error", "GibbsExecution", "execution_plan",
            "gibbs_sweep", "ENGINES", "per_sweep_epsilon", "mean_release_epsilon", "INITS", "RELEASES", "SELECTIONS",
            "MAX_CHAINS"]
 
@@ -170,122 +175,179 @@ def mean_release_epsilon(epsilon, subspace_dim, n_samples):
     return check_epsilon(epsilon) + (m - 1) * per_sweep_epsilon(epsilon, subspace_dim)
 
 
+#: Safety factor of :func:`acceptance_test_error`: 2⁻⁴⁵ per unit of magnitude (about 2⁸ times
+#: the few roundings and the one-ulp logarithms the test evaluates).
+_TEST_ERROR_UNIT = 2.0 ** -45
+
+
+def acceptance_test_error(epsilon, n, d):
+    """η_U: a bound on how far one acceptance test of the U-step, as executed in float, is from the
+    exact test on the same computed proposal (absolute, in the exponent).
+
+    Each column draw of the U-step (ACG rejection, both engines) accepts a proposal when a
+    standard exponential E is ≥ L = t − ½D·log(b + 2t) − ½(D − b) + ½D·log D, t = yᵀΛy ∈
+    [0, t_max]. Executed, E is −log U for a uniform U of full relative precision (a 53-bit
+    uniform would cap E at ≈ 36.7; ``gibbs_kernels._exponential``,
+    ``bingham._full_exponentials``) and L is evaluated in float64. With ‖xᵢ‖ ≤ 1 the column
+    conditional's matrix has λ_max ≤ (ε/2)·n, so t ≤ t_max = 1.01·εn/2 + 1 (the envelope's
+    shift exceeds λ_max by at most 10⁻³ relative), D ≤ d, b ∈ (0, D]; every term of L and E
+    has magnitude at most t_max, D·(1 + log(D + 2t_max)) or 64·ln 2 + E, and each is computed
+    with a few correctly rounded operations and logarithms within one ulp. Hence
+    |L̂ − L| + |Ê − E| ≤ 2⁻⁴⁵·(2 + 2t_max + d·(2 + log(d + 2t_max + 1))) =: η_U, with a
+    factor of about 2⁸ to spare over the roundings counted.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+    n, d : int
+        Rows and columns of X.
+
+    Returns
+    -------
+    float
+    """
+    t_max = 1.01 * 0.5 * float(epsilon) * n + 1.0
+    return _TEST_ERROR_UNIT * (2.0 + 2.0 * t_max + d * (2.0 + math.log(d + 2.0 * t_max + 1.0)))
+
+
+@dataclass(frozen=True)
+class GibbsExecution:
+    """How a Gibbs fit runs, and what its float part costs (:func:`execution_plan`).
+
+    Attributes
+    ----------
+    scale : float
+        η̃, the chain's scale (the z-step's and the U-step's B = η̃I): ε/2 lowered by the float
+        part's slack and rounded down to 20 significant bits.
+    zstep : UnitRangePlan
+        The z-step's grid and integer scale.
+    factor : float
+        f: the released sample(s) of one chain cost ε·f (1 for ``release="sample"``,
+        1 + (m − 1)(q + 3)/2 for the m samples of ``release="mean"``).
+    kappa_z : float
+        The z-step's part of κ: n·n_iter draws, each within e^(±η̃h) of the ideal (unrounded)
+        conditional.
+    kappa_u : float or None
+        The U-step's part: n_iter·k·q column draws, each within e^(±2η_U) of the exact draw on
+        the same computed proposals (:func:`acceptance_test_error`); None for
+        ``column_sampler="hoff"`` (its 1-D samplers' float tests are not bounded).
+    acceptance_error : float
+        η_U.
+    """
+    scale: float
+    zstep: object
+    factor: float
+    kappa_z: float
+    kappa_u: object
+    acceptance_error: float
+
+    @property
+    def kappa(self):
+        """κ = κ_z + κ_U: one chain's executed law is within e^(±κ) of the ideal chain's (per path)."""
+        return self.kappa_z + (self.kappa_u or 0.0)
+
+    @property
+    def ideal_epsilon(self):
+        """2η̃·f: what the released sample(s) of one chain cost for the ideal chain at scale 2η̃."""
+        return 2.0 * self.scale * self.factor
+
+
+def execution_plan(epsilon, n, d, n_clusters, subspace_dim, n_iter, release="sample", n_average=1,
+                   column_sampler="acg"):
+    """The scale a Gibbs fit runs at so that its float part is paid from ε.
+
+    The ideal chain (exact conditionals at scale 2η̃, exact arithmetic) is what the privacy
+    analysis is about: the released sample(s) of one chain cost 2η̃·f (Prop. 4.1,
+    :func:`mean_release_epsilon`). As executed, the z-step is an exact integer draw of the
+    conditional with utilities rounded to a grid h (each draw's probabilities within e^(±η̃h)
+    of the ideal conditional's) and each column draw of the U-step accepts a proposal with a
+    probability within e^(±η_U) of the exact one, so the accepted law is within e^(±2η_U) of the
+    exact draw on the same computed proposals. For any path of one chain (n_iter sweeps) the
+    executed probability is within e^(±κ) of the ideal one, κ = n·n_iter·η̃h +
+    n_iter·k·q·2η_U, and for neighbouring datasets the ratio of the executed laws is at most
+    e^(2κ) times the ideal ratio. The scale is lowered so that 2η̃·f + 2κ ≤ ε·f: the ledger's ε
+    is unchanged and covers the float part. (The continuous values themselves - normals
+    through float linear algebra - are not covered: see ``docs/privacy_as_executed.md``.)
+
+    Parameters
+    ----------
+    epsilon : float > 0
+    n, d : int
+        Rows and columns of X (public).
+    n_clusters, subspace_dim, n_iter : int
+        k, q and the sweeps per chain.
+    release : {"sample", "mean"}, default "sample"
+    n_average : int, default 1
+        m for ``release="mean"`` (already capped by ``n_iter``).
+    column_sampler : {"acg", "hoff"}, default "acg"
+
+    Returns
+    -------
+    GibbsExecution
+
+    Raises
+    ------
+    ValueError
+        If the float part's slack would take all of ε (a run far too long for its ε).
+    """
+    eps = check_epsilon(epsilon)
+    f = 1.0 if release == "sample" else 1.0 + (int(n_average) - 1) * (subspace_dim + 3) / 2.0
+    eta_u = acceptance_test_error(eps, n, d)
+    kappa_u = 2.0 * eta_u * n_iter * n_clusters * subspace_dim if column_sampler == "acg" else None
+
+    def kappa(plan):
+        return n * n_iter * plan.step + (kappa_u or 0.0)
+
+    target = 0.5 * eps - kappa(unit_range_plan(0.5 * eps)) / f
+    for _ in range(64):
+        if not target > 0.0:
+            break
+        plan = unit_range_plan(target)
+        if 2.0 * plan.scale * f + 2.0 * kappa(plan) <= eps * f:
+            return GibbsExecution(plan.scale, plan, f, n * n_iter * plan.step, kappa_u, eta_u)
+        target = plan.scale * (1.0 - 2.0 ** -15)
+    raise ValueError(f"epsilon = {eps:g} is too small for {n_iter} sweeps on {n} points: the floating-point part of "
+                     "the sampler would take all of it")
+
+
 # ----------------------------------------------------------------------------- building blocks
-_FAST_MIN_P = 2.0 ** -20   # inverse-CDF z-step only when every category has at least this probability
-_CHUNK = 14.0          # Bernoulli(e^(−L)) is drawn as a product of Bernoulli(e^(−c)) with c ≤ _CHUNK
-
-
-def _bernoulli_exp(L, rng):
-    """Boolean draws with P(True) = exp(−L) for a 1-D array L ≥ 0 (L = +inf gives False).
-
-    A uniform u of 53 bits represents a probability p only to within 2^−53, so u < e^(−L)
-    would be exactly impossible (or 2^−53-likely) once e^(−L) < 2^−53. Instead e^(−L) is
-    the product of e^(−c) for chunks c ≤ ``_CHUNK`` = 14 of L (memorylessness): each factor
-    is ≥ e^(−14) ≈ 8.3e-7, represented with relative error ≤ 2^−53·e^14 ≈ 1.3e-10, and a
-    further uniform is drawn only after a success (probability ≤ e^(−14)), so almost every
-    entry costs one uniform."""
-    ok = rng.random(L.shape[0]) < np.exp(-np.minimum(L, _CHUNK))
-    ok &= L < np.inf                                           # e^(−inf) = 0: never (and no endless chunks)
-    more = np.flatnonzero(ok & (L > _CHUNK))                   # chunk passed, more of L left
-    if more.size:
-        ok[more] = False
-        rem = L[more] - _CHUNK
-        while more.size:
-            passed = rng.random(more.size) < np.exp(-np.minimum(rem, _CHUNK))
-            last = rem <= _CHUNK
-            ok[more[passed & last]] = True
-            keep = passed & ~last
-            more, rem = more[keep], rem[keep] - _CHUNK
-    return ok
-
-
-def _categorical_lead(logits, rng):
-    """One draw of the categorical ∝ exp(logits) for every entry of a (k, ...) array, the
-    categories on the FIRST axis (contiguous slices, see :func:`_projection_norms_lead`).
-    No category with a finite logit ever has probability exactly 0, whatever ε.
-
-    Fast path: inverse CDF of the max-shifted weights (the largest is 1, so nothing
-    overflows). A 53-bit uniform realises each category's probability p to within 2^−53
-    (absolute), i.e. to relative error ≤ 2^−53/p, so this path is used only for the entries
-    whose every category has p ≥ ``_FAST_MIN_P`` = 2^−20 (relative error ≤ 2^−33 ≈ 1.2e-10).
-    The other entries (a smaller probability, or weights that underflow to 0: gaps of
-    more than ~745 in the logits, ε > ~1490 with ‖x‖ ≤ 1) are drawn by
-    :func:`_categorical_logspace`, which represents tiny probabilities with the same
-    relative accuracy."""
-    k = logits.shape[0]
-    shape = logits.shape[1:]
+def _exact_z_step(pn, plan, rng):
+    """One exact z-step draw for every entry of pn (k, ...) = ‖U_ℓᵀxᵢ‖² (categories on the FIRST
+    axis, see :func:`_projection_norms_lead`): P(zᵢ = ℓ) ∝ exp(η̃·h·round(pn_ℓᵢ/h)), the finite
+    exponential mechanism of :func:`dpcore.privacy.exact_choice.unit_range_plan` (``plan``): the
+    utilities rounded to the grid h = 2^−b and clamped to [0, 1], the weights exp(−Nℓ/2^s) with
+    integer Nℓ, drawn by uniform proposals accepted with Canonne, Kamath & Steinke's exact
+    Bernoulli(exp(−γ)) (:func:`dpcore.privacy.exact_choice.sample_choices`: ``Generator.integers``
+    draws only). No assignment ever has probability 0, whatever ε. The numba engine
+    (``gibbs_kernels._z_step``) computes the same integers Nℓ, so it samples the same law."""
+    k = pn.shape[0]
+    shape = pn.shape[1:]
     if k == 1:
         return np.zeros(shape, dtype=np.intp)
-    sub = logits.reshape(k, -1)
-    mx = sub[0].copy()
-    for j in range(1, k):
-        np.maximum(mx, sub[j], out=mx)
-    w = np.exp(sub - mx)
-    wmin = w[0].copy()
-    for j in range(1, k):
-        np.minimum(wmin, w[j], out=wmin)
-        w[j] += w[j - 1]                                       # cumulative sums in place
-    u = rng.random(mx.shape)
-    u *= w[-1]
-    z = (u >= w[0]).astype(np.intp)
-    for j in range(1, k - 1):
-        z += u >= w[j]
-    slow = np.flatnonzero(wmin < _FAST_MIN_P * w[-1])
-    if slow.size:
-        z[slow] = _categorical_logspace(sub[:, slow], rng)
-    return z.reshape(shape)
+    N = unit_range_gaps(pn.reshape(k, -1), plan, axis=0)
+    z = sample_choices(np.ascontiguousarray(N.T), plan.scale_shift, rng)
+    return z.astype(np.intp).reshape(shape)
 
 
-def _categorical_logspace(sub, rng):
-    """Categorical draws ∝ exp(sub) for a (k, M) array (categories first), in log space.
+def z_step_probabilities(pn, epsilon):
+    """The exact law of the z-step as executed, for (k, ...) projection norms pn = ‖U_ℓᵀxᵢ‖²
+    (categories first): P(zᵢ = ℓ) ∝ exp(−Nℓ/2^s) (see :func:`_exact_z_step`), in float64.
 
-    Sequential scheme: the most likely remaining category is taken with its conditional
-    probability (≥ 1/(number remaining), so a 53-bit uniform represents it faithfully);
-    otherwise it is removed and the scheme repeats on the rest. The probability of moving
-    on, e^(−L) with L = log(1 + 1/R), R = Σ_{j ≠ top} e^(l_j − l_top) computed as
-    e^(l₂ − l_top)·Σ_{j ≠ top} e^(l_j − l₂) (l₂ the second largest logit, so nothing
-    underflows however large the gap), is drawn by :func:`_bernoulli_exp`, which keeps
-    probabilities far below 2^−53 with relative error ~1e-10 per factor e^(−14). Almost
-    every entry is decided by one uniform; the others take one more round per category
-    passed over."""
-    k = sub.shape[0]
-    z = np.empty(sub.shape[1], dtype=np.intp)
-    todo = np.arange(sub.shape[1])
-    while True:
-        mx = sub[0].copy()
-        m2 = np.full_like(mx, -np.inf)
-        top = np.zeros(mx.shape, dtype=np.intp)
-        tmp = np.empty_like(mx)
-        for j in range(1, k):
-            lj = sub[j]
-            np.minimum(lj, mx, out=tmp)
-            np.maximum(m2, tmp, out=m2)                        # second largest (ties count twice)
-            np.copyto(top, j, where=lj > mx)
-            np.maximum(mx, lj, out=mx)
-        fin = np.isfinite(m2)                                  # False: only the top is left
-        shift = m2 if fin.all() else np.where(fin, m2, 0.0)
-        acc = np.zeros_like(mx)
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            for j in range(k):
-                np.subtract(sub[j], shift, out=tmp)
-                np.copyto(tmp, -np.inf, where=top == j)       # e^(−inf) = 0: the top is left out
-                np.exp(tmp, out=tmp)
-                acc += tmp
-            np.log(acc, out=acc)
-            acc += m2
-            acc -= mx                                          # log R, R = Σ_{j≠top} e^(l_j − l_top)
-            np.copyto(acc, -np.inf, where=~fin)
-            L = np.exp(acc)
-            np.log1p(L, out=L)
-            L -= acc                                           # −log P(not top | remaining) = log(1 + 1/R)
-        go_on = _bernoulli_exp(L, rng)
-        stop = ~go_on
-        z[todo[stop]] = top[stop]
-        todo = todo[go_on]
-        if todo.size == 0:
-            return z
-        sub = sub[:, go_on]                                    # a copy: drop the top of each entry
-        sub[top[go_on], np.arange(todo.size)] = -np.inf
+    Parameters
+    ----------
+    pn : array_like of shape (k, ...)
+        ‖U_ℓᵀxᵢ‖² in [0, 1].
+    epsilon : float > 0
+        The sampler's ε (the scale is ε/2 rounded down to 20 significant bits).
+
+    Returns
+    -------
+    ndarray of float64 of shape (k, ...)
+        Sums to 1 along the first axis.
+    """
+    plan = unit_range_plan(0.5 * check_epsilon(epsilon))
+    pn = np.asarray(pn, dtype=np.float64)
+    return np.moveaxis(choice_pmf(np.moveaxis(unit_range_gaps(pn, plan, axis=0), 0, -1), plan.scale_shift), -1, 0)
 
 
 def _projection_norms(X, U):
@@ -315,7 +377,9 @@ def assignment_probabilities(X, subspaces, epsilon):
 
     For display and tests: as float64 numbers, probabilities below ~1e-308 (ε above ≈ 1400
     with ‖x‖ ≤ 1) print as 0. The sampler (:func:`sample_assignments`) does not use this
-    function and never gives an assignment probability exactly 0.
+    function and never gives an assignment probability exactly 0; the law it draws exactly
+    (the utilities on its grid, the scale rounded down) is :func:`z_step_probabilities`, within a
+    relative 2⁻¹⁸·ε of this one.
 
     Parameters
     ----------
@@ -372,7 +436,7 @@ def sample_assignments(X, subspaces, epsilon, random_state=None):
     epsilon = check_epsilon(epsilon)
     U = np.asarray(subspaces, dtype=np.float64)
     pn = _projection_norms_lead(X, U)                          # (k, n) or (C, k, n)
-    return _categorical_lead(0.5 * epsilon * np.moveaxis(pn, -2, 0), rng)
+    return _exact_z_step(np.moveaxis(pn, -2, 0), unit_range_plan(0.5 * epsilon), rng)
 
 
 def _sym_pack(d):
@@ -436,10 +500,11 @@ def gibbs_sweep(X, U, epsilon, random_state=None, column_sampler="acg", engine="
         Q = _kernels.full_basis(U)
         z, _, _, _ = _kernels.run(np.ascontiguousarray(X), Q, 0.5 * float(epsilon), q, 1, _kernels.seed_state(rng, C))
         return z, np.ascontiguousarray(Q[..., :q])
-    z = _categorical_lead(0.5 * epsilon * np.moveaxis(_projection_norms_lead(X, U), 1, 0), rng)   # (C, n)
+    plan = unit_range_plan(0.5 * float(epsilon))                 # the chain runs at η̃ = ε/2 rounded down
+    z = _exact_z_step(np.moveaxis(_projection_norms_lead(X, U), 1, 0), plan, rng)   # (C, n)
     XXp, full = _outer_packed(X)
     A = _cluster_scatter(XXp, full, z, k)
-    Unew = matrix_bingham_gibbs_sweep(A, U.reshape(C * k, d, q), 0.5 * epsilon, rng, column_sampler)
+    Unew = matrix_bingham_gibbs_sweep(A, U.reshape(C * k, d, q), plan.scale, rng, column_sampler)
     return z, Unew.reshape(C, k, d, q)
 
 
@@ -689,7 +754,12 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
       chains would cost m·ε by basic composition; consecutive samples of one chain are not
       independent mechanisms, so that cheaper figure would not be honest either.)
     - ``select="best_private"``: the above for every one of the C chains (all are looked
-      at) plus ε for the choice.
+      at) plus ε for the choice (drawn exactly on a public grid).
+    - The float part (:func:`execution_plan`): the chain runs at 2η̃ ≤ ε, so the entries above
+      record 2η̃·f (f the factor of ``release``), and one more entry, "float part of the sampler
+      (as executed)", records the rest of ε·f per released chain, at least 2κ: the executed
+      chain's law is within e^(±κ) of the ideal chain's for every path (z-step grid, U-step
+      acceptance tests). The totals are those of the bullets above; δ = 0.
 
     Every entry is an asymptotic guarantee (exact sampling of eq. (10)); with a non-private
     init the entries are kept but marked VOID.
@@ -837,7 +907,9 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
         XXp, full = _outer_packed(Xc)
         XT = np.ascontiguousarray(Xc.T)
         sqn_mean = _kernels.mean_sq_norm(Xc) if engine == "numba" else float(np.einsum("nd,nd->", Xc, Xc)) / n
-        half = 0.5 * eps
+        execution = execution_plan(eps, n, d, k, q, n_iter, self.release, m, self.column_sampler)
+        half = execution.scale                          # η̃ ≤ ε/2: the float part is paid from ε (execution_plan)
+        zplan = execution.zstep
         track_acc = y is not None and int(y.max()) + 1 == k
 
         cost = np.empty((C, n_iter))
@@ -874,8 +946,8 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
             if trace_callback is not None:
                 trace_callback(t_end, n_iter, _partial_traces(t_end, cost=cost, statistic=stat, dw=dw, accuracy=acc))
 
-        # logits of eq. (11) with the categories first: (k, C, n); −(ε/2)d² = (ε/2)‖Uᵀx‖² − (ε/2)‖x‖²
-        # and the per-point constant (ε/2)‖x‖² cancels in the normalisation.
+        # utilities of eq. (11) with the categories first: (k, C, n); −(ε/2)d² = (ε/2)‖Uᵀx‖² − (ε/2)‖x‖²
+        # and the per-point constant (ε/2)‖x‖² cancels in the normalisation: the z-step draws from ‖Uᵀx‖².
         t0 = time.perf_counter()
         z = None
         if engine == "numba":
@@ -884,8 +956,7 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
         else:
             pn = _projection_norms_lead(Xc, U, XT).transpose(1, 0, 2)
             for t in range(n_iter):
-                pn *= half
-                z = _categorical_lead(pn, rng)                                    # z-step, eq. (11): (C, n)
+                z = _exact_z_step(pn, zplan, rng)                                 # z-step, eq. (11): (C, n)
                 A = _cluster_scatter(XXp, full, z, k)                             # A_ℓ = Σ_{zᵢ=ℓ} xᵢxᵢᵀ
                 Uflat, Ucomp = matrix_bingham_gibbs_sweep(A, Uflat, half, rng, self.column_sampler,
                                                           complement=Ucomp)        # U-step, eq. (12), B = (ε/2)I
@@ -940,23 +1011,33 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
                      "by e^ε; its cluster's U-step by e^(ε/2) per column normaliser and e^(ε/2) for all column "
                      "densities together, the new columns being orthonormal)")
         void = "" if is_private else f"VOID: the chains started from the non-private {self.init} solution. "
+        ideal = execution.ideal_epsilon
+        asym += (f"; the chain runs at 2η̃ = {2.0 * execution.scale:.10g} (ε/2 lowered by the float part's slack, next "
+                 "entry, and rounded down to 20 significant bits), so this entry is 2η̃" +
+                 ("" if self.release == "sample" else f"·(1 + ({m}−1)(q+3)/2)"))
         if self.select == "first" or C == 1:
             sel = 0
+            chains = 1
             ledger.record(what + (f", chain {sel}" if C > 1 else ""), "exponential mechanism (Gibbs sampler, eq. (10))",
-                          per_chain_eps, 0.0, void + asym)
+                          ideal, 0.0, void + asym)
+            self._record_float_part(ledger, execution, chains, per_chain_eps, n, k, q, n_iter)
         elif self.select == "best_private":
+            chains = C
             ledger.record(f"{what}, for each of the {C} chains (all inputs of the selection)",
                           "exponential mechanism (Gibbs sampler, eq. (10)) × chains, basic composition",
-                          C * per_chain_eps, 0.0, void + asym)
+                          C * ideal, 0.0, void + asym)
+            self._record_float_part(ledger, execution, chains, per_chain_eps, n, k, q, n_iter)
             util = -n * cost[:, -1]
             sel = int(exponential_mechanism(util, eps, 1.0, rng))
             ledger.record("choice of the released chain", "exponential mechanism on −Σᵢ min_ℓ d²(xᵢ, S_ℓ)", eps, 0.0,
-                          "utility sensitivity 1 because every d² is in [0, 1] (‖x‖ ≤ 1)")
+                          "utility sensitivity 1 because every d² is in [0, 1] (‖x‖ ≤ 1); drawn exactly on a public "
+                          "grid (dpcore.privacy.exact_choice)")
         else:  # "best"
             sel = int(np.argmin(cost[:, -1]))
             is_private = False
-            ledger.record(what + f", chain {sel}", "exponential mechanism (Gibbs sampler, eq. (10))", per_chain_eps, 0.0,
+            ledger.record(what + f", chain {sel}", "exponential mechanism (Gibbs sampler, eq. (10))", ideal, 0.0,
                           "VOID: the chain was chosen by its raw-data cost (a non-private selection). " + asym)
+            self._record_float_part(ledger, execution, 1, per_chain_eps, n, k, q, n_iter)
             caveats.append("The released chain was picked by its cost on the raw data: this choice is not private "
                            "(use select='best_private' to pick it with the exponential mechanism).")
         if self.init not in PRIVATE_INITS:
@@ -999,6 +1080,24 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
                 nonpriv[name] = reason
         self.nonprivate_outputs_ = nonpriv
         return self
+
+    def _record_float_part(self, ledger, execution, chains, per_chain_eps, n, k, q, n_iter):
+        """The ledger entry of the sampler's float part: the rest of ``chains`` × ``per_chain_eps``
+        after the ideal chain's entry, at least 2κ per released chain (:func:`execution_plan`)."""
+        ex = execution
+        u_part = (f"U-step acceptance tests ≤ 2η_U = {2.0 * ex.acceptance_error:.3g} per column draw × {n_iter * k * q:,} "
+                  f"draws = {ex.kappa_u:.3g} (full-precision exponentials, :func:`acceptance_test_error`)"
+                  if ex.kappa_u is not None else
+                  "U-step: NOT bounded - column_sampler='hoff' draws with the 1-D samplers' float tests")
+        ledger.record("float part of the sampler (as executed)",
+                      "exact z-step on a public grid; U-step ACG acceptance tests in float (paid from ε)",
+                      ledger.rest_of(chains * per_chain_eps), 0.0,
+                      f"the executed chain's law is within e^(±κ) of the ideal chain's at scale 2η̃ for every path, "
+                      f"κ = {ex.kappa:.3g} per chain: z-step utilities on the grid 2^−{ex.zstep.grid_bits} "
+                      f"(≤ η̃h = {ex.zstep.step:.3g} per draw × {n * n_iter:,} draws = {ex.kappa_z:.3g}; the draw "
+                      f"itself exact, integer arithmetic); {u_part}. This entry is ≥ 2κ per released chain "
+                      f"({chains}). Not covered: the continuous values (float normals through float linear algebra; "
+                      "no exact sampler of the Bingham law is known), as docs/privacy_as_executed.md says")
 
     def fit_predict(self, X, y=None, true_subspaces=None, *, callback=None):
         """Fit, then return ``labels_`` (the released sample's assignment).

@@ -4,8 +4,9 @@ Runs whole blocks of sweeps of every chain in one compiled call (:func:`run_bloc
 split over threads that release the GIL) and draws every column of the U-step exactly from
 its vector Bingham conditional without an eigendecomposition: ACG rejection with a cheap
 Lanczos/Cholesky envelope first and the Householder tridiagonal path as the fallback. The
-z-step and the scatter-matrix updates follow the numpy engine; the law of the chain is the
-numpy engine's, but not its draws for one seed. The random streams are xoshiro256**
+z-step (exact: integer draws on a public grid, the same integers as the numpy engine's) and the
+scatter-matrix updates follow the numpy engine; the law of the chain is the numpy engine's, but
+not its draws for one seed. The random streams are xoshiro256**
 generators, one per chain, seeded from the Generator passed as ``random_state``
 (:func:`seed_state`). Without numba ``AVAILABLE`` is False and the numpy engine runs; kernels
 are cached by numba after the first compile (:func:`warmup`).
@@ -25,6 +26,8 @@ import time
 
 import numpy as np
 
+from ..privacy.exact_choice import unit_range_plan
+
 try:  # pragma: no cover - exercised by the fallback test through AVAILABLE
     import numba
     from llvmlite import ir as _llvm_ir
@@ -41,11 +44,9 @@ except Exception:  # noqa: BLE001 - any failure to import numba means: use the n
         return lambda f: f
 
 __all__ = ["AVAILABLE", "seed_state", "run_block", "run", "new_state", "prepare", "n_threads", "ready", "compiling",
-           "contingency", "sample_vector_bingham", "sample_vector_bingham_two_envelopes", "exp_rows", "warmup",
+           "contingency", "sample_vector_bingham", "sample_vector_bingham_two_envelopes", "warmup",
            "full_basis", "reorthonormalize", "random_stiefel", "mean_sq_norm"]
 
-_FAST_MIN_P = 2.0 ** -20
-_CHUNK = 14.0
 _U53 = 1.0 / 9007199254740992.0
 _LANCZOS_MIN_D = 2            # columns with D = d − q + 1 ≥ this try the Lanczos/Cholesky envelope first (all)
 _LANCZOS_STEPS = 14           # Lanczos steps for its shift c: min(this, D // 2 + 1)
@@ -279,161 +280,167 @@ def _normals(s, out, m):
         i += 2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _exponential(s):
-    return -_log(1.0 - _uniform(s))
+    """A standard exponential E = −log U with U uniform on (0, 1) to full relative precision, so
+    that an acceptance test E ≥ L realises P = e^(−L) to a relative error ≈ 2⁻⁴⁵·(1 + L) for
+    every L ≥ 0 (a 53-bit uniform would cap E at ≈ 36.7: proposals with L beyond it would be
+    impossible, not improbable). U = 2^(−64(j+1))·(w + w′·2⁻⁶⁴) from 64-bit words: j leading
+    zero words (probability 2⁻⁶⁴ each), then the first non-zero word w, and a second word w′
+    only when w < 2⁵³ (probability 2⁻¹¹; it restores the 53 significant bits); E = 64(j+1)·ln 2
+    − log(w + w′2⁻⁶⁴) with fdlibm's log (:func:`_log`): the same bits on every CPU."""
+    j = 0
+    w = _next(s)
+    while w == np.uint64(0):                          # probability 2⁻⁶⁴
+        j += 1
+        w = _next(s)
+    x = float(w)
+    if w < np.uint64(9007199254740992):               # w < 2⁵³: 11 or more bits short
+        x += float(_next(s) >> np.uint64(11)) * 1.1102230246251565e-16     # w′·2⁻⁶⁴ with 53 bits (2⁻⁵³·2⁻¹¹·2¹¹)
+    return (64.0 * (j + 1)) * _LN2_HI + (64.0 * (j + 1)) * _LN2_LO - _log(x)
 
 
-# ============================================================================ z-step
-@njit(cache=True)
-def _bernoulli_exp(L, s):
-    """True with probability exp(−L), L ≥ 0, as a product of factors e^(−c), c ≤ 14."""
-    if not L < np.inf:
-        return False
-    rem = L
+# ============================================================================ z-step (exact)
+# The z-step is an exact finite exponential mechanism (dpcore.privacy.exact_choice.unit_range_plan):
+# logits η̃·pn with pn = ‖U_ℓᵀxᵢ‖² ∈ [0, 1] rounded to the grid 2^−b, weights exp(−Nⱼ/2^shift)
+# with integer Nⱼ = M·(B_max − Bⱼ), drawn by uniform proposals accepted with Canonne, Kamath &
+# Steinke's Bernoulli(exp(−γ)): integer words from the chain's xoshiro256** stream only, no float
+# in any decision.
+_TWO32 = 4294967296
+
+
+@njit(cache=True, inline="always")
+def _below(s, n):
+    """Uniform integer on [0, n), 1 ≤ n < 2⁶³: Lemire's multiply-and-reject on the top 32 bits
+    of a word for n ≤ 2³² (exact: every value keeps ⌊2³²/n⌋ accepted words), bitmask rejection
+    on 63-bit words above (never reached in practice: n is a cluster count or a CKS counter)."""
+    if n <= _TWO32:
+        nn = np.uint64(n)
+        while True:
+            m = (_next(s) >> np.uint64(32)) * nn
+            lo = m & np.uint64(0xFFFFFFFF)
+            if lo >= nn or lo >= np.uint64((_TWO32 - n) % n):
+                return np.int64(m >> np.uint64(32))
+    mask = np.uint64(1)
+    while mask < np.uint64(n - 1):
+        mask = (mask << np.uint64(1)) | np.uint64(1)
+    while True:  # pragma: no cover - a CKS counter beyond 2³² (probability < 1/(2³²)!)
+        r = _next(s) & mask
+        if r < np.uint64(n):
+            return np.int64(r)
+
+
+_M31 = (1 << 31) - 1
+_M62 = (1 << 62) - 1
+_W62 = 1 << 62
+_F19 = math.factorial(19)                                              # 2⁶² mod 19! is 2.4 % of 2⁶²
+_F19_THR = (_W62 - _F19) % _F19                                        # Lemire's threshold for 19!
+_E1T = np.array([math.factorial(19) // math.factorial(j) for j in range(20)], dtype=np.int64)   # 19!/j!
+
+
+@njit(cache=True, inline="always")
+def _below62(s, n, thr):
+    """Uniform integer on [0, n), 1 ≤ n ≤ 2⁶², by Lemire's multiply-and-reject on the top 62 bits
+    of a word (the 62×62-bit product in 31-bit limbs, as dpcore.privacy.exact_samplers._k_mul62);
+    thr = (2⁶² − n) mod n (computed once by the caller): a word is kept iff its low part is ≥ thr,
+    so every value keeps exactly ⌊2⁶²/n⌋ words."""
     while True:
-        c = rem if rem < _CHUNK else _CHUNK
-        if not _uniform(s) < _exp(-c):
+        a = np.int64(_next(s) >> np.uint64(2))
+        a1 = a >> 31
+        a0 = a & _M31
+        b1 = n >> 31
+        b0 = n & _M31
+        mid = a0 * b1 + a1 * b0
+        lo = a0 * b0 + ((mid & _M31) << 31)
+        hi = a1 * b1 + (mid >> 31) + (lo >> 62)
+        lo &= _M62
+        if lo >= thr:
+            return hi
+
+
+@njit(cache=True)
+def _bernoulli_e1(s):
+    """Bernoulli(e⁻¹) (CKS Alg. 1, γ = 1) from one uniform U on [0, 19!): Alg. 1's coins at
+    K = 1..j are all 1 with probability 1/j! = (19!/j!)/19!, so K = 1 + #{j ≤ 19 : U < 19!/j!}
+    has Alg. 1's law up to K = 20, where (U = 0, probability 1/19!) Alg. 1's own coins take over."""
+    u = _below62(s, _F19, _F19_THR)
+    kk = 2
+    while kk <= 19 and u < _E1T[kk]:
+        kk += 1
+    if kk == 20:                                                        # pragma: no cover - 1/19!
+        while _below(s, kk) == 0:
+            kk += 1
+    return kk % 2 == 1
+
+
+@njit(cache=True)
+def _bernoulli_exp_dyadic(g, shift, s):
+    """True with probability exp(−g/2^shift), g ≥ 0 an int64, 0 ≤ shift ≤ 62 (CKS Alg. 1):
+    ⌊γ⌋ Bernoulli(e⁻¹) (:func:`_bernoulli_e1`), then Bernoulli(exp(−frac)) with the coin
+    Bernoulli(frac/K) = [the top ``shift`` bits of a word < F] and [``_below(K) == 0``]."""
+    w = g >> shift
+    while w > 0:
+        if not _bernoulli_e1(s):
             return False
-        if rem <= _CHUNK:
-            return True
-        rem -= _CHUNK
-
-
-@njit(cache=True)
-def _categorical_logspace(lg, k, s):
-    """One draw ∝ exp(lg[:k]) by the sequential log-space scheme (lg is overwritten)."""
+        w -= 1
+    f = g & ((np.int64(1) << shift) - 1)
+    if f == 0:
+        return True
+    sh = np.uint64(64 - shift)
+    kk = 1
     while True:
-        top = 0
-        mx = lg[0]
-        m2 = -np.inf
-        for j in range(1, k):
-            lj = lg[j]
-            lo = lj if lj < mx else mx
-            if lo > m2:
-                m2 = lo
-            if lj > mx:
-                top = j
-                mx = lj
-        if not m2 > -np.inf:
-            return top                               # only the top is left
-        acc = 0.0
-        for j in range(k):
-            if j != top:
-                acc += _exp(lg[j] - m2)
-        logR = _log(acc) + m2 - mx               # R = Σ_{j≠top} e^(l_j − l_top)
-        L = _log1p(_exp(logR)) - logR        # −log P(not top | remaining)
-        if not _bernoulli_exp(L, s):
-            return top
-        lg[top] = -np.inf
-
-
-_LOG2E = 1.4426950408889634
-_EXP_MIN = -40.0                                      # e^−40 < 2⁻⁵⁷: such weights never take the fast path
-_EXP_C = (1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320, 1.0 / 362880,
-          1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800)
+        if np.int64(_next(s) >> sh) >= f:
+            break
+        if kk >= 2 and _below(s, kk) != 0:
+            break
+        kk += 1
+    return kk % 2 == 1
 
 
 @njit(cache=True)
-def _exp_rows(Lm, mx, Wt, kb, kbf, k, n):
-    """Wt[j, i] = exp(max(Lm[j, i] − mx[i], −40)) for every point, in loops that vectorise (libm's
-    exp is a call per value and does not). exp(x) = 2ᵏ·e^r, k = round(x/ln 2), r = x − k ln 2
-    (|r| ≤ ln 2 / 2, Cody–Waite reduction), e^r by its Taylor polynomial of degree 13
-    (truncation < 5e-18 relative), 2ᵏ built from its exponent bits (kb, an int64 array, and
-    kbf, the same memory as float64). Accurate to a few ulp, as libm (tests/test_gibbs_engine.py
-    checks ≤ 4e-16 relative on a grid); e⁰ = 1 exactly. Arguments below −40 are clamped: such
-    a weight is < 2⁻⁵⁷ of the largest (which is 1), so the z-step's fast path (every weight ≥
-    2⁻²⁰ of their sum) is never taken for that point and its draw uses the logits themselves."""
-    c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13 = _EXP_C
-    for j in range(k):
-        row = Lm[j]
-        out = Wt[j]
-        for i in range(n):
-            x = row[i] - mx[i]
-            x = x if x > _EXP_MIN else _EXP_MIN
-            kf = math.floor(x * _LOG2E + 0.5)
-            r = (x - kf * _LN2_HI) - kf * _LN2_LO
-            p = c13
-            p = p * r + c12
-            p = p * r + c11
-            p = p * r + c10
-            p = p * r + c9
-            p = p * r + c8
-            p = p * r + c7
-            p = p * r + c6
-            p = p * r + c5
-            p = p * r + c4
-            p = p * r + c3
-            p = p * r + c2
-            p = p * r + c1
-            p = p * r + c0
-            out[i] = p
-            kb[i] = (np.int64(kf) + 1023) << 52
-        for i in range(n):
-            out[i] *= kbf[i]
-
-
-def exp_rows(x):
-    """:func:`_exp_rows` on a 1-D array x ≤ 0 (for tests): exp(max(x, −40))."""
-    x = np.ascontiguousarray(x, dtype=np.float64)[None, :]
-    n = x.shape[1]
-    out = np.empty_like(x)
-    kb = np.empty(n, dtype=np.int64)
-    _exp_rows(x, np.zeros(n), out, kb, kb.view(np.float64), 1, n)
-    return out[0]
-
-
-@njit(cache=True)
-def _z_step(pn, half, z, s, L, Wt, mx, tot, u, lg, kb):
-    """z[i] ~ categorical ∝ exp(half·pn[:, i]) for every point (pn: (k, n)); L, Wt (k, n) and
-    mx, tot, u (n,) float64 and kb (n,) int64 are work arrays, lg (k,). In passes over all
-    points (so that the loops vectorise): logits, their maximum, the max-shifted weights
-    (:func:`_exp_rows`), their sums, one uniform per point, the inverse CDF; then, for the
-    points with a probability < 2⁻²⁰, the log-space scheme instead (its draws come after all
-    the uniforms, in the order of the points)."""
+def _z_step(pn, zb, zM, zshift, z, s, Bw, Nv):
+    """z[i] ~ P(ℓ) ∝ exp(η̃·h·round(pn[ℓ, i]/h)) for every point, h = 2^−zb, η̃h = zM/2^zshift
+    (pn: (k, n); Bw (k,) float64 and Nv (k,) int64 work arrays). The rounded value Bℓ =
+    rint(pnℓ·2^zb) is clamped to [0, 2^zb]; Nℓ = zM·(B_max − Bℓ) < 2⁶²; the draw: uniform
+    proposals (Lemire's multiply-and-reject on 32-bit halves of the words, two proposals per
+    word) accepted with probability exp(−Nℓ/2^zshift) (:func:`_bernoulli_exp_dyadic`; the best
+    category at once). The same integers Nℓ as the numpy engine
+    (dpcore.subspace.gibbs._exact_z_step), so the same law."""
     k, n = pn.shape
     if k == 1:
         for i in range(n):
             z[i] = 0
         return
-    for j in range(k):
-        for i in range(n):
-            L[j, i] = half * pn[j, i]
+    kk = np.uint64(k)
+    thr = np.uint64((_TWO32 - k) % k)
+    m32 = np.uint64(0xFFFFFFFF)
+    word = np.uint64(0)
+    halves = 0
+    scale = float(np.int64(1) << zb)
     for i in range(n):
-        mx[i] = L[0, i]
-    for j in range(1, k):
-        for i in range(n):
-            v = L[j, i]
-            mx[i] = v if v > mx[i] else mx[i]
-    _exp_rows(L, mx, Wt, kb, kb.view(np.float64), k, n)
-    for i in range(n):
-        tot[i] = Wt[0, i]
-    for j in range(1, k):
-        for i in range(n):
-            tot[i] += Wt[j, i]
-    for i in range(n):
-        u[i] = _uniform(s)
-    # the inverse CDF for every point, in passes over the points: z = #{j < k − 1: u·W ≥ w₀ + … + w_j};
-    # mx becomes the smallest weight, cum (kb's memory) the running sum
-    cum = kb.view(np.float64)
-    for i in range(n):
-        mx[i] = Wt[0, i]
-        u[i] *= tot[i]
-        cum[i] = 0.0
-        z[i] = 0
-    for j in range(1, k):
-        for i in range(n):
-            v = Wt[j, i]
-            mx[i] = v if v < mx[i] else mx[i]
-    for j in range(k - 1):
-        for i in range(n):
-            cum[i] += Wt[j, i]
-            z[i] += u[i] >= cum[i]
-    for i in range(n):                              # a probability < 2⁻²⁰: the log-space scheme instead
-        if not mx[i] >= _FAST_MIN_P * tot[i]:
-            for j in range(k):
-                lg[j] = L[j, i]
-            z[i] = _categorical_logspace(lg, k, s)
+        bmax = 0.0
+        for j in range(k):
+            v = np.rint(pn[j, i] * scale)
+            v = v if v < scale else scale
+            v = v if v > 0.0 else 0.0
+            Bw[j] = v
+            bmax = v if v > bmax else bmax
+        for j in range(k):
+            Nv[j] = np.int64(bmax - Bw[j]) * zM
+        while True:
+            if halves == 0:
+                word = _next(s)
+                halves = 2
+            x = (word >> np.uint64(32)) if halves == 2 else (word & m32)
+            halves -= 1
+            m = x * kk
+            if (m & m32) < thr:                                  # Lemire: reject (probability < k/2³²)
+                continue
+            j = np.int64(m >> np.uint64(32))
+            g = Nv[j]
+            if g == 0 or _bernoulli_exp_dyadic(g, zshift, s):
+                z[i] = j
+                break
 
 
 # ============================================================================ vector Bingham (tridiagonal ACG)
@@ -1268,8 +1275,8 @@ def _scatter_move(X, i, A_from, A_to):
 
 
 @njit(cache=True)
-def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, q, n_sweeps, s, store_z, c, cost, Uh, zh,
-               zlast):
+def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, zb, zM, zshift, q, n_sweeps, s, store_z, c,
+               cost, Uh, zh, zlast):
     """:func:`run_block` for chain c (writes only chain c's slices of cost, Uh, zh, zlast), with
     its own work arrays (so chains can run in parallel threads)."""
     n, d = X.shape
@@ -1281,14 +1288,10 @@ def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, q, n
     z = np.empty(n, dtype=np.int64)
     idx = np.empty(n, dtype=np.int64)
     start = np.empty(k + 1, dtype=np.int64)
-    lg = np.empty(k)
+    Bw = np.empty(k)
+    Nz = np.empty(k, dtype=np.int64)
     Ap = np.empty((k, d * (d + 1) // 2))
-    Lb = np.empty((k, n))
-    Wb = np.empty((k, n))
     mxb = np.empty(n)
-    totb = np.empty(n)
-    ub = np.empty(n)
-    kb = np.empty(n, dtype=np.int64)
     G = np.empty((d, d))
     T = np.empty((d, d))
     M = np.empty((D, D))
@@ -1313,7 +1316,7 @@ def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, q, n
         _pack(Ac, Ap)                                # the state between calls is A: exact copies
     _projections(XT, Qc, k, q, pn, S3)
     for t in range(n_sweeps):
-        _z_step(pn, half, z, s, Lb, Wb, mxb, totb, ub, lg, kb)
+        _z_step(pn, zb, zM, zshift, z, s, Bw, Nz)
         moved = 0
         if zp[0] >= 0:
             for i in range(n):
@@ -1359,13 +1362,13 @@ def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, q, n
 
 
 @njit(cache=True, nogil=True)
-def _run_chains(X, XT, XXp, sqn_mean, Q, A, zprev, env, stats, t_start, half, q, n_sweeps, states, store_z, c0, c1, cost,
-                Uh, zh, zlast):
+def _run_chains(X, XT, XXp, sqn_mean, Q, A, zprev, env, stats, t_start, half, zb, zM, zshift, q, n_sweeps, states,
+                store_z, c0, c1, cost, Uh, zh, zlast):
     """:func:`_run_chain` for chains c0 … c1 − 1 (without the GIL: several Python threads run
     disjoint ranges of chains at once)."""
     for c in range(c0, c1):
-        _run_chain(X, XT, XXp, sqn_mean, Q[c], A[c], zprev[c], env[c], stats[c], t_start, half, q, n_sweeps, states[c],
-                   store_z, c, cost, Uh, zh, zlast)
+        _run_chain(X, XT, XXp, sqn_mean, Q[c], A[c], zprev[c], env[c], stats[c], t_start, half, zb, zM, zshift, q,
+                   n_sweeps, states[c], store_z, c, cost, Uh, zh, zlast)
 
 
 _pool = {"executor": None}
@@ -1402,7 +1405,9 @@ def run_block(X, sqn_mean, Q, A, zprev, env, stats, t_start, half, q, n_sweeps, 
     none yet) and stats (C, 5) int64 counters, both updated in place (see
     :func:`_column_draw`); t_start the index of the first sweep (A is recomputed from scratch
     at every sweep index divisible by 64, otherwise updated for the points that moved, so the
-    result does not depend on how the sweeps are split into calls); half = ε/2; q; states
+    result does not depend on how the sweeps are split into calls); half = ε/2 (the chain runs at η̃ = half
+    rounded down to 20 significant bits, with the z-step's grid of
+    :func:`dpcore.privacy.exact_choice.unit_range_plan`); q; states
     (C, 4) the xoshiro256** state of every chain (updated in place: chain c draws only from
     states[c], so the result does not depend on the number of threads either); store_z
     whether to return every sweep's z; prep = :func:`prepare` (X), if already computed.
@@ -1424,8 +1429,9 @@ def run_block(X, sqn_mean, Q, A, zprev, env, stats, t_start, half, q, n_sweeps, 
     zh = np.empty((n_sweeps if store_z else 0, C, n), dtype=np.int64)
     zlast = np.empty((C, n), dtype=np.int64)
     XT, XXp = prepare(X) if prep is None else prep    # small d: packed outer products; large d: none
-    args = (X, XT, XXp, float(sqn_mean), Q, A, zprev, env, stats, int(t_start), float(half), int(q), n_sweeps, states,
-            bool(store_z))
+    plan = unit_range_plan(float(half))            # the z-step's grid and the chain's scale η̃ ≤ half
+    args = (X, XT, XXp, float(sqn_mean), Q, A, zprev, env, stats, int(t_start), float(plan.scale), int(plan.grid_bits),
+            int(plan.scale_num), int(plan.scale_shift), int(q), n_sweeps, states, bool(store_z))
     T = max(1, min(int(n_threads), C))
     if T == 1:
         _run_chains(*args, 0, C, cost, Uh, zh, zlast)
