@@ -88,10 +88,12 @@ st.markdown("""
   keeps the meter: spent privacy is not given back.
 - Every Gaussian and Laplace release of dpcore's own methods is **exact as executed**: the value is rounded to a public grid
   and integer noise is drawn exactly, so no released number can rule out a neighbouring dataset
-  (float noise can: Mironov 2012). What stays floating-point, and why: the exponential mechanism's
-  random choices (DP-τCC's partitions, the candidate method's stages, the Gibbs chain choice), the
-  candidate partition's coin flips, the Gibbs sampler's continuous draws, and the diffprivlib peer's
-  own noise. docs/privacy.md ("Privacy as delivered") gives the proofs.
+  (float noise can: Mironov 2012). So are the exponential mechanism's choices (DP-τCC's partitions,
+  the candidate method's stages, the Gibbs label updates and chain choice) and the candidate
+  partition's coins: integer draws on a public grid. What stays floating-point, and why: the Gibbs
+  sampler's continuous draws (no exact sampler is known; their acceptance tests are bounded and paid
+  from ε) and the diffprivlib peer's own noise (not private as executed). docs/privacy.md ("Privacy
+  as delivered") gives the proofs.
 """)
 st.caption("Papers: Y. Wang, Y.-X. Wang & A. Singh, Differentially private subspace clustering (NeurIPS 2015); "
            "E. Battaglia & R. G. Pensa, Differentially private associative co-clustering; "

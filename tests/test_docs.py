@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 README_MAX_BYTES = 15_000
 ESTIMATOR_PACKAGES = ("kmeans", "subspace", "cocluster")
-PRIVACY_MODULES = ("mechanisms", "exact", "exact_samplers", "accounting", "accountant", "rdp", "odds", "meter",
-                   "sample_aggregate")
+PRIVACY_MODULES = ("mechanisms", "exact", "exact_samplers", "exact_choice", "accounting", "accountant", "rdp", "odds",
+                   "meter", "sample_aggregate")
 LAYOUT_TOP_FILES = ("app.py", "pyproject.toml", "README.md", "CHANGELOG.md")
 PLACEHOLDER_SCHEDULER = "tcp://10.0.0.5:8786"          # the address docs/dask.md writes for a scheduler
 

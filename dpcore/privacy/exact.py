@@ -512,16 +512,10 @@ def on_grid_support(released, k, lo=None, hi=None):
 # --------------------------------------------------------------------------- what each estimator runs exactly
 #: the parts of each private estimator that stay floating-point, and why (the privacy boxes show it)
 FLOAT_PARTS = {
-    "GibbsSubspaceClustering": "the Gibbs sampler's draws (matrix Bingham and assignment steps, and the private "
-                               "choice of chain) are floating-point: no exact sampler of that law is known, and its "
-                               "privacy is asymptotic anyway",
-    "CandidateKMeans": "the exponential mechanism's choices (local swaps, stages) and the candidate partition's coin "
-                       "flips and binomial draws use 53-bit floating-point uniforms (probabilities below 2^-53 are "
-                       "not faithful)",
-    "DPHD": "the exponential mechanism's choices (local swaps, stages) and the candidate partition's coin flips and "
-            "binomial draws use 53-bit floating-point uniforms (probabilities below 2^-53 are not faithful)",
-    "DPTauCC": "the exponential mechanism's partition choices use 53-bit floating-point Gumbel draws (probabilities "
-               "below 2^-53 are not faithful)",
+    "GibbsSubspaceClustering": "the Gibbs sampler's continuous draws (matrix Bingham: float normals through float "
+                               "linear algebra) are floating-point — no exact sampler of that law is known, and its "
+                               "privacy is asymptotic anyway; its assignments and chain choice are drawn exactly, its "
+                               "acceptance tests bounded and paid from ε (the ledger's 'float part' entry)",
     "DPLloydKMeans": "all of its noise is diffprivlib's own floating-point Laplace (a peer run as published): it can "
                      "leak through low-order bits (Mironov 2012)",
 }
