@@ -252,10 +252,13 @@ def _run_script(code, tmp_path, name, timeout=900):
 @pytest.mark.slow
 def test_own_method_page_runs(tmp_path):
     """docs/own_method.md shows examples/own_method.py (literalinclude) and runs it with the
-    page's command from the repository root: the method runs in a sweep on 2 worker processes."""
+    page's command from the repository root: the method runs in a sweep on 2 worker processes.
+    (The page's second example, examples/own_cluster_method.py on the Cluster page, is run by
+    tests/test_own_cluster_method.py with AppTest.)"""
     text = (DOCS / "own_method.md").read_text(encoding="utf-8")
     included = re.findall(r"```\{literalinclude\} (\S+)", text)
-    assert included == ["../examples/own_method.py"] and (DOCS / included[0]).exists()
+    assert included == ["../examples/own_method.py", "../examples/own_cluster_method.py"]
+    assert all((DOCS / p).exists() for p in included)
     commands = [line for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S)
                 for line in block.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     assert commands == ["python examples/own_method.py"], commands

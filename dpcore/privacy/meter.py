@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from .accountant import RELATIONS, PrivacyAccountant, PrivacyEvent, TightTotal, convert_event, weakest_common_relation
+from .accountant import RELATIONS, PrivacyAccountant, PrivacyEvent, TightTotal, convert_event
 
 __all__ = ["Verdict", "MeterRow", "Headline", "PrivacyMeter", "Reservation", "events_to_json", "events_from_json",
            "event_to_dict", "event_from_dict"]
@@ -621,8 +621,3 @@ class PrivacyMeter:
         with self._lock:
             return (f"PrivacyMeter({len(self.datasets())} dataset(s), {len(self._rows)} entr(y/ies), budget "
                     f"{'none' if self.budget_epsilon is None else format(self.budget_epsilon, 'g')})")
-
-
-def common_relation(verdicts):
-    """The weakest relation common to ``verdicts`` that make a claim (None: none)."""
-    return weakest_common_relation(v.relation for v in verdicts if v.claim)
