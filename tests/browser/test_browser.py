@@ -78,6 +78,7 @@ PAGES = [
     PageSpec("/privacy_utility", "Privacy–utility", "Run sweep", sweep_small, min_charts=1),
     PageSpec("/audit", "Audit", "Run audit", audit_small, min_charts=1),
     PageSpec("/paper_figures", "Paper figures", RERUN_QUICK, paper_figures_small, min_charts=4),
+    PageSpec("/lecturer", "Lecturer"),
 ]
 IDS = [p.path.strip("/") or "home" for p in PAGES]
 
@@ -225,24 +226,33 @@ def test_url_round_trip(app_url, link_context, page, spec):
 SIDEBAR_METRIC = '[data-testid="stSidebar"] [data-testid="stMetricValue"]'
 
 
-def test_meter_shows_the_run_at_once(app_url, page):
-    """Issue 14: the sidebar is drawn after the page, so right after a private run (no
-    further click) the meter shows its ε; a reproducible run (public seed) is listed as
-    non-private and does not change the private total."""
-    sd.open_page(page, app_url + "/cluster")
-    assert page.locator(SIDEBAR_METRIC).first.inner_text().strip() == "0"
-    with sd.rerun(page):
-        sd.choose(page, "Method", "SuLQ k-plane (private, (ε, δ)-DP)")
-    sd.press(page, "Run")
-    sd.check_page(page)
-    assert page.locator(SIDEBAR_METRIC).first.inner_text().strip() == "1"      # the default ε = 1
-    with sd.rerun(page):
-        page.locator('[data-testid="stCheckbox"]').filter(has_text="reproducible (noise public)").first.click()
-    sd.press(page, "Run")
-    sd.check_page(page)
-    assert page.locator(SIDEBAR_METRIC).first.inner_text().strip() == "1"      # not counted
-    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
-    assert "1 non-private fit(s)" in sidebar and "public seed" in sidebar
+def test_meter_shows_the_run_at_once(chromium, tmp_path):
+    """The sidebar is drawn after the page, so right after a private run (no further click) the
+    meter shows its ε; a reproducible run (public seed) is not private: the dataset's ε becomes
+    ∞, with the private runs' total beside it. Its own server: the meter is the server's, and the
+    other browser tests share theirs."""
+    server = sd.StreamlitServer(log_path=tmp_path / "server.log")
+    ctx = sd.new_context(chromium)
+    try:
+        page = ctx.new_page()
+        sd.open_page(page, server.url + "/cluster")
+        assert page.locator(SIDEBAR_METRIC).first.inner_text().strip() == "0"
+        with sd.rerun(page):
+            sd.choose(page, "Method", "SuLQ k-plane (private, (ε, δ)-DP)")
+        sd.press(page, "Run")
+        sd.check_page(page)
+        assert page.locator(SIDEBAR_METRIC).first.inner_text().strip() == "1"      # the default ε = 1
+        with sd.rerun(page):
+            page.locator('[data-testid="stCheckbox"]').filter(has_text="reproducible (noise public)").first.click()
+        sd.press(page, "Run")
+        sd.check_page(page)
+        assert page.locator(SIDEBAR_METRIC).first.inner_text().strip() == "∞"      # nothing bounds it now
+        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+        assert "1 non-private fit(s)" in sidebar and "public seed" in sidebar
+        assert "private fits add up to ε = 1" in sidebar
+    finally:
+        ctx.close()
+        server.stop()
 
 
 def test_deep_link_on_a_fresh_server_goes_through_app_py(chromium, tmp_path):
