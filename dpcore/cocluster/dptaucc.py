@@ -37,12 +37,15 @@ Counts must also sum to at most 2⁵³ (so every table cell is exact in float64)
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from ..validation import check_epsilon, check_int, check_random_state, check_real, record_features
-from ..privacy import PrivacyLedger, PrivateEstimatorMixin, discrete_laplace_mechanism, exponential_mechanism
+from ..privacy import (PrivacyEvent, PrivacyLedger, PrivateEstimatorMixin, discrete_laplace_mechanism,
+                       discrete_laplace_scale, exponential_mechanism)
 from .taucc import (TauCoclusterMixin, aggregate_columns, aggregate_rows, association_weights, check_count_matrix,
                     compact_labels, contingency_table, random_matrix_init, range_sensitivity, tau_scores)
 
@@ -141,6 +144,14 @@ def dp_update_part(B, T, epsilon, random_state=None):
 
 
 # ----------------------------------------------------------------------------- Alg. 2
+def _table_event(epsilon):
+    """The table release as a typed event: the discrete Laplace of the exact integer scale
+    :func:`release_table` draws at ``epsilon`` (L1 sensitivity 1), for the tight totals; stated at
+    ``epsilon`` (its scale's ε, s/t, is at most that), so basic totals add up to the ledger's."""
+    s, t = discrete_laplace_scale(1, epsilon)
+    return PrivacyEvent.discrete_laplace(Fraction(t, s), 1, stated=(float(epsilon), 0.0))
+
+
 def release_table(T_exact, epsilon, random_state=None):
     """Lines 4–15 of Alg. 2: add Laplace noise of scale 1/ε to every cell of the exact table
     (L1 sensitivity 1, eq. 4.11), set negative cells to 0 and delete the rows that became
@@ -476,17 +487,19 @@ class DPTauCC(TauCoclusterMixin, PrivateEstimatorMixin, BaseEstimator):
                 c, dsig = dp_update_part(aggregate_rows(A, r, T.shape[0], At), T.T, eps2, rng)
             c, _ = compact_labels(c)
             ledger.record(f"iteration {t}: column partition", "exponential mechanism (Alg. 3)", eps2,
+                          events=[PrivacyEvent.exponential(eps2)],
                           note=f"one draw per column, P ∝ exp(ε₂σ/Δ), Δ(σ) = {dsig:.4g} (eq. 4.10); "
                                "a changed cell moves one column's utilities only (parallel composition); drawn "
                                "exactly on a public grid, the rounding paid in the range sensitivity")
             T, r, c, _ = dp_compute_t(A, r, c, eps1, rng)
             ledger.record(f"iteration {t}: contingency table T (after columns)", TABLE_MECHANISM, eps1,
-                          note=_table_note(T))
+                          note=_table_note(T), events=[_table_event(eps1)])
             history.append(self._history_row(t, "columns", T, dsig))
             # ---- row half-step
             r, dsig = dp_update_part(aggregate_columns(A, c, T.shape[1]), T, eps2, rng)
             r, _ = compact_labels(r)
             ledger.record(f"iteration {t}: row partition", "exponential mechanism (Alg. 3)", eps2,
+                          events=[PrivacyEvent.exponential(eps2)],
                           note=f"one draw per row, P ∝ exp(ε₂σ/Δ), Δ(σ) = {dsig:.4g} (eq. 4.10); "
                                "a changed cell moves one row's utilities only (parallel composition); drawn "
                                "exactly on a public grid, the rounding paid in the range sensitivity")
@@ -495,7 +508,7 @@ class DPTauCC(TauCoclusterMixin, PrivateEstimatorMixin, BaseEstimator):
             eps1_t = ledger.rest_of(eps) if t == I else eps1
             T, r, c, T_exact = dp_compute_t(A, r, c, eps1_t, rng)
             ledger.record(f"iteration {t}: contingency table T (after rows)", TABLE_MECHANISM, eps1_t,
-                          note=_table_note(T))
+                          note=_table_note(T), events=[_table_event(eps1_t)])
             history.append(self._history_row(t, "rows", T, dsig))
             if callback is not None:
                 callback(t, I)
