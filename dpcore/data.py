@@ -331,7 +331,7 @@ def make_union_of_subspaces(n=1000, d=10, k=3, q=3, sigma=0.1, random_state=None
     ------
     ValueError
         If a parameter is out of its range, n < k, n × d is above :data:`MAX_GENERATED_CELLS`,
-        or ``model`` or ``spread`` is unknown.
+        ``model`` or ``spread`` is unknown, or ``clip`` is not a bool.
     """
     n, d, k = _check_nkd(n, d, k)
     q = check_int(q, "q", 1)
@@ -342,6 +342,8 @@ def make_union_of_subspaces(n=1000, d=10, k=3, q=3, sigma=0.1, random_state=None
         raise ValueError(f"model must be 'paper' or 'stochastic'; got {model!r}")
     if spread not in ("sphere", "ball"):
         raise ValueError(f"spread must be 'sphere' or 'ball'; got {spread!r}")
+    if not isinstance(clip, (bool, np.bool_)):    # "no" (e.g. from a link) would be true
+        raise ValueError(f"clip must be True or False; got {clip!r}")
     rng = data_rng(random_state)
     U = random_subspaces(k, d, q, rng)
     labels = rng.integers(0, k, size=n)
@@ -826,7 +828,27 @@ def load_dataset(kind, **params):
         If ``kind`` is not registered, a parameter is outside :data:`GENERATOR_LIMITS`
         (:func:`check_spec_limits`), or the loader refuses ``params``.
     """
-    if kind not in DATASET_KINDS:
+    if not isinstance(kind, str) or kind not in DATASET_KINDS:
         raise ValueError(f"kind must be one of {', '.join(DATASET_KINDS)}; got {kind!r}")
+    loader = DATASET_KINDS[kind]
+    _check_parameter_names(kind, loader, params)
     check_spec_limits(kind, params)
-    return DATASET_KINDS[kind](**params)
+    return loader(**params)
+
+
+def _check_parameter_names(kind, loader, params):
+    """A ValueError naming the parameters ``loader`` does not take (Python's TypeError would say
+    "make_gaussian_mixture() got an unexpected keyword argument")."""
+    import inspect
+
+    try:
+        sig = inspect.signature(loader)
+    except (TypeError, ValueError):       # a loader without a signature: it checks its own arguments
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return
+    known = [name for name, p in sig.parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    unknown = [name for name in params if name not in known]
+    if unknown:
+        raise ValueError(f"the dataset kind {kind!r} has no parameter{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(map(repr, unknown))}; its parameters are {', '.join(known)}")

@@ -7,21 +7,32 @@ app can show the very same words. Nothing here imports Streamlit.
 Accepted formats (by extension)
 -------------------------------
 - ``.csv`` (also ``.tsv`` / ``.txt``): delimited numbers, one point (or document) per line.
-  The delimiter is the most frequent of ``,``, ``;`` and tab in the first non-blank line
-  (whitespace when none occurs). The first line is a header when none of its (feature) cells
-  is a number. Blank lines are skipped. Optionally the last column is the class label (any
+  Lines whose first non-blank character is ``#`` are comments and skipped (as
+  ``numpy.loadtxt`` does); a ``#`` inside a line is not a comment. The delimiter is the most
+  frequent of ``,``, ``;`` and tab in the first line that is neither blank nor a comment
+  (whitespace when none occurs). That line is a header when none of its (feature) cells is a
+  number. Blank lines are skipped. Optionally the last column is the class label (any
   text; classes are numbered in sorted order, their names kept in ``extras['class_names']``).
 - ``.npy``: one 2-D numeric array. Loaded with ``allow_pickle=False``: a pickled object
   array is refused, never unpickled (unpickling can run arbitrary code).
 - ``.npz``: a sparse matrix written by ``scipy.sparse.save_npz``; the CSR triplet of the
   shipped CLUTO files (``data``, ``indices``, ``indptr``, ``shape``); or dense arrays — the
   only array, or the one named ``X``, with optional 1-D ``labels`` (or ``y``).
-- ``.mtx``: Matrix Market (coordinate or array; real, integer or pattern).
+- ``.mtx``: Matrix Market (coordinate or array; real, integer or pattern; general, symmetric or
+  skew-symmetric), read by this module (not ``scipy.io.mmread``, whose compiled reader can crash
+  the process on a malformed file).
 
 Limits (checked before anything large is decompressed or allocated): the file is at most
 :data:`MAX_BYTES` (50 MB); a dense matrix has at most :data:`MAX_CELLS` cells (n·d ≤ 10
 million, 80 MB as float64); a sparse one at most :data:`MAX_CELLS` stored entries and at most
 :data:`MAX_SIDE` rows and columns.
+
+Scale. Every value must be finite and at most :data:`dpcore.validation.MAX_ABS_VALUE` (1e100)
+in magnitude (squared distances of larger values overflow), and the largest magnitude must be
+at least :data:`MIN_SCALE` (1e-100) unless every value is 0: squared distances of smaller
+values underflow towards 0, so a method would see every point at the same place and blame its
+own parameters (an objective of 0 "because k is too large"). Both refusals say to rescale the
+file by a power of ten, which changes no clustering.
 
 Orientation rule. Rows must be points (or documents). For ``kind="points"`` a matrix with
 more than :data:`WIDE_RATIO` (10) times as many columns as rows is refused with the hint
@@ -72,12 +83,15 @@ from .validation import MAX_ABS_VALUE
 
 __all__ = ["register_upload_kind", "load_upload", "registered", "load_registered_upload", "upload_key", "reload_code",
            "suggest_subspace_dim", "with_subspace_dim", "MAX_BYTES", "MAX_CELLS", "MAX_SIDE", "WIDE_RATIO",
-           "EXTENSIONS", "DATA_KINDS", "LABEL_MODES", "NORMS", "LIMITS_TEXT"]
+           "EXTENSIONS", "DATA_KINDS", "LABEL_MODES", "NORMS", "LIMITS_TEXT", "MIN_SCALE"]
 
 MAX_BYTES = 50 * 1024 * 1024   #: largest accepted file (50 MB)
 MAX_CELLS = 10_000_000         #: largest n·d of a dense matrix / stored entries of a sparse one
 MAX_SIDE = 1_000_000           #: most rows or columns of a sparse matrix
 WIDE_RATIO = 10                #: points with d > WIDE_RATIO·n are refused (probably transposed)
+#: the largest |value| of a file must be at least this (unless all are 0): squared distances of smaller values
+#: underflow (MAX_ABS_VALUE's mirror image)
+MIN_SCALE = 1e-100
 TEXT_EXTENSIONS = (".csv", ".tsv", ".txt")
 EXTENSIONS = TEXT_EXTENSIONS + (".npy", ".npz", ".mtx")
 DATA_KINDS = ("points", "counts")
@@ -144,7 +158,8 @@ def load_upload(name, data, kind="points", labels="none", transpose=False, norm=
         raise ValueError(f"transpose must be True or False; got {transpose!r}")
     transpose = bool(transpose)
     if transpose and labels == "last_column":
-        raise ValueError("transpose and labels='last_column' cannot be combined: put the class labels in the last "
+        raise ValueError("transpose and labels='last_column' cannot be combined (on the Data page: 'columns are "
+                         "points (transpose)' and 'last column is the class label'): put the class labels in the last "
                          "column of a file whose rows are the points")
     fname = PurePosixPath(name.replace("\\", "/")).name[:120]
     ext = _extension(fname)
@@ -171,7 +186,7 @@ def load_upload(name, data, kind="points", labels="none", transpose=False, norm=
     if transpose:
         if y is not None:
             raise ValueError(f"{fname}: its 'labels' array describes the file's rows, so it cannot be used with "
-                             "transpose")
+                             "transpose (on the Data page: untick 'columns are points (transpose)')")
         X = X.T
     if labels == "last_column" and ext not in TEXT_EXTENSIONS:   # text files split off their label column when read
         if y is not None:
@@ -340,13 +355,38 @@ def suggest_subspace_dim(X, n_clusters, *, max_rows=1000, max_dim=10, n_init=5, 
     top = min(d - 1, max_dim, max(1, n // k - 1))
     if energy == 0.0 or top == 1:
         return 1
+    X, outside = _principal_coordinates(X, k * (top + 1))
     R = [1.0]
     for q in range(1, top + 1):
         model = KPlane(n_clusters=k, subspace_dim=q, n_init=n_init, max_iter=30, random_state=rng).fit(X)
-        R.append(model.cost_ / energy)
+        R.append((model.cost_ + outside) / energy)
     R = np.maximum(np.asarray(R), 1e-12)
     per_dim = R / (d - np.arange(R.size))
     return int(np.argmax(per_dim[:-1] / per_dim[1:])) + 1
+
+
+def _principal_coordinates(X, rank):
+    """``X`` in the coordinates of its ``rank`` leading principal directions (through 0, as
+    the planes are), and the mean squared norm left outside them, which every plane in their
+    span leaves: ``(P, outside)``. X itself (and 0) when it has at most ``rank`` columns or rows.
+
+    Why: k-plane's cost grows with d (an SVD of each cluster per iteration): on 1000 × 1000
+    random points the suggestion took 51 s, on 1000 × 10,000 over 5 minutes. Its k planes of
+    dimension ≤ q span at most k·q directions, which for data near k subspaces are the leading
+    ones; in their span the fits take well under a second."""
+    n, d = X.shape
+    if d <= rank or n <= rank:
+        return X, 0.0
+    if n < d:                                   # X = U S Vᵀ: the coordinates U S from X Xᵀ = U S² Uᵀ
+        w, U = np.linalg.eigh(X @ X.T)
+        top = np.argsort(w)[::-1][:rank]
+        P = U[:, top] * np.sqrt(np.maximum(w[top], 0.0))
+    else:
+        w, V = np.linalg.eigh(X.T @ X)
+        P = X @ V[:, np.argsort(w)[::-1][:rank]]
+    inside = float(np.mean(np.einsum("ij,ij->i", P, P)))
+    total = float(np.mean(np.einsum("ij,ij->i", X, X)))
+    return np.ascontiguousarray(P), max(total - inside, 0.0)
 
 
 def upload_key(params: dict) -> str:
@@ -482,11 +522,24 @@ def _entries(k):
 
 
 def _is_number(cell):
+    """Whether the cell is a number as the reader takes it: Python's float syntax, ASCII only
+    (``float`` also reads other scripts' digits, which the fast reader does not) and without
+    the digit separator ``_``."""
+    if not cell.isascii() or "_" in cell:
+        return False
     try:
         float(cell)
     except ValueError:
         return False
-    return "_" not in cell
+    return True
+
+
+def _is_comment(line):
+    return line.lstrip().startswith("#")
+
+
+def _delimiter_name(delim):
+    return {",": "commas", ";": "semicolons", "\t": "tabs", None: "spaces"}[delim]
 
 
 def _sniff_delimiter(line):
@@ -496,9 +549,9 @@ def _sniff_delimiter(line):
 
 
 def _split(line, delim):
-    if delim is None:
-        return line.split()
-    return [c.strip() for c in next(csv.reader([line], delimiter=delim))]
+    if delim is None:             # whitespace: a cell may be quoted ("1.5" "2"), as csv would allow
+        return [c[1:-1] if len(c) > 1 and c[0] == c[-1] == '"' else c for c in line.split()]
+    return [c.strip() for c in next(csv.reader([line], delimiter=delim, skipinitialspace=True))]   # as pandas
 
 
 def _read_text(fname, data, label_last, max_cells):
@@ -517,6 +570,9 @@ def _read_text(fname, data, label_last, max_cells):
     lines = [(i + 1, ln) for i, ln in enumerate(text.splitlines()) if ln.strip()]
     if not lines:
         raise ValueError(f"{fname} is empty: the file has no data")
+    lines = [(i, ln) for i, ln in lines if not _is_comment(ln)]
+    if not lines:
+        raise ValueError(f"{fname} has only comment lines (starting with #) and no data")
     delim = _sniff_delimiter(lines[0][1])
     first = _split(lines[0][1], delim)
     feats = first[:-1] if label_last else first
@@ -533,17 +589,19 @@ def _read_text(fname, data, label_last, max_cells):
         raise ValueError(f"{fname} is too large: {len(lines):,} rows × {width:,} columns = {len(lines) * width:,} "
                          f"cells; the limit is {max_cells:,} cells (n·d)")
     X = labels = None
+    n_feat = width - 1 if label_last else width
     try:
         import pandas as pd
         body = "\n".join(ln for _, ln in lines)
-        n_feat = width - 1 if label_last else width
+        if delim is None and ("_" in body or not body.isascii()):
+            raise ValueError("pandas' Python engine reads 1_000 and other scripts' digits as numbers; _is_number not")
         dtype = {i: np.float64 for i in range(n_feat)}
         if label_last:
             dtype[n_feat] = str
         df = pd.read_csv(io.StringIO(body), sep=r"\s+" if delim is None else delim, header=None,
                          dtype=dtype, skipinitialspace=True, keep_default_na=False,
                          engine="c" if delim is not None else "python")
-        if df.shape[1] == width:
+        if df.shape == (len(lines), width):   # an unbalanced quote makes pandas join lines: then scan them
             X = df.iloc[:, :n_feat].to_numpy(dtype=np.float64)
             if label_last:
                 labels = df.iloc[:, n_feat]
@@ -551,17 +609,18 @@ def _read_text(fname, data, label_last, max_cells):
                     X = None
             elif not np.all(np.isfinite(X)):
                 X = None
-    except (ValueError, TypeError, OverflowError, MemoryError) as exc:   # pandas' ParserError is a ValueError
-        fast_error = exc
-    else:
-        fast_error = None
+    except Exception:   # noqa: BLE001 - any failure of the fast reader (pandas raises ParserError, also IndexError
+        X = None        # when a header's width is not the body's): the line scan below names the problem
     if X is None:
         _locate_text_problem(fname, lines, delim, width, label_last, header)   # raises with the line and column
-        raise ValueError(f"{fname} could not be read as delimited numbers"
-                         + (f" ({fast_error})" if fast_error is not None else ""))
+        # every line has its fields and every cell is a finite number: what pandas could not read (quoted cells
+        # between spaces, …), the line scanner's own split reads
+        cells = [_split(line, delim) for _, line in lines]
+        X = np.array([[float(c) for c in row[:n_feat]] for row in cells], dtype=np.float64).reshape(len(cells), n_feat)
+        labels = [row[-1] for row in cells] if label_last else None
     class_names = None
     if label_last:
-        text_labels = labels.astype(str).str.strip().to_numpy()
+        text_labels = np.asarray([str(v).strip() for v in labels], dtype=str)
         if np.any(text_labels == ""):
             line = lines[int(np.flatnonzero(text_labels == "")[0])][0]
             raise ValueError(f"{fname}, line {line}: the class label (last column) is empty")
@@ -582,14 +641,21 @@ def _locate_text_problem(fname, lines, delim, width, label_last, header):
         cells = _split(line, delim)
         if len(cells) != width:
             raise ValueError(f"{fname}, line {lineno}: {len(cells)} field(s) but the first "
-                             f"{'(header) ' if header is not None else ''}line has {width} — rows are ragged")
+                             f"{'(header) ' if header is not None else ''}line has {width} — rows are ragged "
+                             f"(fields are separated by {_delimiter_name(delim)}, as in the first line)")
         for j, cell in enumerate(cells[:n_feat]):
             where = f"{fname}, line {lineno}, column {j + 1}" + (f" ({header[j]!r})" if header is not None else "")
             if cell == "":
                 raise ValueError(f"{where} is empty: missing values are not allowed (every cell must be a number)")
             if not _is_number(cell):
-                hint = (" — if the last column holds class labels, tick 'last column is the class label'"
-                        if j == width - 1 and not label_last else "")
+                if "#" in cell:
+                    hint = " — a comment must be a line of its own, starting with #"
+                elif any(c in cell for c in ",;|\t "):
+                    hint = f" — fields are separated by {_delimiter_name(delim)} (the delimiter of the first line)"
+                elif j == width - 1 and not label_last:
+                    hint = " — if the last column holds class labels, tick 'last column is the class label'"
+                else:
+                    hint = ""
                 raise ValueError(f"{where}: {cell[:40]!r} is not a number{hint}")
             if not np.isfinite(float(cell)):
                 raise ValueError(f"{where}: {cell!r} — NaN and infinite values are not allowed (every value must be "
@@ -646,8 +712,8 @@ def _read_npz(fname, data, max_cells):
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
         members = [m for m in zf.namelist() if m.endswith(".npy")]
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        raise ValueError(f"{fname} is not a valid .npz file (not a zip archive: {exc})") from None
+    except Exception as exc:   # noqa: BLE001 - BadZipFile, EOFError, NotImplementedError ("zip file version 10.9"), …
+        raise ValueError(f"{fname} is not a valid .npz file (not a readable zip archive: {exc})") from None
     if not members:
         raise ValueError(f"{fname} holds no arrays (an .npz must contain at least one array)")
     headers = {}
@@ -655,13 +721,18 @@ def _read_npz(fname, data, max_cells):
         try:
             with zf.open(m) as f:
                 headers[m[:-4]] = _npy_header(fname, f, ".npz member")
-        except ValueError:
-            raise
+        except ValueError as exc:
+            if str(exc).startswith(fname):     # _npy_header's own words
+                raise
+            raise ValueError(f"{fname} is not a valid .npz file (member {m}: {exc})") from None   # e.g. a bad offset
         except Exception as exc:   # CRC errors, truncated members, bad compression
             raise ValueError(f"{fname} is not a valid .npz file (member {m}: {exc})") from None
     keys = set(headers)
 
     def get(key, text=False):
+        if key not in headers:     # e.g. a sparse matrix's 'indptr' missing (or its member name damaged)
+            raise ValueError(f"{fname} is not a valid .npz file: the array {key!r} is missing (it holds "
+                             f"{', '.join(sorted(keys)) or 'no arrays'})")
         shape, dtype = headers[key]
         if text and dtype.kind in "US" and len(shape) <= 1:   # the sparse format tag, text class labels
             if (shape[0] if shape else 1) > max_cells:
@@ -741,26 +812,49 @@ def _npz_labels(fname, keys, get):
     return y
 
 
+MTX_SYMMETRIES = ("general", "symmetric", "skew-symmetric")
+
+
 def _read_mtx(fname, data, max_cells):
-    head = data[:4096].decode("latin-1").splitlines()
-    if not head or not head[0].lower().startswith("%%matrixmarket"):
+    """A Matrix Market file, read here (numpy parses the numbers), not by ``scipy.io.mmread``: SciPy
+    1.17's compiled reader kills the process on some malformed files — a floating-point exception
+    on an array of 0 rows, a segmentation fault on a last value followed by other characters and no
+    final newline (``1.5E1x``) — and reads ``4.0x`` as 4.0. For an upload, that is the whole server."""
+    pos, lines_seen, banner_line, size_line = 0, 0, None, None
+    while pos < len(data):                       # the banner, comments and the size line
+        nl = data.find(b"\n", pos)
+        nl = len(data) if nl < 0 else nl
+        line = data[pos:nl].decode("latin-1").strip()
+        pos, lines_seen = nl + 1, lines_seen + 1
+        if banner_line is None:
+            banner_line = line
+            if not line.lower().startswith("%%matrixmarket"):
+                break
+        elif line and not line.startswith("%"):
+            size_line = line
+            break
+    if not banner_line or not banner_line.lower().startswith("%%matrixmarket"):
         raise ValueError(f"{fname} is not a valid Matrix Market file: the first line must start with %%MatrixMarket")
-    banner = head[0].lower().split()
+    banner = banner_line.lower().split()
     if len(banner) < 5 or banner[1] != "matrix" or banner[2] not in ("coordinate", "array"):
-        raise ValueError(f"{fname} is not a valid Matrix Market file: bad banner {head[0][:80]!r} (expected "
+        raise ValueError(f"{fname} is not a valid Matrix Market file: bad banner {banner_line[:80]!r} (expected "
                          "'%%MatrixMarket matrix coordinate|array real|integer|pattern general|symmetric')")
     if banner[3] == "complex":
         raise ValueError(f"{fname}: complex Matrix Market files are not supported; only real values are accepted")
     if banner[3] not in ("real", "integer", "pattern", "double"):
         raise ValueError(f"{fname} is not a valid Matrix Market file: unknown field {banner[3]!r}")
-    size = next((ln for ln in head[1:] if ln.strip() and not ln.lstrip().startswith("%")), None)
+    coordinate, pattern, symmetry = banner[2] == "coordinate", banner[3] == "pattern", banner[4]
+    if symmetry not in MTX_SYMMETRIES:
+        raise ValueError(f"{fname} is not a valid Matrix Market file: unknown symmetry {symmetry!r} (expected "
+                         f"{', '.join(MTX_SYMMETRIES)})")
+    if pattern and not coordinate:
+        raise ValueError(f"{fname} is not a valid Matrix Market file: an array cannot be 'pattern'")
     try:
-        dims = [int(t) for t in size.split()]
+        dims = [int(t) for t in size_line.split()]
     except (AttributeError, ValueError):
         raise ValueError(f"{fname} is not a valid Matrix Market file: missing or bad size line") from None
-    coordinate = banner[2] == "coordinate"
     if len(dims) != (3 if coordinate else 2) or min(dims) < 0:
-        raise ValueError(f"{fname} is not a valid Matrix Market file: bad size line {size.strip()[:80]!r}")
+        raise ValueError(f"{fname} is not a valid Matrix Market file: bad size line {size_line[:80]!r}")
     n, d = dims[0], dims[1]
     if coordinate:
         if dims[2] > max_cells or max(n, d) > MAX_SIDE:
@@ -768,12 +862,64 @@ def _read_mtx(fname, data, max_cells):
                              f"entries and {MAX_SIDE:,} rows/columns")
     elif n * d > max_cells:
         raise ValueError(f"{fname} is too large: {n}×{d} = {n * d:,} cells; the limit is {max_cells:,} cells (n·d)")
-    import scipy.io
-    try:
-        X = scipy.io.mmread(io.BytesIO(data))
-    except Exception as exc:   # the reader raises several types on malformed input
-        raise ValueError(f"{fname} is not a valid Matrix Market file ({exc})") from None
-    return X
+    if symmetry != "general" and n != d:
+        raise ValueError(f"{fname} is not a valid Matrix Market file: a {symmetry} matrix must be square; the size "
+                         f"line says {n}×{d}")
+    per = (2 if pattern else 3) if coordinate else 1
+    if coordinate:
+        count = dims[2]
+    else:
+        count = n * d if symmetry == "general" else (n * (n + 1) // 2 if symmetry == "symmetric" else n * (n - 1) // 2)
+    values = _mtx_numbers(fname, data[pos:], count * per)
+    if coordinate:
+        table = values.reshape(count, per)
+        rows, cols = table[:, 0], table[:, 1]
+        for what, idx, side in (("row", rows, n), ("column", cols, d)):
+            bad = (idx != np.floor(idx)) | (idx < 1) | (idx > side)
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"{fname} is not a valid Matrix Market file: entry {k + 1} has {what} {idx[k]:g}; "
+                                 f"{what}s are whole numbers from 1 to {side:,}")
+        i, j = rows.astype(np.int64) - 1, cols.astype(np.int64) - 1
+        v = np.ones(count) if pattern else table[:, 2]
+        if symmetry != "general":                 # the lower triangle is stored: mirror the rest
+            if np.any(j > i):
+                raise ValueError(f"{fname} is not a valid Matrix Market file: a {symmetry} file stores the lower "
+                                 "triangle only, but an entry lies above the diagonal")
+            off = i != j
+            sign = 1.0 if symmetry == "symmetric" else -1.0
+            i, j, v = np.concatenate([i, j[off]]), np.concatenate([j, i[off]]), np.concatenate([v, sign * v[off]])
+        return sp.coo_matrix((v, (i, j)), shape=(n, d))
+    if symmetry == "general":
+        return values.reshape(d, n).T.copy()      # column-major
+    X = np.zeros((n, n))
+    lower = np.tril_indices(n, 0 if symmetry == "symmetric" else -1)
+    order = np.lexsort((lower[0], lower[1]))      # by column, then row: the file's order
+    X[lower[0][order], lower[1][order]] = values
+    return X + (X.T - np.diag(np.diag(X)) if symmetry == "symmetric" else -X.T)
+
+
+def _mtx_numbers(fname, body, count):
+    """The ``count`` numbers of a Matrix Market body (whitespace-separated; % lines are comments)."""
+    import warnings
+
+    text = body.decode("latin-1")
+    if "%" in text:
+        text = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("%"))
+    if not text.strip():                         # (numpy reads a blank text as [-1.0])
+        values = np.zeros(0)
+    else:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")   # numpy stops at the first word that is not a number, with a warning
+                values = np.fromstring(text, dtype=np.float64, sep=" ")
+        except (ValueError, DeprecationWarning):
+            word = next((w for w in text.split() if not _is_number(w)), "?")
+            raise ValueError(f"{fname} is not a valid Matrix Market file: {word[:40]!r} is not a number") from None
+    if values.size != count:
+        raise ValueError(f"{fname} is not a valid Matrix Market file: the size line announces {count:,} numbers after "
+                         f"it, the file holds {values.size:,} (cut short, or more than announced)")
+    return values
 
 
 # ----------------------------------------------------------------------------- checks
@@ -846,6 +992,13 @@ def _check_values(fname, X, kind):
         raise ValueError(f"{fname}: {_entries(count)} larger than {MAX_ABS_VALUE:g} in magnitude, the first at row {i}, "
                          f"column {j} (1-based): {v:g}. Squared distances of such values overflow floating point: "
                          "rescale the file (divide every value by the same power of ten; the clusters do not change)")
+    values = X.data if sp.issparse(X) else X
+    top = float(np.abs(values).max()) if values.size else 0.0
+    if 0.0 < top < MIN_SCALE:
+        raise ValueError(f"{fname}: every value is smaller than {MIN_SCALE:g} in magnitude (the largest is {top:.3g}). "
+                         "Squared distances of such values underflow floating point to 0, so every method would see "
+                         "all points at one place: rescale the file (multiply every value by the same power of ten; "
+                         "the clusters do not change)")
     if kind == "counts":
         hit = _flagged(X, lambda v: v < 0)
         if hit is not None:

@@ -90,3 +90,16 @@ def test_follow_default_resets_a_keyed_input_when_its_default_changes_or_it_is_d
     by_key(at, "show").check()
     at.run()
     assert by_key(at, "x").value == 9                          # drawn anew: its default again
+
+
+def test_the_q_suggestion_answers_for_every_upload_of_points():
+    """The Data page reads a q off every upload of points on every visit: with k-plane's k capped at n, and a
+    reason instead of an exception (a 2-row upload used to raise "n_clusters must be … [1, 2]; got 3")."""
+    from dpcore.upload import load_upload
+    from ui.pickers import suggested_subspace_dim, suggestion_clusters
+    for rows in (b"1,2\n3,4\n", b"1,2,3\n4,5,6\n7,8,10\n", b"0,0\n0,0\n1,1\n"):
+        ds = load_upload("few.csv", rows)
+        assert suggestion_clusters(ds) == min(3, ds.n)
+        assert suggested_subspace_dim(ds) == 1
+    one_column = load_upload("col.csv", b"1\n2\n3\n")
+    assert suggested_subspace_dim(one_column).startswith("no q could be read off these data (X must be a 2-D array")

@@ -56,13 +56,15 @@ def test_bad_input_shows_error_and_keeps_last_result():
     run_button(at).click()
     at.run()
     assert not at.exception
-    assert [e.value for e in at.error if "subspace_dim" in e.value] == [at.error[0].value]   # once
+    # once, in the field's words (not the estimator's parameter name)
+    assert [e.value for e in at.error if "subspace dimension q" in e.value] == [at.error[0].value]
+    assert not any("subspace_dim" in e.value for e in at.error)
     assert metrics(at) == before
     by_key(at, "cl_q").set_value(2)
     by_key(at, "cl_k").set_value(151)                                                 # k > n
     run_button(at).click()
     at.run()
-    assert any("n_clusters" in e.value for e in at.error)
+    assert any("clusters k" in e.value for e in at.error)
     assert metrics(at) == before
 
 
@@ -176,18 +178,18 @@ def test_private_bad_input_shows_error_and_keeps_result():
     run_button(at).click()
     at.run()
     assert not at.exception
-    assert any("n_subsets" in e.value for e in at.error)
+    assert any("subsets m" in e.value for e in at.error)
     assert metrics(at) == before
     by_key(at, "sa_m").set_value(0)
     by_key(at, "sa_delta").set_value("1.5")                                             # δ ∉ (0, 1)
     run_button(at).click()
     at.run()
-    assert any("delta" in e.value for e in at.error)
+    assert any("δ" in e.value for e in at.error)
     assert metrics(at) == before
     by_key(at, "sa_delta").set_value("abc")                                             # not a number
     run_button(at).click()
     at.run()
-    assert any("delta" in e.value for e in at.error)
+    assert any("δ" in e.value for e in at.error)
     assert metrics(at) == before
 
 

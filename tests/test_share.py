@@ -281,3 +281,109 @@ def test_upload_link_on_the_data_page():
     assert {**got, "name": "two_planes.csv"} == spec and got["labels"] == "last_column"
     assert any("renamed.csv is loaded, as the link asks." in s.value for s in at.success)
     assert not waiting(at)
+
+
+# ----------------------------------------------------------------------------- issue 33: every link parameter answered
+DEEP_SHORT = "[" * 2000 + "]" * 2000                       # within the length cap: json raised RecursionError
+DEEP_LONG = '{"kind":' * 5000 + '"x"' + "}" * 5000          # 45,000 characters
+
+
+@pytest.mark.parametrize("text, words", [(DEEP_SHORT, "nested too deeply"),
+                                         (DEEP_LONG, "a dataset spec is a short JSON object; this one has 45,003")],
+                         ids=["deep", "long"])
+@pytest.mark.parametrize("path", [DATA, CLUSTER], ids=["data", "cluster"])
+def test_a_deeply_nested_data_spec_is_refused_in_words(path, text, words):
+    """Was a RecursionError traceback (ui.share.check_link's json.loads)."""
+    at = page(path, query={"data": text})
+    assert not at.exception, at.exception
+    start = "data (not a dataset spec: the JSON is " if words.startswith("nested") else "data ("
+    assert any("Ignored link parameters" in w.value and start in w.value and words in w.value
+               for w in at.warning), [w.value for w in at.warning]
+    assert at.session_state["dataset"]["spec"] == SMALL and "data" not in at.query_params or \
+        json.loads(at.query_params["data"]) == SMALL            # the page's own dataset is published again
+
+
+def test_unknown_link_parameters_are_named_and_removed():
+    """A parameter no field of the page has used to be dropped without a word (Streamlit ignores it)."""
+    at = page(CLUSTER, query={"cl_k": "4", "clk": "5", "zzz": "1"})
+    assert not at.exception
+    assert by_key(at, "cl_k").value == 4                                   # the known one is applied
+    warning = " ".join(w.value for w in at.warning)
+    assert "clk (no setting of this page has this name)" in warning and "zzz (no setting" in warning
+    assert "cl_k" not in warning.replace("clk", "")
+    assert "clk" not in at.query_params and "zzz" not in at.query_params
+    data = page(DATA, query={"cl_k": "4"})                                 # the Data page binds no widget
+    assert any("cl_k (no setting of this page has this name)" in w.value for w in data.warning)
+    assert "cl_k" not in data.query_params
+
+
+def test_unknown_parameters_of_an_upload_link_are_named_while_its_settings_wait():
+    spec, link = upload_link(cl_q="3", cl_kk="2")
+    at = page(query=link, spec=None)
+    assert not at.exception
+    assert waiting(at) and any("cl_kk (no setting of this page has this name)" in w.value for w in at.warning)
+    assert "(cl_q = 3)" in waiting(at)[0] and "cl_kk" not in waiting(at)[0]
+
+
+@pytest.mark.parametrize("spec, words", [
+    ({"kind": "gaussians", "n": 50, "foo": 1},
+     "the dataset kind 'gaussians' has no parameter 'foo'; its parameters are"),
+    ({"kind": "gaussians", "n": {"a": 1}}, "the dataset parameter 'n' holds an object"),
+    ({"kind": "gaussians", "n": [[1]]}, "the dataset parameter 'n' holds a nested list"),
+    ({"n": 50}, "a dataset spec needs its 'kind'"),
+    ({"kind": "subspaces", "n": 50, "d": 5, "k": 2, "q": 2, "clip": "no"}, "clip must be True or False; got 'no'"),
+    ({"kind": "upload", "name": "x.csv", "sha256": "0" * 64, "extra": 1}, "an uploaded file's spec has no parameter "
+                                                                           "'extra'"),
+    ({"kind": "upload", "name": "x.csv", "sha256": "0" * 64, "transpose": "no"}, "'transpose' must be true or false"),
+    ({"kind": "upload", "name": "x.csv", "sha256": "0" * 64, "subspace_dim": "2"},
+     "'subspace_dim' (subspace dimension q) must be a whole number"),
+])
+def test_a_link_dataset_spec_of_wrong_types_is_refused_in_words(spec, words):
+    """Wrong types used to give Python's words ("make_gaussian_mixture() got an unexpected keyword argument
+    'foo'"), or pass: clip "no" clipped, an upload spec with an extra key waited for ever."""
+    from ui.common import dataset_from_spec
+    from ui.share import read_link
+    reading = read_link({"data": [json.dumps(spec)]}, {}, load_spec=dataset_from_spec)
+    assert reading.spec is None and [k for k, _ in reading.rejected] == ["data"]
+    assert words in reading.rejected[0][1], reading.rejected
+
+
+def test_read_link_accounts_for_every_parameter():
+    from ui.cluster import URL_FIELDS
+    from ui.share import UNKNOWN_KEY, read_link
+    params = {"cl_k": ["4"], "cl_q": ["1e400"], "cl_method": ["kplane"], "kp_init": ["points"], "nope": ["1"],
+              "cl_seed": ["3"], "data": [json.dumps(SMALL)]}
+    r = read_link(params, URL_FIELDS)
+    assert r.spec == SMALL and r.values == {"cl_k": 4, "cl_method": "kplane", "kp_init": "points"}
+    assert r.canonical == {"cl_method": "k-plane (non-private)"}          # the label, which the widget reads
+    assert dict(r.rejected) == {"cl_q": "'1e400' is not a whole number", "nope": UNKNOWN_KEY,
+                                "cl_seed": 'a seed is used only with "reproducible (noise public)" ticked'}
+    assert all(key in r.warning() for key in ("cl_q", "nope", "cl_seed"))
+    assert read_link({}, URL_FIELDS).warning() is None
+
+
+LINK_PAGES = ["2_data.py", "3_cluster.py", "4_gibbs.py", "5_coclustering.py", "6_kmeans.py", "7_privacy_utility.py",
+              "8_audit.py", "9_paper_figures.py"]
+
+
+@pytest.mark.parametrize("name", LINK_PAGES)
+def test_every_widget_bound_to_the_link_is_a_field_of_its_page(name, monkeypatch):
+    """A link parameter no field knows is now refused as unknown: so every widget that writes itself into
+    the link must be a field of its page's link check, or the page would refuse its own links."""
+    import ui.share
+    seen = {}
+    original = ui.share.check_link
+
+    def spy(page, fields):
+        seen.update(ui.share._with_repro(fields))
+        return original(page, fields)
+    monkeypatch.setattr(ui.share, "check_link", spy)
+    at = open_page(name, spec=SMALL)
+    for box in [w for w in at.checkbox if w.key and w.key.endswith("_repro")]:
+        box.check()                        # the seed inputs are drawn (and bound) only then
+    at.run()
+    bound = {w.proto.query_param_key for group in ("number_input", "selectbox", "multiselect", "checkbox", "toggle",
+                                                   "text_input", "radio", "slider", "select_slider")
+             for w in getattr(at, group) if getattr(w.proto, "query_param_key", "")}
+    assert (seen and bound) or name == "2_data.py"
+    assert bound <= set(seen), sorted(bound - set(seen))

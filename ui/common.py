@@ -285,13 +285,49 @@ def stop_page():
     st.stop()
 
 
-def run_guarded(fn, *args, **kwargs):
-    """Call ``fn``; a ValueError becomes an ``st.error`` with the same words and None is
-    returned, so the caller keeps its previous results."""
+#: Field labels. A library ValueError names the estimator's parameter (``n_clusters must be an
+#: integer in [1, 2]; got 3``); the user typed the value into a field with a label ("clusters k").
+#: Where the app shows such a message it passes it through :func:`in_user_words`, which writes
+#: each parameter name as the label of its field. This map holds the names whose field has the same
+#: label on every page that has the field; a page whose fields are labelled otherwise (or that has
+#: fields of its own) gives its map as ``field_labels`` (a dict beside its ``URL_FIELDS``, e.g. the
+#: Data page's ``FIELD_LABELS``), merged over this one. :func:`run_guarded` applies it to every
+#: message it shows; a page that shows a library's ValueError itself passes it through
+#: :func:`in_user_words` too.
+FIELD_LABELS = {
+    "n_clusters": "clusters k",
+    "subspace_dim": "subspace dimension q",
+    "n_subsets": "subsets m",          # sample-aggregate (the Cluster page)
+    "epsilon": "ε",
+    "delta": "δ",
+}
+
+
+def in_user_words(message, field_labels=None) -> str:
+    """``message`` (a library's error text) with each parameter name of :data:`FIELD_LABELS`,
+    updated with the page's ``field_labels`` ({parameter name: the field's label}), written as
+    its label. A name is replaced only as a whole word: not inside another name (``n_clusters_``),
+    a hyphenated word (``k-plane``), a quoted name (``'epsilon'``) or a call (``epsilon(``). One
+    pass, so a label that contains another name (``clusters k``) is not replaced again."""
+    import re
+
+    text = str(message)
+    labels = {**FIELD_LABELS, **(field_labels or {})}
+    names = sorted((n for n in labels if n), key=len, reverse=True)
+    if not names:
+        return text
+    pattern = r"(?<![\w.'\"-])(" + "|".join(map(re.escape, names)) + r")(?![\w'\"(-])"
+    return re.sub(pattern, lambda m: labels[m.group(1)], text)
+
+
+def run_guarded(fn, *args, field_labels=None, **kwargs):
+    """Call ``fn``; a ValueError becomes an ``st.error`` in the user's words (the library's
+    message with its parameter names written as the labels of their fields, :func:`in_user_words`
+    with the page's ``field_labels``) and None is returned, so the caller keeps its previous results."""
     try:
         return fn(*args, **kwargs)
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(in_user_words(exc, field_labels))
         return None
 
 

@@ -17,7 +17,10 @@ when its default changes, an unkeyed one is reset.
 
 The subspace dimension q of an upload (:func:`upload_subspace_dim`, on the Data page): the
 public default from the shape only, and a suggestion read off the data, labelled not private,
-that one click makes the upload's q on every page (see dpcore.defaults for the decision)."""
+that one click makes the upload's q on every page (see dpcore.defaults for the decision). The
+suggestion's k-plane fits use the pages' default k capped at n (:func:`suggestion_clusters`), and
+:func:`suggested_subspace_dim` returns the reason instead of raising, so that no upload makes the
+Data page fail on every visit."""
 from __future__ import annotations
 
 import streamlit as st
@@ -209,20 +212,36 @@ Q_HELP = ("q is a hyperparameter of the private methods, so a q chosen by lookin
           "about the data that no private method accounts for. Hence two numbers. The default is public: from the "
           "number of columns d only, q = min(3, ⌊d/2⌋) — two subspaces of dimension above d/2 always share a line "
           "(they meet in ≥ 2q − d dimensions), so clusters of that dimension cannot be told apart along it. The "
-          "suggestion is read off the data (NOT private): k-plane (k = the pages' default k) is fitted for "
+          "suggestion is read off the data (NOT private): k-plane (k = the pages' default k, at most n) is fitted for "
           "q = 1, 2, …; its residual per left-out dimension falls steeply until q reaches the data's own "
           "dimension, then only noise is removed, at a steady rate; the suggestion is the q of the largest fall. "
           "On two_planes.csv (two planes in R^5) both give 2: the residual falls from 31 % of the energy at q = 1 "
           "to 0.1 % at q = 2, and q = 3 would make every pair of planes share a line.")
 
 
-def _suggested_q(ds) -> int:
-    """:func:`dpcore.upload.suggest_subspace_dim` of ``ds``, computed once per upload in the session."""
+def suggestion_clusters(ds) -> int:
+    """k of the k-plane fits behind the suggested q: the pages' default k, at most n (a 2-row
+    upload has the default k = 3 > n, which k-plane refuses)."""
+    return max(1, min(default_n_clusters(ds), ds.n))
+
+
+def suggested_subspace_dim(ds):
+    """The q read off the uploaded points ``ds`` (:func:`dpcore.upload.suggest_subspace_dim`
+    with k = :func:`suggestion_clusters`), or the reason, a string, when none can be read
+    (never an exception: the Data page calls it on every visit). No Streamlit here."""
+    try:
+        return suggest_subspace_dim(ds.X, suggestion_clusters(ds))
+    except ValueError as exc:
+        return f"no q could be read off these data ({exc})"
+
+
+def _suggested_q(ds):
+    """:func:`suggested_subspace_dim` of ``ds``, computed once per upload in the session."""
     base = upload_key(with_subspace_dim(ds, None).params)
     cache = st.session_state.setdefault(SUGGESTIONS_KEY, {})
     if base not in cache:
         with st.spinner("Reading a q off the data (k-plane for q = 1, 2, …)…"):
-            cache[base] = suggest_subspace_dim(ds.X, default_n_clusters(ds))
+            cache[base] = suggested_subspace_dim(ds)
     return cache[base]
 
 
@@ -246,6 +265,10 @@ def upload_subspace_dim(ds) -> None:
                    f"(min(3, ⌊d/2⌋), d = {ds.d}).")
         st.button(f"Back to the public default q = {public}", key="data_upload_q_public", on_click=_use_q,
                   args=(ds, None), help=Q_HELP)
+        return
+    if isinstance(suggested, str):          # nothing read off the data: the reason, and the public default stays
+        st.caption(f"Public default, from the shape only: min(3, ⌊d/2⌋) with d = {ds.d}. Read off the data: "
+                   f"{suggested}.")
         return
     st.caption(f"Public default, from the shape only: min(3, ⌊d/2⌋) with d = {ds.d}. Read off the data "
                f"(not private): q = {suggested}" + (" — the same." if suggested == q else "."))

@@ -13,7 +13,10 @@ Which job is whose (docs/teaching.md, "Shareable links"):
   parsers (``check_link(page, fields)`` before drawing its widgets); on the first run of the
   page in a session each parameter goes through its parser — the same limits as the widget
   (out of range, unknown option, a dataset above the size cap) — and a rejected one is
-  removed from the URL and named in a warning, never a traceback.
+  removed from the URL and named in a warning, never a traceback. A parameter that no field of
+  the page has (a typo, a setting of another page, a made-up key) is removed and named in the
+  same warning: nothing in a link is ignored without a word. :func:`read_link` is the check
+  without Streamlit (what the fuzz tests drive); :func:`check_link` applies its verdicts.
 
 A method's seed (``*_seed``) is drawn, and so bound, only while its "reproducible (noise
 public)" box (``*_repro``) is ticked: by default a run's noise is secret and the link carries
@@ -147,6 +150,143 @@ def list_of(options, format_func=str, aliases=None) -> Callable[[list], list]:
     return parse
 
 
+# ----------------------------------------------------------------------------- reading a link
+#: the longest ``data`` text read: a dataset spec is a small JSON object (a few hundred characters);
+#: longer is not a spec, and a cap keeps a made-up link from costing the server anything
+MAX_DATA_TEXT = 4096
+#: the longest part of a refused text quoted back in a warning
+QUOTE_CHARS = 60
+
+
+def _quote(text) -> str:
+    text = str(text)
+    return repr(text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS] + "…")
+
+
+def parse_data_spec(text) -> dict:
+    """The dataset spec of a link's ``data`` text: a flat JSON object with a ``kind``, whose values are
+    numbers, strings, true/false/null or lists of those. ValueError in words otherwise — never a
+    RecursionError (deeply nested JSON) or a TypeError. The spec's parameters are checked by dpcore
+    when it is loaded (:func:`ui.common.dataset_from_spec`)."""
+    if not isinstance(text, str):
+        raise ValueError("the dataset spec must be text (one 'data' parameter)")
+    if len(text) > MAX_DATA_TEXT:
+        raise ValueError(f"a dataset spec is a short JSON object; this one has {len(text):,} characters "
+                         f"(at most {MAX_DATA_TEXT:,})")
+    try:
+        spec = json.loads(text)
+    except RecursionError:
+        raise ValueError("not a dataset spec: the JSON is nested too deeply") from None
+    except ValueError as exc:            # json.JSONDecodeError, and integers of more digits than Python reads
+        where = f" at character {exc.pos}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise ValueError(f"not valid JSON{where}: {getattr(exc, 'msg', 'a number too long to read')}") from None
+    if not isinstance(spec, dict):
+        raise ValueError('not a dataset spec: expected a JSON object such as {"kind": "gaussians", "n": 500}; got '
+                         f"{type(spec).__name__ if spec is not None else 'null'}")
+    if not isinstance(spec.get("kind"), str):
+        raise ValueError("a dataset spec needs its 'kind' (a text such as \"gaussians\")")
+    for key, value in spec.items():
+        items = value if isinstance(value, list) else [value]
+        if isinstance(value, dict) or any(isinstance(v, (dict, list)) for v in items):
+            raise ValueError(f"the dataset parameter {_quote(key)} holds "
+                             f"{'an object' if isinstance(value, dict) else 'a nested list'}; a spec's values are "
+                             "numbers, texts, true/false or lists of numbers")
+    return spec
+
+
+@dataclass
+class LinkReading:
+    """What :func:`read_link` made of a link: the dataset ``spec`` (None when the link has none or it
+    was refused), the accepted fields' ``values`` by key, the ``canonical`` texts to write back (a
+    label where the link gave an option's key or number), the ``rejected`` parameters as
+    ``(key, reason)`` (an unknown key's reason is :data:`UNKNOWN_KEY`), and for a list parameter
+    whose other entries were kept, its ``partial`` refusals. Every parameter of the link is in
+    exactly one of spec (``data``), values, rejected and partial: none is dropped without a word."""
+    spec: dict | None = None
+    values: dict = field(default_factory=dict)
+    canonical: dict = field(default_factory=dict)
+    rejected: list = field(default_factory=list)
+    partial: list = field(default_factory=list)
+
+    def warning(self) -> str | None:
+        """The page's warning naming every refused parameter, or None."""
+        parts = [f"{key} ({reason})" for key, reason in self.rejected + self.partial]
+        if not parts:
+            return None
+        return ("Ignored link parameters that this page cannot use: " + "; ".join(parts)
+                + ". The other settings of the link were applied.")
+
+
+UNKNOWN_KEY = "no setting of this page has this name"
+
+
+def read_link(params: dict, fields: dict, load_spec: Callable[[dict], Any] | None = None) -> LinkReading:
+    """Check a link without Streamlit: ``params`` maps each parameter to its list of texts (a
+    repeated parameter has several), ``fields`` the page's parsers (:func:`check_link`; the
+    "reproducible" boxes of seed fields are added here). The ``data`` spec is read by
+    :func:`parse_data_spec` and, with ``load_spec`` (e.g. :func:`ui.common.dataset_from_spec`),
+    loaded, which runs dpcore's checks (an upload spec is first checked for its form,
+    :func:`check_upload_spec`: the file is not in the link). A parameter no field knows is
+    rejected as unknown. Never raises for any text in ``params``."""
+    fields = _with_repro(fields)
+    out = LinkReading()
+
+    def first(key):
+        texts = params[key]
+        return texts[-1] if texts else ""        # st.query_params[key] is the last of a repeated parameter
+
+    if DATA_PARAM in params:
+        try:
+            spec = parse_data_spec(first(DATA_PARAM))
+            if is_upload_spec(spec):
+                check_upload_spec(spec)
+            if load_spec is not None:
+                load_spec(spec)                  # ValueError on bad parameters or a too large dataset
+            out.spec = spec
+        except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+            out.rejected.append((DATA_PARAM, _reason(exc)))
+    for key in params:
+        if key == DATA_PARAM:
+            continue
+        parse = fields.get(key)
+        if parse is None:
+            out.rejected.append((key, UNKNOWN_KEY))
+            continue
+        try:
+            repro = key[: -len(SEED_SUFFIX)] + REPRO_SUFFIX
+            if key.endswith(SEED_SUFFIX) and (first(repro) if repro in params else "").lower() != "true":
+                raise ValueError("a seed is used only with \"reproducible (noise public)\" ticked")
+            canonical = getattr(parse, "canonical", None)
+            if getattr(parse, "is_list", False):
+                texts = list(params[key])
+                try:
+                    values = parse(texts)
+                except (ValueError, TypeError, OverflowError):
+                    bad = _bad_list_entries(texts, parse)
+                    if not 0 < len(bad) < len(texts):
+                        raise
+                    # a multiselect keeps the options it knows: say which were dropped, keep the rest
+                    out.partial.append((key, f"the values {', '.join(map(_quote, bad))}; the others were kept"))
+                    continue
+                out.values[key] = values
+                if canonical is not None and canonical(values) != texts:
+                    out.canonical[key] = canonical(values)        # as the widget reads them
+                continue
+            text = first(key)
+            value = parse(text)
+            out.values[key] = value
+            if canonical is not None and canonical(value) != text:
+                out.canonical[key] = canonical(value)             # a key or a number given another way: the label
+        except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+            out.rejected.append((key, _reason(exc)))
+    return out
+
+
+def _reason(exc) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text if len(text) <= 300 else text[:300] + "…"
+
+
 # ----------------------------------------------------------------------------- URL state
 def _with_repro(fields: dict) -> dict:
     """``fields`` plus the "reproducible" box of every seed field (``p_seed`` -> ``p_repro``)."""
@@ -192,7 +332,7 @@ def _bad_list_entries(texts, parse) -> list:
     for text in texts:
         try:
             parse([text])
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, OverflowError):
             bad.append(text)
     return bad
 
@@ -201,9 +341,10 @@ def check_link(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
     """On the first run of ``page`` in this session, check the link: the dataset spec
     (parameter ``data``, which no widget holds) is validated — including the size cap of
     :func:`dpcore.data.check_dataset_size` — and made the current dataset; every widget
-    parameter is checked with its field's parser. Rejected parameters are removed from the
-    URL (before the widgets bind to it) and named in one warning. Call before the widgets are
-    drawn; the widgets themselves read their values from the URL (``bind="query-params"``)."""
+    parameter is checked with its field's parser; a parameter that no field has is unknown.
+    Rejected and unknown parameters are removed from the URL (before the widgets bind to it) and
+    named in one warning (:func:`read_link` decides). Call before the widgets are drawn; the
+    widgets themselves read their values from the URL (``bind="query-params"``)."""
     flag = _LOADED + page
     fields = _with_repro(fields)
     if _restore_pending_link(page):      # its file is now uploaded: check the link as if opened again
@@ -212,59 +353,40 @@ def check_link(page: str, fields: dict[str, Callable[[str], Any]]) -> None:
         pending_upload_box(page)
         return
     st.session_state[flag] = True
-    params = st.query_params
-    rejected = []
-    if DATA_PARAM in params:
-        try:
-            spec = json.loads(params[DATA_PARAM])
-            if not isinstance(spec, dict):
-                raise ValueError("not a parameter dict")
-            if is_upload_spec(spec) and not upload_in_session(spec):
-                _check_upload_spec(spec)
-                _hold_link(page, spec, fields)      # the settings wait for the file
-                pending_upload_box(page)
-                return
-            dataset_from_spec(spec)          # validates (ValueError on bad parameters or a too large dataset)
-            st.session_state[DATASET_KEY] = {"spec": spec}
-        except (ValueError, TypeError) as exc:
-            rejected.append(f"{DATA_PARAM} ({exc})")
-            _drop_link_parameter(DATA_PARAM)
-    for key, parse in fields.items():
-        if key not in params:
-            continue
-        try:
-            repro = key[: -len(SEED_SUFFIX)] + REPRO_SUFFIX
-            if key.endswith(SEED_SUFFIX) and params.get(repro, "").lower() != "true":
-                raise ValueError("a seed is used only with \"reproducible (noise public)\" ticked")
-            canonical = getattr(parse, "canonical", None)
-            if getattr(parse, "is_list", False):
-                texts = params.get_all(key)
-                try:
-                    values = parse(texts)
-                    if canonical is not None and canonical(values) != texts:
-                        _set_link_parameter(key, canonical(values))     # as the widget reads them
-                except (ValueError, TypeError):
-                    bad = _bad_list_entries(texts, parse)
-                    if not 0 < len(bad) < len(texts):
-                        raise
-                    # a multiselect keeps the options it knows: say which were dropped, keep the rest
-                    rejected.append(f"{key} (the values {', '.join(map(repr, bad))}; the others were kept)")
-                continue
-            value = parse(params[key])
-            if canonical is not None and canonical(value) != params[key]:
-                _set_link_parameter(key, canonical(value))     # a key or a number given another way: the label
-        except (ValueError, TypeError, OverflowError) as exc:
-            rejected.append(f"{key} ({exc})")
+    params = {key: st.query_params.get_all(key) for key in st.query_params}
+    reading = read_link(params, fields, load_spec=_load_link_spec)
+    spec = reading.spec
+    if spec is not None and is_upload_spec(spec) and not upload_in_session(spec):
+        unknown = [(key, why) for key, why in reading.rejected if why == UNKNOWN_KEY]
+        for key, _ in unknown:
             _drop_link_parameter(key)
-    if rejected:
-        st.warning("Ignored link parameters that this page cannot use: " + "; ".join(rejected)
-                   + ". The other settings of the link were applied.")
+        if unknown:
+            st.warning(LinkReading(rejected=unknown).warning())
+        _hold_link(page, spec, fields)      # the settings wait for the file (checked once it is uploaded)
+        pending_upload_box(page)
+        return
+    if spec is not None:
+        st.session_state[DATASET_KEY] = {"spec": spec}
+    for key, _ in reading.rejected:
+        _drop_link_parameter(key)
+    for key, text in reading.canonical.items():
+        _set_link_parameter(key, text)
+    warning = reading.warning()
+    if warning:
+        st.warning(warning)
     applied = st.session_state.pop(_LINK_APPLIED + page, None)
     if applied is not None:
         kept = [k for k in applied["keys"] if k in st.query_params]
         st.success(f"{applied['name']} is loaded, as the link asks"
                    + (f"; the link's settings were applied: {_settings_text(kept)}." if kept else "."))
     pending_upload_box(page)         # a link of another page waiting for its file (on the Data page)
+
+
+def _load_link_spec(spec) -> None:
+    """Load a link's dataset spec (dpcore's checks); an upload this session does not hold waits for its file."""
+    if is_upload_spec(spec) and not upload_in_session(spec):
+        return
+    dataset_from_spec(spec)
 
 
 # ----------------------------------------------------------------------------- links on uploads
@@ -301,14 +423,28 @@ def _unbind(key: str) -> None:
         pass
 
 
-def _check_upload_spec(spec) -> None:
+#: the parameters of an upload's spec (dpcore.upload.load_upload's ``Dataset.params``)
+UPLOAD_SPEC_KEYS = frozenset({"kind", "name", "sha256", "data_kind", "labels", "transpose", "norm", "subspace_dim"})
+
+
+def check_upload_spec(spec) -> None:
     """ValueError unless ``spec`` names a file (name, SHA-256) and valid read options."""
     from dpcore.upload import DATA_KINDS, LABEL_MODES, NORMS
 
     sha = spec.get("sha256")
-    if not isinstance(spec.get("name"), str) or not isinstance(sha, str) or len(sha) != 64 \
-            or any(c not in "0123456789abcdef" for c in sha):
+    if not isinstance(spec.get("name"), str) or not spec["name"].strip() or not isinstance(sha, str) \
+            or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
         raise ValueError("an uploaded file's spec needs its 'name' and its 'sha256' (64 hex digits)")
+    extra = [key for key in spec if key not in UPLOAD_SPEC_KEYS]
+    if extra:     # such a spec would never match the file once uploaded: the link would wait for ever
+        raise ValueError(f"an uploaded file's spec has no parameter {', '.join(map(_quote, extra))} (its parameters: "
+                         f"{', '.join(sorted(UPLOAD_SPEC_KEYS))})")
+    if not isinstance(spec.get("transpose", False), bool):
+        raise ValueError(f"the uploaded file's 'transpose' must be true or false; got {_quote(spec['transpose'])}")
+    q = spec.get("subspace_dim")
+    if q is not None and (isinstance(q, bool) or not isinstance(q, int) or q < 1):
+        raise ValueError(f"the uploaded file's 'subspace_dim' (subspace dimension q) must be a whole number ≥ 1; "
+                         f"got {_quote(q)}")
     o = _read_options(spec)
     if o["kind"] not in DATA_KINDS or o["labels"] not in LABEL_MODES or o["norm"] not in NORMS:
         raise ValueError(f"the read options of the uploaded file {spec['name']!r} are not valid (data_kind "
