@@ -20,7 +20,7 @@ from dpcore.plots.data import face_grid, projection_note, projection_scatter, sp
 from dpcore.upload import LIMITS_TEXT, MAX_BYTES, WIDE_RATIO
 from ui.common import (DEFAULT_DATASET, current_dataset, current_spec_or_default, dataset_from_spec, number_input,
                        privacy_statement, run_button, run_guarded, set_dataset, set_upload, show_chart)
-from ui.pickers import GeneratorInputs, follow_default, upload_subspace_dim
+from ui.pickers import DATA_FIELD_LABELS, GeneratorInputs, follow_default, upload_subspace_dim
 from ui.share import Preset, check_link, link_upload_options, preset_picker, publish_url
 
 KINDS = {
@@ -40,16 +40,6 @@ NORMS = {"none": "as uploaded", "rows": "scale each row to unit norm", "clip": "
 SPREADS = {"sphere": "at distance 1 from 0 (paper)", "ball": "spread over the unit ball"}
 FLASH_KEY = "_data_page_loaded"   # the success message shown after the rerun that follows a load
 URL_FIELDS = {}                   # no widget travels in the link: the dataset spec does (`data=`)
-#: dpcore's parameter names whose field is labelled otherwise, by dataset type (ui.common.in_user_words): a refusal
-#: of the form's values names the field the user typed in. Names whose label already shows them (n, d, k, q) stay.
-FIELD_LABELS = {
-    "subspaces": {"sigma": "noise σ", "random_state": "seed"},
-    "gaussians": {"sigma": "component σ", "center_box": "centre box", "random_state": "seed"},
-    "yaleb": {"n_per_subject": "images per subject", "pca_dim": "per-subject PCA dimension", "normalize": "norm bound",
-              "random_state": "seed"},
-    "blocks": {"n_rows": "rows", "n_cols": "columns", "k": "row clusters", "l": "column clusters",
-               "signal": "block signal", "noise": "background rate", "random_state": "seed"},
-}
 
 PRESETS = {
     "Paper Fig. 2 (n=1000, d=10)": Preset({}, DEFAULT_DATASET,
@@ -195,7 +185,7 @@ if submitted:
             st.error("Choose a file to upload first (drag it onto the box or click Browse files).")
         elif set_upload(upload.name, upload.getvalue(), **link_upload_options(upload.getvalue(), new)) is not None:
             loaded = f"{upload.name} loaded; the other pages now use it."
-    elif (run_guarded(dataset_from_spec, new, field_labels=FIELD_LABELS.get(kind)) is not None
+    elif (run_guarded(dataset_from_spec, new, field_labels=DATA_FIELD_LABELS.get(kind)) is not None
           and set_dataset(new) is not None):    # refused in the words of the form's fields; then cached, not rebuilt
         loaded = "Dataset loaded; the other pages now use it."
     if loaded:

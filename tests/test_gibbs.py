@@ -125,7 +125,7 @@ def test_fig3_setting_kplane_init_eps10_rhat_below_1_1(fig3_data):
     g = GibbsSubspaceClustering(n_clusters=3, subspace_dim=3, epsilon=10.0, n_iter=600, n_chains=8, init="kplane",
                                 random_state=3).fit(ds.X, ds.labels, ds.subspaces)
     assert split_rhat(g.traces_["cost"], g.burn_in_) < 1.1
-    assert set(g.traces_) == {"cost", "statistic", "dw", "accuracy"}
+    assert set(g.traces_) == {"cost", "statistic", "dw", "accuracy", "moves"}
     assert g.traces_["cost"].shape == (8, 600)
 
 
@@ -295,6 +295,6 @@ def test_traces_computed_in_blocks_equal_the_sweep_by_sweep_traces(monkeypatch):
     blocked = fit().traces_
     monkeypatch.setattr(gibbs_mod, "_TRACE_BLOCK", 1)
     single = fit().traces_
-    assert set(blocked) == set(single) == {"cost", "statistic", "dw", "accuracy"}
+    assert set(blocked) == set(single) == {"cost", "statistic", "dw", "accuracy", "moves"}
     for name in blocked:
         np.testing.assert_allclose(blocked[name], single[name], rtol=1e-12, atol=1e-13, err_msg=name)

@@ -43,7 +43,7 @@ def test_trace_callback_sees_every_block_and_changes_no_draw(ds, engine):
     b = GibbsSubspaceClustering(**kw).fit(ds.X, ds.labels, ds.subspaces)
     assert [t for t, _ in seen] == blocks_of(150) == [64, 128, 150]
     for t, traces in seen:
-        assert list(traces) == list(a.traces_) == ["cost", "statistic", "dw", "accuracy"]
+        assert list(traces) == list(a.traces_) == ["cost", "statistic", "dw", "accuracy", "moves"]
         for name, v in traces.items():                        # the final values, never revised
             np.testing.assert_array_equal(v, a.traces_[name][:, :t])
     # the same draws with and without it (bit for bit)

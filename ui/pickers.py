@@ -275,3 +275,16 @@ def upload_subspace_dim(ds) -> None:
     if suggested != q:
         st.button(f"Use q = {suggested} (read off the data: not private)", key="data_upload_q_use", on_click=_use_q,
                   args=(ds, suggested), help=Q_HELP)
+
+
+#: the Data page's form: dpcore's parameter names whose field is labelled otherwise, by dataset type
+#: (ui.common.in_user_words): a refusal
+#: of the form's values names the field the user typed in. Names whose label already shows them (n, d, k, q) stay.
+DATA_FIELD_LABELS = {
+    "subspaces": {"sigma": "noise σ", "random_state": "seed"},
+    "gaussians": {"sigma": "component σ", "center_box": "centre box", "random_state": "seed"},
+    "yaleb": {"n_per_subject": "images per subject", "pca_dim": "per-subject PCA dimension", "normalize": "norm bound",
+              "random_state": "seed"},
+    "blocks": {"n_rows": "rows", "n_cols": "columns", "k": "row clusters", "l": "column clusters",
+               "signal": "block signal", "noise": "background rate", "random_state": "seed"},
+}

@@ -42,7 +42,7 @@ MONITORED = ("cost", "dw")
 #: moves the cost by its change of residual ÷ n, far more unless the point sits on an intersection.
 FROZEN_RTOL = 1e-9
 TRACE_NAMES = {"cost": "k-means cost (eq. 3)", "dw": "d_W to the truth", "statistic": "§5 test statistic",
-               "accuracy": "accuracy of z"}
+               "accuracy": "accuracy of z", "moves": "points that changed cluster per sweep"}
 
 
 def _as_chains(chains, burn_in=0):
@@ -252,6 +252,12 @@ def diagnostics_table(traces, burn_in=0, names=None, method="classic"):
                          "note": f"final value; ≈ 1/√T = {1 / math.sqrt(T):.3g} expected under exact sampling"})
             continue
         post = x[:, burn_in:]
+        if name == "moves":            # a count, not a sample of the target: how much the chains move
+            rows.append({"trace": name, "description": TRACE_NAMES[name], "split_rhat": math.nan, "ess": math.nan,
+                         "mean": float(post.mean()) if post.size else math.nan,
+                         "sd": float(post.std()) if post.size else math.nan,
+                         "note": "a count of moves, not diagnosed by R̂/ESS"})
+            continue
         if post.shape[1] < 4:  # too short to compare halves: reported, never called mixed
             rows.append({"trace": name, "description": TRACE_NAMES.get(name, name), "split_rhat": math.nan,
                          "ess": math.nan, "mean": float(post.mean()) if post.size else math.nan,
@@ -267,16 +273,18 @@ def diagnostics_table(traces, burn_in=0, names=None, method="classic"):
 def frozen_chains(traces, burn_in=0, rtol=FROZEN_RTOL):
     """Did any chain move after burn-in?
 
-    A chain is *frozen* when its k-means cost trace is constant after ``burn_in`` (up to ``rtol``
-    relative): no point changed cluster (a heuristic: a point on an intersection of subspaces
-    could change cluster unseen). At a very large ε eq. (10) is nearly a point mass and
+    A chain is *frozen* when no point changed cluster after ``burn_in``: counted by the
+    ``"moves"`` trace when present; otherwise (traces without it) when the k-means cost trace is
+    constant up to ``rtol`` relative (a heuristic: the cost also jitters with the subspace draws,
+    and a point on an intersection of subspaces could change cluster unseen). Frozen chains sit in
+    the *same state* when their final costs differ by no more than that jitter. At a very large ε eq. (10) is nearly a point mass and
     the sampler becomes a greedy search; R̂ and ESS then measure only floating-point jitter (an
     ESS above the number of draws is typical), so they cannot judge mixing.
 
     Parameters
     ----------
     traces : dict of str to array_like, each of shape (n_chains, n_draws)
-        The traces by name; needs ``"cost"``.
+        The traces by name; needs ``"cost"``, uses ``"moves"`` when present.
     burn_in : int, default=0
         Draws dropped from the start of every chain.
     rtol : float, default=FROZEN_RTOL
@@ -299,9 +307,18 @@ def frozen_chains(traces, burn_in=0, rtol=FROZEN_RTOL):
     if x.shape[1] < 2:
         return {"frozen": np.zeros(x.shape[0], bool), "all_frozen": False, "same_state": False}
     scale = np.maximum(np.abs(x).max(axis=1), np.finfo(float).tiny)
-    frozen = np.ptp(x, axis=1) <= rtol * scale
+    if "moves" in traces:      # counted: a chain is frozen when no point changed cluster
+        frozen = ~np.asarray(traces["moves"], dtype=np.float64)[:, burn_in:].any(axis=1)
+        # the cost of a frozen chain still jitters with its subspace draws: chains sit in the same
+        # partition when their costs differ by no more than that jitter
+        tol = max(rtol * float(scale.max()), float(np.ptp(x[frozen], axis=1).max()) if frozen.any() else 0.0)
+    else:                      # traces without counts (e.g. shipped ones): the cost did not move
+        frozen = np.ptp(x, axis=1) <= rtol * scale
+        tol = None
     ends = x[frozen, -1]
-    same = bool(frozen.any() and np.ptp(ends) <= rtol * max(float(np.abs(ends).max()), np.finfo(float).tiny))
+    if tol is None:
+        tol = rtol * max(float(np.abs(ends).max()), np.finfo(float).tiny) if ends.size else 0.0
+    same = bool(frozen.any() and np.ptp(ends) <= tol)
     return {"frozen": frozen, "all_frozen": bool(frozen.all()), "same_state": same}
 
 

@@ -707,7 +707,8 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
         ``"cost"`` (eq. (3) k-means subspace
         cost of each sample), ``"statistic"`` (§5 test statistic of the running mean of the
         bases), ``"dw"`` (d_W to the true subspaces, if given), ``"accuracy"`` (of z against
-        true labels, if given).
+        true labels, if given), ``"moves"`` (how many points changed cluster in each sweep;
+        the first sweep counts every point).
     chain_subspaces_ : ndarray of shape (n_chains, k, d, q)
         Final sample of every chain (diagnostics only).
     chain_labels_ : ndarray of int of shape (n_chains, n)
@@ -934,6 +935,8 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
         stat = np.empty((C, n_iter))
         dw = np.empty((C, n_iter)) if T is not None else None
         acc = np.empty((C, n_iter)) if track_acc else None
+        moves = np.empty((C, n_iter))                   # points whose cluster changed in each sweep
+        z_last = [None]                                 # the previous sweep's labels, across blocks
         U_sum = np.zeros((C, k, d, q))
         ring = np.empty((m, C, k, d, q))
         norm_stat = 1.0 / math.sqrt(k * q)
@@ -943,7 +946,7 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
         # of per sweep (what a single chain's sweep time was spent on)
         B = min(_TRACE_BLOCK, n_iter)
         U_blk = np.empty((B, C, k, d, q))
-        z_blk = np.empty((B, C, n), dtype=np.intp) if track_acc else None
+        z_blk = np.empty((B, C, n), dtype=np.intp)        # labels of the block (accuracy and moves)
         steps = np.arange(1, n_iter + 1, dtype=np.float64)
 
         def flush(t_end, b):
@@ -957,12 +960,21 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
             stat[:, sl] = (np.sqrt(np.einsum("bckdq,bckdq->cb", run, run)) * norm_stat) / steps[sl]
             if T is not None:
                 dw[:, sl] = np.sqrt(min_matching_cost(pairwise_subspace_distances(Ub, T[None, None], squared=True))).T
+            zb = z_blk[:b]
+            if z_last[0] is None:                       # the first sweep places every point
+                moves[:, 0] = n
+                if b > 1:
+                    moves[:, sl.start + 1:t_end] = np.count_nonzero(zb[1:] != zb[:-1], axis=2).T
+            else:
+                moves[:, sl] = np.count_nonzero(zb != np.concatenate([z_last[0][None], zb[:-1]]), axis=2).T
+            z_last[0] = zb[-1].copy()
             if track_acc:
                 counts = _kernels.contingency if engine == "numba" else _accuracy_counts    # same integers
                 cont = counts(z_blk[:b].reshape(b * C, n), y, k, k).reshape(b, C, k, k)
                 acc[:, sl] = (min_matching_cost(-cont) / (-n)).T
             if trace_callback is not None:
-                trace_callback(t_end, n_iter, _partial_traces(t_end, cost=cost, statistic=stat, dw=dw, accuracy=acc))
+                trace_callback(t_end, n_iter, _partial_traces(t_end, cost=cost, statistic=stat, dw=dw, accuracy=acc,
+                                                              moves=moves))
 
         # utilities of eq. (11) with the categories first: (k, C, n); −(ε/2)d² = (ε/2)‖Uᵀx‖² − (ε/2)‖x‖²
         # and the per-point constant (ε/2)‖x‖² cancels in the normalisation: the z-step draws from ‖Uᵀx‖².
@@ -990,8 +1002,7 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
                     np.maximum(best, pn[j], out=best)
                 cost[:, t] = sqn_mean - np.add.reduce(best, 1) / n
                 U_blk[t % B] = Ut
-                if track_acc:
-                    z_blk[t % B] = z
+                z_blk[t % B] = z
                 if (t + 1) % B == 0 or t + 1 == n_iter:
                     flush(t + 1, t % B + 1)
                 ring[t % m] = Ut
@@ -1006,6 +1017,7 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
             self.traces_["dw"] = dw
         if acc is not None:
             self.traces_["accuracy"] = acc
+        self.traces_["moves"] = moves
         self.chain_subspaces_ = U_final
         self.chain_labels_ = z.copy()
         self.n_clipped_ = n_clipped
