@@ -16,8 +16,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import warmup
-from ui.common import IN_APP_KEY, PageStop, clear_out_of_range
+from ui import shutdown, warmup
+from ui.common import IN_APP_KEY, PageStop, clear_out_of_range, end_this_run
 from ui.meter import sidebar, sidebar_slot
 
 PAGES_DIR = Path(__file__).parent / "pages"
@@ -51,5 +51,7 @@ except PageStop:          # a page ended early (ui.common.stop_page): the sideba
     pass
 finally:
     st.session_state.pop(IN_APP_KEY, None)
+    end_this_run()        # a run stopped mid-way (Stop, leaving the page) gives back its place in the run queue
 sidebar(meter_slot.latest())   # after the page: the dataset and the privacy meter include this run
+shutdown.install()   # SIGTERM: the server exits within seconds, also during a run (ui/shutdown.py)
 warmup.start()   # after the first page is drawn: the other pages' imports, in the background

@@ -8,6 +8,7 @@ and these helpers.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections import OrderedDict
 from contextlib import nullcontext
@@ -18,6 +19,8 @@ import streamlit as st
 from dpcore.data import PAPER_SPECS, Dataset, load_dataset
 from dpcore.privacy.exact import execution_note
 from dpcore.privacy import PrivacyLedger
+from dpcore.runtime import CancelToken, cancellable
+from ui.runqueue import server_queue, wait_words
 from ui.meter import format_epsilon
 from dpcore.upload import load_upload, registered, upload_key
 
@@ -248,16 +251,51 @@ def run_button(where, label, message_to=None, **kwargs) -> bool:
 _RUNS_IN_PROGRESS = "_runs_in_progress"
 
 
+#: this script thread's run: (its place in the server's run queue, its cancellable() context)
+_THIS_RUN = threading.local()
+
+
 def run_started(name):
-    """Mark the run of page ``name`` as going on (call it when Run is pressed). A script stopped
-    mid-run (Stop, or the user left the page: Streamlit cancels its run) never reaches
-    :func:`run_ended`, so the mark stays and :func:`cancelled_note` tells the user next time."""
+    """Mark the run of page ``name`` as going on (call it when Run is pressed), wait for a place
+    in the server's run queue (:mod:`ui.runqueue`: at most C runs at once, the others shown
+    their position and expected wait), and make a cancel token the thread's current one
+    (:func:`dpcore.runtime.cancellable`): long fits poll it, and its heartbeat is a Streamlit
+    update, through which Stop (or leaving the page) ends the run within
+    :data:`dpcore.runtime.POLL_SECONDS`. A script stopped mid-run never reaches
+    :func:`run_ended`, so the mark stays and :func:`cancelled_note` tells the user next time;
+    its queue place is given back when its thread ends."""
     st.session_state.setdefault(_RUNS_IN_PROGRESS, set()).add(name)
+    end_this_run()                                        # one left by a script run that was stopped
+    from ui.meter import session_id
+    queue = server_queue()
+    beat = st.empty()                                     # the heartbeat: an invisible element updated in place
+    ticket = queue.ask(session_id())
+    if not queue.granted(ticket):
+        queue.wait(ticket, lambda pos, wait: beat.info(wait_words(pos, wait, queue.capacity), icon="⏳"))
+    beat.empty()
+    context = cancellable(CancelToken(poll=beat.empty))
+    context.__enter__()
+    _THIS_RUN.held = (queue, ticket, context)
 
 
 def run_ended(name):
-    """The run of page ``name`` ended: with a result, or refused with a message."""
+    """The run of page ``name`` ended: with a result, or refused with a message. Its place in
+    the run queue is given back."""
     st.session_state.get(_RUNS_IN_PROGRESS, set()).discard(name)
+    end_this_run()
+
+
+def end_this_run():
+    """Give back this script thread's place in the run queue and leave its cancel context (a
+    no-op when it holds none). ``app.py`` calls it after every page, also a stopped one."""
+    held = getattr(_THIS_RUN, "held", None)
+    if held is not None:
+        queue, ticket, context = held
+        _THIS_RUN.held = None
+        try:
+            context.__exit__(None, None, None)
+        finally:
+            queue.release(ticket)
 
 
 def cancelled_note(name, kept=True, partial=False):

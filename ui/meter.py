@@ -178,6 +178,11 @@ def _sync_sidebar_budget(before_widget=False):
 
 
 # ----------------------------------------------------------------------------- the session's view
+def session_id():
+    """This session's id (for the meter's per-tab view and the run queue's one place per session)."""
+    return _session_id()
+
+
 def _session_id():
     if SESSION_ID_KEY not in st.session_state:
         st.session_state[SESSION_ID_KEY] = uuid.uuid4().hex

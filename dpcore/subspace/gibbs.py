@@ -80,6 +80,7 @@ from ..privacy import PrivacyLedger, PrivateEstimatorMixin, exponential_mechanis
 from ..privacy.exact_choice import choice_pmf, sample_choices, unit_range_gaps, unit_range_plan
 from .bingham import _complement, matrix_bingham_gibbs_sweep, random_stiefel
 from .common import SubspacePredictMixin, single_threaded
+from ..runtime import POLL_SECONDS, CancelToken, FitCancelled, current_token
 
 __all__ = ["GibbsSubspaceClustering", "sample_assignments", "assignment_probabilities", "z_step_probabilities",
            "acceptance_test_error", "GibbsExecution", "execution_plan",
@@ -569,12 +570,15 @@ def _resolve_engine(engine, column_sampler="acg"):
 
 
 def _run_numba(Xc, Uflat, Ucomp, C, k, sqn_mean, half, n_iter, rng, callback, report_every, B, cost, U_blk, z_blk,
-               ring, m, flush):
+               ring, m, flush, token=None):
     """The estimator's sweep loop on the compiled engine: blocks of sweeps (ending at every
     trace flush, progress report and re-orthonormalisation) run in one kernel call each.
     The kernels' random stream is seeded once from ``rng`` (see gibbs_kernels.seed_state).
     Chains run on gibbs_kernels.n_threads(C, outer_contexts=1) threads: fit's own
     single_threaded() is one context; a caller's around fit makes it one thread.
+    With a cancel ``token`` (dpcore.runtime) the kernels read its flag at every sweep and each
+    block is cut into calls of about POLL_SECONDS, between which the token is checked (the
+    result does not depend on how the sweeps are split into calls: run_block).
     Returns (start time, Uflat (C·k, d, q), z (C, n))."""
     _kernels.warmup()                                                      # no-op once done in this process
     d, q = Uflat.shape[1:]
@@ -591,18 +595,29 @@ def _run_numba(Xc, Uflat, Ucomp, C, k, sqn_mean, half, n_iter, rng, callback, re
     t0 = time.perf_counter()
     t = 0
     z = None
+    flag = token.flag if token is not None else np.zeros(1, dtype=np.uint8)
+    piece = 1                                                               # sweeps per call under a token
     for end in sorted(ends):
-        b = end - t
-        z, cst, Uh, zh = _kernels.run_block(X, float(sqn_mean), Q, A, zprev, env, stats, int(t), float(half),
-                                            int(q), int(b), state, store_z, threads, prep)
-        cost[:, t:end] = cst
-        j0 = t % B                                                          # blocks never cross a flush
-        U_blk[j0:j0 + b] = Uh
-        if store_z:
-            z_blk[j0:j0 + b] = zh
-        last = np.arange(max(t, end - m), end)                              # at most m: distinct slots
-        ring[last % m] = Uh[last - t]
-        t = end
+        while t < end:
+            stop = end if token is None else min(end, t + piece)
+            b = stop - t
+            t_call = time.perf_counter()
+            z, cst, Uh, zh = _kernels.run_block(X, float(sqn_mean), Q, A, zprev, env, stats, int(t), float(half),
+                                                int(q), int(b), state, store_z, threads, prep, cancel=flag)
+            if token is not None:
+                if token.cancelled:
+                    raise FitCancelled(done=t)
+                per_sweep = (time.perf_counter() - t_call) / b
+                piece = max(1, int(POLL_SECONDS / max(per_sweep, 1e-9)))
+                token.check(done=stop)
+            cost[:, t:stop] = cst
+            j0 = t % B                                                      # blocks never cross a flush
+            U_blk[j0:j0 + b] = Uh
+            if store_z:
+                z_blk[j0:j0 + b] = zh
+            last = np.arange(max(t, stop - m), stop)                        # at most m: distinct slots
+            ring[last % m] = Uh[last - t]
+            t = stop
         if end % B == 0 or end == n_iter:
             flush(end, (end - 1) % B + 1)
         if end % _REORTHO_EVERY == 0:
@@ -881,7 +896,7 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
             why.append("non-private choice of chain: the released chain is picked by its cost on the raw data")
         return why
 
-    def fit(self, X, y=None, true_subspaces=None, *, callback=None, trace_callback=None):
+    def fit(self, X, y=None, true_subspaces=None, *, callback=None, trace_callback=None, cancel=None):
         """Run the chains on X (rows are points).
 
         Parameters
@@ -901,16 +916,30 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
             the traces as they come): ``traces`` maps each name of ``traces_`` to its first
             ``iteration`` sweeps, shape (n_chains, iteration), read-only, values final. It
             only reads: the draws are the same with or without it.
+        cancel : dpcore.runtime.CancelToken, optional
+            Polled during the sweeps (default: the token of an enclosing
+            :func:`dpcore.runtime.cancellable`, if any): once cancelled, the fit stops within
+            one sweep and raises :class:`dpcore.runtime.FitCancelled`; its heartbeat ``poll``
+            is called at least every :data:`dpcore.runtime.POLL_SECONDS`. The draws are the
+            same with or without it.
 
         Returns
         -------
         self
             The fitted estimator.
-        """
-        with single_threaded():
-            return self._fit(X, y, true_subspaces, callback, trace_callback)
 
-    def _fit(self, X, y, true_subspaces, callback, trace_callback=None):
+        Raises
+        ------
+        dpcore.runtime.FitCancelled
+            If ``cancel`` was cancelled (nothing of the run is kept).
+        """
+        token = current_token() if cancel is None else cancel
+        if token is not None and not isinstance(token, CancelToken):
+            raise ValueError(f"cancel must be a dpcore.runtime.CancelToken or None; got {cancel!r}")
+        with single_threaded():
+            return self._fit(X, y, true_subspaces, callback, trace_callback, token)
+
+    def _fit(self, X, y, true_subspaces, callback, trace_callback=None, token=None):
         record_features(self, X)
         X, n, d, k, q, eps, n_iter, C, m, burn, T, y = self._validate(X, y, true_subspaces, callback)
         if trace_callback is not None and not callable(trace_callback):
@@ -982,10 +1011,12 @@ class GibbsSubspaceClustering(SubspacePredictMixin, PrivateEstimatorMixin, Clust
         z = None
         if engine == "numba":
             t0, Uflat, z = _run_numba(Xc, Uflat, Ucomp, C, k, sqn_mean, half, n_iter, rng, callback, report_every,
-                                      B, cost, U_blk, z_blk, ring, m, flush)
+                                      B, cost, U_blk, z_blk, ring, m, flush, token)
         else:
             pn = _projection_norms_lead(Xc, U, XT).transpose(1, 0, 2)
             for t in range(n_iter):
+                if token is not None:
+                    token.check(done=t)                                           # heartbeat throttled by the token
                 z = _exact_z_step(pn, zplan, rng)                                 # z-step, eq. (11): (C, n)
                 A = _cluster_scatter(XXp, full, z, k)                             # A_ℓ = Σ_{zᵢ=ℓ} xᵢxᵢᵀ
                 Uflat, Ucomp = matrix_bingham_gibbs_sweep(A, Uflat, half, rng, self.column_sampler,

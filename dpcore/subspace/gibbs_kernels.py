@@ -1276,9 +1276,10 @@ def _scatter_move(X, i, A_from, A_to):
 
 @njit(cache=True)
 def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, zb, zM, zshift, q, n_sweeps, s, store_z, c,
-               cost, Uh, zh, zlast):
+               cost, Uh, zh, zlast, cancel):
     """:func:`run_block` for chain c (writes only chain c's slices of cost, Uh, zh, zlast), with
-    its own work arrays (so chains can run in parallel threads)."""
+    its own work arrays (so chains can run in parallel threads). Stops at the start of a sweep
+    once cancel[0] != 0 (the outputs are then incomplete: the caller raises)."""
     n, d = X.shape
     k = Qc.shape[0]
     D = d - q + 1
@@ -1316,6 +1317,8 @@ def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, zb, 
         _pack(Ac, Ap)                                # the state between calls is A: exact copies
     _projections(XT, Qc, k, q, pn, S3)
     for t in range(n_sweeps):
+        if cancel[0] != 0:
+            return
         _z_step(pn, zb, zM, zshift, z, s, Bw, Nz)
         moved = 0
         if zp[0] >= 0:
@@ -1363,12 +1366,12 @@ def _run_chain(X, XT, XXp, sqn_mean, Qc, Ac, zp, env, stats, t_start, half, zb, 
 
 @njit(cache=True, nogil=True)
 def _run_chains(X, XT, XXp, sqn_mean, Q, A, zprev, env, stats, t_start, half, zb, zM, zshift, q, n_sweeps, states,
-                store_z, c0, c1, cost, Uh, zh, zlast):
+                store_z, c0, c1, cost, Uh, zh, zlast, cancel):
     """:func:`_run_chain` for chains c0 … c1 − 1 (without the GIL: several Python threads run
     disjoint ranges of chains at once)."""
     for c in range(c0, c1):
         _run_chain(X, XT, XXp, sqn_mean, Q[c], A[c], zprev[c], env[c], stats[c], t_start, half, zb, zM, zshift, q,
-                   n_sweeps, states[c], store_z, c, cost, Uh, zh, zlast)
+                   n_sweeps, states[c], store_z, c, cost, Uh, zh, zlast, cancel)
 
 
 _pool = {"executor": None}
@@ -1394,7 +1397,7 @@ def prepare(X):
 
 
 def run_block(X, sqn_mean, Q, A, zprev, env, stats, t_start, half, q, n_sweeps, states, store_z, n_threads=1,
-              prep=None):
+              prep=None, cancel=None):
     """``n_sweeps`` Gibbs sweeps (z-step, then the U-step of every cluster) of every chain,
     chains in parallel on ``n_threads`` threads (see :func:`n_threads`).
 
@@ -1410,7 +1413,9 @@ def run_block(X, sqn_mean, Q, A, zprev, env, stats, t_start, half, q, n_sweeps, 
     :func:`dpcore.privacy.exact_choice.unit_range_plan`); q; states
     (C, 4) the xoshiro256** state of every chain (updated in place: chain c draws only from
     states[c], so the result does not depend on the number of threads either); store_z
-    whether to return every sweep's z; prep = :func:`prepare` (X), if already computed.
+    whether to return every sweep's z; prep = :func:`prepare` (X), if already computed; cancel
+    a uint8 array of one element (dpcore.runtime.CancelToken.flag) read at every sweep: once it
+    is non-zero the chains stop and the outputs are incomplete (the caller must raise).
 
     Threads: the chains are split into ``n_threads`` contiguous ranges, each run by
     :func:`_run_chains` (compiled with ``nogil=True``) in a thread of a process-wide pool.
@@ -1432,12 +1437,13 @@ def run_block(X, sqn_mean, Q, A, zprev, env, stats, t_start, half, q, n_sweeps, 
     plan = unit_range_plan(float(half))            # the z-step's grid and the chain's scale η̃ ≤ half
     args = (X, XT, XXp, float(sqn_mean), Q, A, zprev, env, stats, int(t_start), float(plan.scale), int(plan.grid_bits),
             int(plan.scale_num), int(plan.scale_shift), int(q), n_sweeps, states, bool(store_z))
+    cancel = np.zeros(1, dtype=np.uint8) if cancel is None else cancel
     T = max(1, min(int(n_threads), C))
     if T == 1:
-        _run_chains(*args, 0, C, cost, Uh, zh, zlast)
+        _run_chains(*args, 0, C, cost, Uh, zh, zlast, cancel)
     else:
         bounds = [C * j // T for j in range(T + 1)]
-        futures = [_executor(T).submit(_run_chains, *args, bounds[j], bounds[j + 1], cost, Uh, zh, zlast)
+        futures = [_executor(T).submit(_run_chains, *args, bounds[j], bounds[j + 1], cost, Uh, zh, zlast, cancel)
                    for j in range(T)]
         for f in futures:
             f.result()
