@@ -49,6 +49,7 @@ from dpcore.lab.verdicts import RunContext, judge_row
 from dpcore.plots.experiments import METRIC_TITLES, log_ticks, privacy_utility_figure
 from ui.common import (DEFAULT_DATASET, DRAW_FACTOR, MIN_REDRAW_S, current_dataset, privacy_statement, redraw_due,
                        show_chart)
+from ui.eta import TimeLeft
 from ui.seeds import seed_caveat
 from ui.share import Preset, as_int, list_of, one_of
 
@@ -237,10 +238,11 @@ def judged(df, ds, seed):
                                                            f"trial {r['trial']}") for r in df.to_dict("records"))
 
 
-def progress_text(done, total, elapsed, cells=None):
-    """The bar's text; it still reads right when Stop freezes the bar. The time left is the
-    measured time per finished run times the runs left (``cells``: (finished, total) cells)."""
-    eta = f", about {elapsed / done * (total - done):.0f} s left" if done else ""
+def progress_text(done, total, elapsed, cells=None, left=None):
+    """The bar's text; it still reads right when Stop freezes the bar. ``left``: the time left
+    in words (:class:`ui.eta.TimeLeft`, calibrated: none before 10 % of the runs), or None
+    (``cells``: (finished, total) cells)."""
+    eta = f", {left}" if left else ""
     drawn = f" · {cells[0]} of {cells[1]} cells finished" if cells else ""
     return (f"Sweep: {done} of {total} runs{drawn} · {elapsed:.0f} s{eta} (Stop, top right, cancels; the last "
             "finished sweep stays below)")
@@ -306,7 +308,8 @@ class LiveSweep:
     """Run a sweep and draw it as it grows (the Privacy–utility page).
 
     After every run the bar shows the runs and cells finished, the time spent and the time
-    left (the measured time per run × the runs left). When a cell finishes (:func:`run_sweep`'s
+    left (:class:`ui.eta.TimeLeft`: shown once 10 % of the runs are done, from the time per run
+    measured after the first 5 %). When a cell finishes (:func:`run_sweep`'s
     ``on_cell``; runs go ε by ε) its rows are kept; the figure of the finished cells
     (:func:`partial_figure`, titled :func:`partial_title`) is redrawn in ``fig_slot`` when at
     least ``min_interval`` seconds and :data:`DRAW_FACTOR` × the last drawing's time have passed
@@ -339,12 +342,16 @@ class LiveSweep:
         self.total = n_cells(self.sweep)
         self.rows, self.cells, self.drawn, self.charged, self.draws = [], 0, 0, 0, 0
         self.t0, self.last, self.cost = self.clock(), -math.inf, 0.0
+        self.eta = None                       # the calibrated time left (ui.eta), made at the first report
 
     def progress(self, done, total):
         """``run_sweep``'s ``progress``: the bar, then a drawing if one is due."""
         elapsed = self.clock() - self.t0
+        if total and (self.eta is None or self.eta.total != total):
+            self.eta = TimeLeft(total, clock=self.clock)
+        left = self.eta.text(done) if total and done < total else None
         self.bar_slot.progress(done / total if total else 1.0,
-                               text=progress_text(done, total, elapsed, (self.cells, self.total)))
+                               text=progress_text(done, total, elapsed, (self.cells, self.total), left))
         self._maybe_draw()
 
     def cell(self, label, epsilon, rows):
