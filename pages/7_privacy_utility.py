@@ -8,7 +8,7 @@ import streamlit as st
 from dpcore.defaults import default_subspace_dim, subspace_dim_reason
 from dpcore.lab.methods import presets_for
 from ui.common import (ResultSlot, cancelled_note, current_dataset, current_spec, in_process_loadable, is_upload_spec,
-                       number_input, run_button, run_ended, run_guarded, run_started)
+                       in_user_words, number_input, run_button, run_ended, run_guarded, run_started)
 from ui.meter import epsilon_odds, reserve
 from ui.seeds import master_seed, seed_controls
 from ui.share import check_link, follow_dataset, preset_picker, publish_url
@@ -114,7 +114,7 @@ if go:
         sweep = build_sweep(spec, methods, metrics, grid, trials, q, master_seed(seed))
         plans = plans_of(sweep, ds, seed)
     except ValueError as exc:
-        progress_slot.error(str(exc))
+        progress_slot.error(in_user_words(exc))
     else:
         t0 = time.perf_counter()
         try:     # the whole sweep reserved (refused before any run), given back however the run ends
@@ -126,7 +126,7 @@ if go:
                                  lambda part: charge_rows(reservation, part, ds, seed), ds.name, secret=seed is None)
                 df = live.run(n_jobs=int(n_jobs))
         except ValueError as exc:
-            progress_slot.error(str(exc))
+            progress_slot.error(in_user_words(exc))
         except Exception as exc:  # noqa: BLE001 - a failure inside a worker process: a message, not a traceback
             progress_slot.error(f"The sweep failed ({type(exc).__name__}: {exc}); the last result below is kept. "
                                 "Run it again; if it fails again, please report it with these words.")

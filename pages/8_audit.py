@@ -12,8 +12,8 @@ from dpcore.lab.methods import FAMILY_KINDS, METHODS, get_method
 from ui.audit import (CHAINS, CONFIDENCES, DATA_PAGE, DEFAULT_TRIALS, EPS_MIN, INITS, MAX_SWEEPS, MAX_TRIALS,
                       SOURCES, URL_FIELDS, AuditCharge, algorithm_label, charge_preview, check_audit_size, draw_result,
                       privacy_parts, progress_text, run_label, source_label, verdict_or_none)
-from ui.common import (ResultSlot, cancelled_note, current_dataset, number_input, privacy_statement, run_button,
-                       run_ended, run_started, stop_page)
+from ui.common import (ResultSlot, cancelled_note, current_dataset, in_user_words, number_input, privacy_statement,
+                       run_button, run_ended, run_started, stop_page)
 from ui.meter import epsilon_odds
 from ui.seeds import master_seed, seed_controls
 from ui.share import Preset, check_link, preset_picker, publish_url
@@ -192,8 +192,8 @@ if go:
             res = audit_estimator(name, ds, neighbour, int(trials), epsilon=eps, params=params,
                                   confidence=confidence, seed=master_seed(seed), progress=progress)
     except ValueError as exc:
-        progress_slot.error(str(exc).rstrip(".") + (". The result below is the previous audit's." if previous is not None
-                                                    else "."))
+        said = in_user_words(exc, {"epsilon": "claimed ε"}).rstrip(".")
+        progress_slot.error(said + (". The result below is the previous audit's." if previous is not None else "."))
     else:
         progress_slot.empty()
         st.session_state[KEY] = {"res": res, "name": name, "dataset": ds.name, "neighbour": neighbour, "seed": seed,

@@ -96,7 +96,7 @@ def test_a_link_with_runs_per_side_out_of_range_is_refused_with_a_warning(value)
 
 
 @pytest.mark.parametrize("setup,message", [
-    ({"algorithm": "kplane", "eps": 1.0}, "epsilon must be empty for kplane"),
+    ({"algorithm": "kplane", "eps": 1.0}, "claimed ε must be empty for kplane"),
 ])
 def test_bad_input_is_shown_once_and_the_previous_result_is_kept(setup, message):
     at = small_sulq_run()
@@ -118,7 +118,7 @@ def test_bad_input_without_a_previous_result_does_not_claim_one():
     claimed(at).set_value(1.0)                                   # a non-private algorithm has no claim
     run(at)
     errors = [e.value for e in at.error]
-    assert len(errors) == 1 and "epsilon must be empty" in errors[0] and "previous" not in errors[0], errors
+    assert len(errors) == 1 and "claimed ε must be empty" in errors[0] and "previous" not in errors[0], errors
 
 
 @pytest.mark.parametrize("value", [-1.0, 0.0])

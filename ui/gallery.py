@@ -52,7 +52,7 @@ import streamlit as st
 
 from dpcore.lab.gallery import GALLERY_DIR, load_gallery
 from dpcore.lab.reproduce import FIGURES, SETTINGS, run_figure
-from ui.common import ResultSlot, show_chart
+from ui.common import ResultSlot, in_user_words, show_chart
 
 GALLERY_ENV = "DPCLUST_GALLERY_DIR"
 PAGE = "paper_figures"
@@ -381,7 +381,7 @@ def quick_rerun(figure: str, panel=None, shipped=None):
     try:
         res = run_quick(figure, Progress(bar, figure, level, info.quick_seconds))
     except ValueError as exc:
-        progress_slot.error(str(exc))
+        progress_slot.error(in_user_words(exc))
         return
     except Exception as exc:  # noqa: BLE001 - a failure inside a worker: a message, the last result stays
         progress_slot.error(f"The rerun failed ({type(exc).__name__}: {exc}); the last result is kept.")
