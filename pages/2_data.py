@@ -16,11 +16,11 @@ import streamlit as st
 
 from dpcore.data import (CLUTO_NAMES, MAX_GENERATED_CELLS, PAPER_SPECS,
                          clipping_explanation)
-from dpcore.plots.data import face_grid, projection_note, projection_scatter, sparse_overview
+from dpcore.plots.data import face_grid, projection_note, sparse_overview
 from dpcore.upload import LIMITS_TEXT, MAX_BYTES, WIDE_RATIO
-from ui.common import (DEFAULT_DATASET, current_dataset, current_spec_or_default, dataset_from_spec, number_input,
-                       privacy_statement, run_button, run_guarded, set_dataset, set_upload, show_chart)
-from ui.pickers import DATA_FIELD_LABELS, GeneratorInputs, follow_default, upload_subspace_dim
+from ui.common import (DEFAULT_DATASET, current_dataset, current_spec, current_spec_or_default, dataset_from_spec,
+                       number_input, privacy_statement, run_button, run_guarded, set_dataset, set_upload, show_chart)
+from ui.pickers import DATA_FIELD_LABELS, GeneratorInputs, follow_default, points_figure, upload_subspace_dim
 from ui.share import Preset, check_link, link_upload_options, preset_picker, publish_url
 
 KINDS = {
@@ -235,7 +235,5 @@ with right:
     else:
         if "images" in ds.extras:
             show_chart(face_grid(ds.extras["images"], ds.labels), f"data faces {ds.name}")
-        show_chart(projection_scatter(ds.X, ds.labels, subspace_sets={"true subspaces": ds.subspaces},
-                                      center_sets={"true centres": ds.centers}, label_name="class"),
-                   f"data points {ds.name}")
+        show_chart(points_figure(ds, current_spec()), f"data points {ds.name}")
         st.caption(projection_note(ds.d, subspaces=ds.subspaces is not None, centres=ds.centers is not None))

@@ -41,8 +41,6 @@ def _leave_pages_folder_mode():
         st.rerun()
 
 
-_leave_pages_folder_mode()
-
 DATASET_KEY = "dataset"
 UPLOADS_KEY = "uploaded_datasets"
 MAX_SESSION_UPLOADS = 3   # parsed uploads kept per session (each may hold up to 80 MB)
@@ -470,3 +468,9 @@ def show_ledger(ledger: PrivacyLedger, title="Privacy ledger of this run", not_p
                    "the meter lists it as not private, and the dataset's ε is ∞ from now on.")
         return
     st.caption(f"Total spent: ε = {format_epsilon(eps)}, δ = {dlt:.3g}")
+
+
+# last: every name above exists before this may stop the import with a rerun (another session's
+# page importing this module meanwhile must not find it half built: "cannot import name
+# 'DEFAULT_DATASET'", seen on a fresh server with a class arriving)
+_leave_pages_folder_mode()

@@ -23,6 +23,8 @@ suggestion's k-plane fits use the pages' default k capped at n (:func:`suggestio
 Data page fail on every visit."""
 from __future__ import annotations
 
+import json
+
 import streamlit as st
 
 from dpcore.data import CLUTO_NAMES, GENERATOR_LIMITS, MAX_DATA_SEED, MAX_GENERATED_CELLS, PAPER_SPECS
@@ -288,3 +290,23 @@ DATA_FIELD_LABELS = {
     "blocks": {"n_rows": "rows", "n_cols": "columns", "k": "row clusters", "l": "column clusters",
                "signal": "block signal", "noise": "background rate", "random_state": "seed"},
 }
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _points_figure(spec_json: str):
+    from dpcore.plots.data import projection_scatter
+    ds = dataset_from_spec(json.loads(spec_json))
+    return projection_scatter(ds.X, ds.labels, subspace_sets={"true subspaces": ds.subspaces},
+                              center_sets={"true centres": ds.centers}, label_name="class")
+
+
+def points_figure(ds, spec):
+    """The Data page's figure of the points (:func:`dpcore.plots.data.projection_scatter` with the
+    true subspaces and centres), built once per dataset spec and shared by the sessions (plotly
+    takes ~0.1 s to build it, holding the GIL: twice per student per visit in a class); an upload
+    (held by its session) is drawn afresh. Shared figures are only drawn, never changed."""
+    if not is_upload_spec(spec):
+        return _points_figure(json.dumps(spec, sort_keys=True))
+    from dpcore.plots.data import projection_scatter
+    return projection_scatter(ds.X, ds.labels, subspace_sets={"true subspaces": ds.subspaces},
+                              center_sets={"true centres": ds.centers}, label_name="class")

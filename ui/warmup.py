@@ -6,17 +6,21 @@ the next page a user opens does not pay for them (pandas alone is ~0.4 s here). 
 import lock makes a page that needs a module while the thread is importing it wait for that
 one import, never import it twice.
 
-The same thread then loads (or compiles) the exact noise samplers' kernels and compiles the Gibbs
-sampler's numba kernels
+The same thread then loads (compiled in a child process after an install) the exact noise
+samplers' kernels and compiles the Gibbs sampler's numba kernels
 (:func:`dpcore.subspace.gibbs_kernels.warmup`): ≈ 20–22 s on the first start after an install,
 in a child process (a compile holds the GIL, and the first pages would render slower meanwhile;
 numba writes the kernels to its cache), then ≈ 1.6 s to load them here, as on every later start. A Gibbs run
 started while they compile runs on the numpy engine (``engine="auto"`` does not wait), so the
-first run after an install is never slower than before.
+first run after an install is never slower than before. Last, it freezes what is loaded out of
+the garbage collector's sight (``gc.freeze``), which Streamlit calls after every script run.
 """
 from __future__ import annotations
 
+import gc
 import importlib
+import subprocess
+import sys
 import threading
 
 #: what the pages import beyond the Home page and the sidebar
@@ -36,8 +40,11 @@ def _import_all():
         except Exception:  # noqa: BLE001 - a page that needs it will report the error itself
             pass
     try:
-        # the exact noise samplers every private run uses: ≈ 3 s to compile after an install, 0.3 s to load
+        # the exact noise samplers every private run uses: ≈ 3 s to compile after an install (in a child
+        # process: a compile here held the GIL 2 s while the first class arrived), 0.3 s to load
         from dpcore.privacy import exact_samplers
+        if exact_samplers._kernels():
+            _in_child("from dpcore.privacy import exact_samplers as e; e.warm_up()")
         exact_samplers.warm_up()
     except Exception:  # noqa: BLE001 - without numba the samplers run their (exact, slower) Python path
         pass
@@ -48,6 +55,18 @@ def _import_all():
         gibbs_kernels.warmup(compile_in_child=True)
     except Exception:  # noqa: BLE001 - without numba the Gibbs page uses the numpy engine
         pass
+    # What is loaded now stays for the server's life: out of the collector's sight. Streamlit runs a full
+    # collection after every script run (runner.postScriptGC); over these ≈ 270k objects each took
+    # 150-220 ms holding the GIL, 74 % of the server's GIL time in a class of 30 (benchmarks/bench_class.py
+    # --flow: CPU per student 1.14 -> 0.42 s, Run p95 1.98 -> 0.77 s). The sessions' own garbage is still collected.
+    gc.collect()
+    gc.freeze()
+
+
+def _in_child(code):
+    """Run ``code`` in a child Python (numba writes what it compiles to its on-disk cache, which
+    this process then loads without compiling)."""
+    subprocess.run([sys.executable, "-c", code], check=False, timeout=600, capture_output=True)
 
 
 def start() -> threading.Thread:
