@@ -5,6 +5,10 @@
     python benchmarks/bench_class.py --sessions 3 --page kmeans --button "Run"
     python benchmarks/bench_class.py --sessions 30 --probe    # + RSS once the sessions expired
     python benchmarks/bench_class.py --sessions 5 --classes 4 --ttl 10   # does memory grow per class?
+    python benchmarks/bench_class.py --flow --sessions 30             # a class as it behaves (issue 33)
+    python benchmarks/bench_class.py --flow --sessions 10 --arrive 60
+    python benchmarks/bench_class.py --flow --sessions 30 --cold       # a fresh server, no warm-up
+    python benchmarks/bench_class.py --flow --sessions 30 --server-option runner.postScriptGC=false
 
 Each session speaks Streamlit's own websocket protocol (``ws://host:port/_stcore/stream``,
 protobuf ``BackMsg`` up, ``ForwardMsg`` down), as the browser's frontend does, so no browser
@@ -35,6 +39,22 @@ for the server); then all websockets close. The server's CPU (its process and ch
 ``psutil`` cpu_times user + system) is read before and after the class, and its RSS sampled
 every 0.25 s from before the class to ``--after`` seconds after the last socket closed.
 
+``--flow``: a class as it behaves (issue 33). The students arrive one by one, evenly spread over
+``--arrive`` seconds (student i connects at i·arrive/N), and each goes through the lesson's
+flow in one session: opens the Data page (``--data-page``, url path ``data``), presses its
+``--load-button`` ("Generate / load": the form's default dataset, the subspace paper's Fig. 2
+setting, with the seed field set to i + 1 so that every student builds a dataset of their own,
+as when a class is told "pick a seed"; ``--same-data`` keeps the default seed for all), waits
+for the page's "loaded" message, opens ``--page`` (``cluster``) as a click in the navigation
+does (its page hash, no query string) and presses ``--button`` ("Run"), checked as above. No
+barrier: each goes on as soon as its previous step is drawn. Reported: Run (press → finished)
+and flow (connect → Run finished) p50/p95/max and every step's, the longest event-loop stall
+(a separate process requests ``/_stcore/health`` every ``--probe-interval`` s; a stall is the
+longest response time, so anything that holds the server's GIL or its event loop shows), server
+CPU per student, RSS before the class / at peak / ``--after`` s after the last socket closed,
+and issue 33's acceptance figures; exit status 1 if a session failed. The warm-up (one session,
+the same flow with the default seed) is paid before the class, as in the default mode.
+
 Prints p50/p95/max of "open" (connect → first finished run) and "action" (press → finished),
 server CPU seconds per session, RSS before / at peak / after; exit status 1 if a session failed.
 Memory after the class falls only when the server drops the disconnected sessions: Streamlit
@@ -45,11 +65,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import multiprocessing
 import os
 import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -63,6 +86,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 REPO = Path(__file__).resolve().parents[1]
 FINISHED = ForwardMsg.ScriptFinishedStatus
 ERROR_ALERT = 1                 # streamlit.proto.Alert_pb2.Alert.ERROR
+SUCCESS_ALERT = 4               # streamlit.proto.Alert_pb2.Alert.SUCCESS
 
 
 # ----------------------------------------------------------------------------- server
@@ -107,6 +131,17 @@ def start_server(extra_args, log_path, timeout=300.0):
         time.sleep(0.2)
     proc.terminate()
     raise RuntimeError(f"streamlit did not answer /_stcore/health within {timeout:.0f} s; log: {log_path}")
+
+
+def server_options(args):
+    """``--server-option runner.postScriptGC=false`` → ``["--runner.postScriptGC", "false"]`` for ``streamlit run``."""
+    out = []
+    for opt in args.server_option or ():
+        key, sep, value = opt.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--server-option wants KEY=VALUE, not {opt!r}")
+        out += [f"--{key.lstrip('-')}", value]
+    return out
 
 
 def _tree(pid):
@@ -210,12 +245,18 @@ class Session:
         except Exception as exc:  # noqa: BLE001 - a dropped socket ends the session's waits
             self.runs.put_nowait((exc, []))
 
-    def _send_rerun(self, *, page_name="", widget=None):
+    def _send_rerun(self, *, page_name="", widget=None, values=(), page_hash=None):
+        """A ``rerun_script`` BackMsg: ``widget`` pressed (trigger), ``values`` ((widget id, WidgetState
+        field, value), e.g. a number field's ``int_value``) sent with it, as a form's submit sends its fields."""
         back = BackMsg()
         cs = back.rerun_script
         cs.query_string = self.query
-        cs.page_script_hash = self.page_hash
+        cs.page_script_hash = self.page_hash if page_hash is None else page_hash
         cs.page_name = page_name
+        for wid, field, value in values:
+            ws = cs.widget_states.widgets.add()
+            ws.id = wid
+            setattr(ws, field, value)
         if widget is not None:
             ws = cs.widget_states.widgets.add()
             ws.id = widget
@@ -263,24 +304,70 @@ class Session:
         self.opened = elements
         return elements
 
-    def action_id(self):
+    async def navigate(self, page):
+        """Open another page of the app in this session, as a click in the navigation does (the
+        page's hash, no query string: Streamlit clears the query on a page change)."""
+        target = self.pages.get(page)
+        if target is None:
+            raise SessionFailed(f"no page {page!r} in the navigation (the app's url paths: {sorted(self.pages)})")
+        self.query = ""
+        await self._send_rerun(page_name=page, page_hash=target)
+        elements = await self._finished_run()
+        if self.page_hash != target:
+            raise SessionFailed(f"page {page!r} not opened")
+        problems = self._problems(elements)
+        if problems:
+            raise SessionFailed(f"on opening {page!r}: " + "; ".join(problems))
+        self.page, self.opened = page, elements
+        return elements
+
+    def action_id(self, label=None):
+        label = self.button if label is None else label
         for kind, el in self.opened:
-            if kind == "button" and el.button.label == self.button:
+            if kind == "button" and el.button.label == label:
                 return el.button.id
         labels = sorted({el.button.label for kind, el in self.opened if kind == "button"})
-        raise SessionFailed(f"no button {self.button!r} on page {self.page!r} (buttons: {labels})")
+        raise SessionFailed(f"no button {label!r} on page {self.page!r} (buttons: {labels})")
 
-    async def press(self, widget_id):
-        """Press the button and wait for the run; returns the number of plotly charts drawn."""
-        await self._send_rerun(widget=widget_id)
+    def number_id(self, label):
+        """The widget id of the page's number field ``label`` (as opened)."""
+        for kind, el in self.opened:
+            if kind == "number_input" and el.number_input.label == label:
+                return el.number_input.id
+        raise SessionFailed(f"no number field {label!r} on page {self.page!r}")
+
+    async def press_elements(self, widget_id, values=()):
+        """Press the button (with the fields ``values``, see :meth:`_send_rerun`) and wait for the
+        run; returns its elements, checked for exceptions and error boxes."""
+        await self._send_rerun(widget=widget_id, values=values)
         elements = await self._finished_run()
         problems = self._problems(elements)
         if problems:
             raise SessionFailed("after the action: " + "; ".join(problems))
+        return elements
+
+    async def press(self, widget_id, values=()):
+        """Press the button and wait for the run; returns the number of plotly charts drawn."""
+        elements = await self.press_elements(widget_id, values)
         charts = sum(kind == "plotly_chart" for kind, _ in elements)
         if charts == 0:
             raise SessionFailed("the action's run drew no plotly chart")
         return charts
+
+    async def load_data(self, label, seed=None, seed_label="seed"):
+        """On the Data page: press ``label`` (with the seed field set to ``seed`` unless None) and
+        check the page's "loaded" message in the run that follows (the page reruns after a load)."""
+        values = () if seed is None else ((self.number_id(seed_label), "int_value", int(seed)),)
+        elements = await self.press_elements(self.action_id(label), values)
+        if not any(kind == "alert" and el.alert.format == SUCCESS_ALERT and "loaded" in el.alert.body
+                   for kind, el in elements):
+            raise SessionFailed(f"{label!r} drew no 'loaded' message")
+        if seed is not None:        # the page's link carries the loaded dataset's spec (data=<json>)
+            spec = json.loads(urllib.parse.parse_qs(self.query).get("data", ["{}"])[0])
+            if spec.get("random_state") != seed:
+                raise SessionFailed(f"the loaded dataset's seed is {spec.get('random_state')!r}, not {seed}")
+        self.opened = elements
+        return elements
 
     async def close(self):
         if self.ws is not None:
@@ -363,7 +450,7 @@ def mb(b):
 
 async def main_async(args):
     log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_class_{os.getpid()}.log"
-    extra = [] if args.ttl is None else ["--server.disconnectedSessionTTL", str(args.ttl)]
+    extra = ([] if args.ttl is None else ["--server.disconnectedSessionTTL", str(args.ttl)]) + server_options(args)
     ttl = configured_ttl() if args.ttl is None else args.ttl
     t = time.perf_counter()
     proc, port = start_server(extra, log_path)
@@ -469,9 +556,229 @@ async def main_async(args):
     return 0 if not failed else 1
 
 
+# ----------------------------------------------------------------------------- a class as it behaves (--flow)
+def _health_probe(url, interval, stop, conn):
+    """In a process of its own (the rig's asyncio loop must not delay it): GET ``url`` every
+    ``interval`` s (sooner after a slow answer); sends [(monotonic start, seconds, ok)] on ``stop``.
+    CLOCK_MONOTONIC is system-wide on Linux, so the times compare with the parent's."""
+    samples = []
+    while not stop.is_set():
+        t0 = time.monotonic()
+        try:
+            with urllib.request.urlopen(url, timeout=120) as r:
+                r.read()
+            ok = True
+        except OSError:
+            ok = False
+        dt = time.monotonic() - t0
+        samples.append((t0, dt, ok))
+        stop.wait(max(0.0, interval - dt))
+    conn.send(samples)
+    conn.close()
+
+
+class HealthProbe:
+    """The server's event-loop stalls, seen from outside: :func:`_health_probe` in a child process."""
+
+    def __init__(self, port, interval):
+        ctx = multiprocessing.get_context("spawn")
+        self._stop = ctx.Event()
+        self._recv, send = ctx.Pipe(duplex=False)
+        self._proc = ctx.Process(target=_health_probe, daemon=True,
+                                 args=(f"http://127.0.0.1:{port}/_stcore/health", interval, self._stop, send))
+
+    def start(self):
+        self._proc.start()
+        return self
+
+    def stop(self):
+        """The samples [(start, seconds, ok)]."""
+        self._stop.set()
+        samples = self._recv.recv() if self._recv.poll(30) else []
+        self._proc.join(10)
+        return samples
+
+
+FLOW_STEPS = (("open_data", "open Data (connect → drawn)"), ("load", "Generate / load (press → drawn)"),
+              ("open_run_page", "open Cluster (click → drawn)"), ("run", "Run (press → finished)"),
+              ("flow", "flow (connect → Run finished)"))
+
+
+async def flow_student(url, args, i, t_start, results, seed):
+    """Student ``i``: arrives at ``t_start`` (monotonic), then Data → load → Cluster → Run in one session."""
+    rec = results[i] = {**{k: None for k, _ in FLOW_STEPS}, "error": None, "start": None, "end": None}
+    await asyncio.sleep(max(0.0, t_start - time.monotonic()))
+    s = Session(url, args.data_page, args.load_button, args.timeout)
+    step = "connect"
+    try:
+        t0 = t = time.perf_counter()
+        rec["start"] = time.monotonic()
+        step = f"open {args.data_page}"
+        await s.open()
+        rec["open_data"] = time.perf_counter() - t
+        if args.think:
+            await asyncio.sleep(args.think)
+        step, t = f"press {args.load_button!r}", time.perf_counter()
+        await s.load_data(args.load_button, seed)
+        rec["load"] = time.perf_counter() - t
+        if args.think:
+            await asyncio.sleep(args.think)
+        step, t = f"open {args.page}", time.perf_counter()
+        await s.navigate(args.page)
+        rec["open_run_page"] = time.perf_counter() - t
+        if args.think:
+            await asyncio.sleep(args.think)
+        step = f"press {args.button!r}"
+        wid = s.action_id(args.button)
+        t = time.perf_counter()
+        await s.press(wid)
+        rec["run"] = time.perf_counter() - t
+        rec["flow"] = time.perf_counter() - t0 - (3 * args.think)
+        rec["end"] = time.monotonic()
+    except Exception as exc:  # noqa: BLE001 - reported per session
+        rec["error"] = f"{step}: {type(exc).__name__}: {exc}"
+    finally:
+        await s.close()
+
+
+def _stalls(samples, t0, t1):
+    """(longest response time, its start relative to t0, samples, answers ≥ 0.5 s, ≥ 2 s, failed) in [t0, t1]."""
+    win = [(t, dt, ok) for t, dt, ok in samples if t0 <= t <= t1]
+    if not win:
+        return float("nan"), float("nan"), 0, 0, 0, 0
+    t, dt, _ = max(win, key=lambda x: x[1])
+    return (dt, t - t0, len(win), sum(d >= 0.5 for _, d, _ in win), sum(d >= 2.0 for _, d, _ in win),
+            sum(not ok for *_, ok in win))
+
+
+async def flow_async(args):
+    log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_class_{os.getpid()}.log"
+    extra = ([] if args.ttl is None else ["--server.disconnectedSessionTTL", str(args.ttl)]) + server_options(args)
+    ttl = configured_ttl() if args.ttl is None else args.ttl
+    n = args.sessions
+    t = time.perf_counter()
+    proc, port = start_server(extra, log_path)
+    pid = proc.pid
+    url = f"ws://127.0.0.1:{port}/_stcore/stream"
+    print(f"server pid {pid} on port {port} up in {time.perf_counter() - t:.1f} s (log: {log_path})", flush=True)
+    probe = None
+    try:
+        rss_fresh = server_rss(pid)
+        if not args.cold:       # the lecturer tries the flow once before the class (the default dataset)
+            warm = [None]
+            await flow_student(url, args, 0, time.monotonic(), warm, None)
+            if warm[0]["error"]:
+                raise SessionFailed(warm[0]["error"])
+            print("warm-up flow: " + ", ".join(f"{k} {warm[0][k]:.2f} s" for k, _ in FLOW_STEPS), flush=True)
+            if not await settle(pid, args.settle):
+                print("warning: the server did not go quiet within 180 s after the warm-up")
+        rss_before = server_rss(pid)
+        load_before = os.getloadavg()
+        probe = HealthProbe(port, args.probe_interval).start()
+        sampler = Sampler(pid)
+        sampling = asyncio.create_task(sampler.run())
+        await asyncio.sleep(3.0)          # the probe's baseline on the quiet server
+        cpu0, rig0 = server_cpu(pid), time.process_time()
+        t_class = time.monotonic()
+        gap = args.arrive / n
+        results = [None] * n
+        seeds = [None if args.same_data else i + 1 for i in range(n)]
+        await asyncio.gather(*(flow_student(url, args, i, t_class + i * gap, results, seeds[i]) for i in range(n)))
+        t_closed = time.monotonic()
+        cpu1, rig_cpu = server_cpu(pid), time.process_time() - rig0
+        await asyncio.sleep(max(0.0, t_closed + args.after - time.monotonic()))
+        rss_after = server_rss(pid)
+        sampling.cancel()
+        samples = probe.stop()
+        probe = None
+        rss_peak = max(r for t_, r in sampler.samples if t_ >= t_class)
+    finally:
+        if probe is not None:
+            probe.stop()
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+    failed = [(i, r["error"]) for i, r in enumerate(results) if r["error"]]
+    try:
+        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=10).stdout.strip() or "?"
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        commit += " (+ uncommitted changes)" if dirty else ""
+    except (OSError, subprocess.SubprocessError):
+        commit = "?"
+    print(f"\n{time.strftime('%Y-%m-%d %H:%M')}, commit {commit}, streamlit {streamlit_version}")
+    print(f"--flow: N = {n} students arriving evenly over {args.arrive:g} s (one every {gap:.2f} s), each: "
+          f"{args.data_page} → {args.load_button!r} ({'default seed' if args.same_data else 'seed = student + 1'}) → "
+          f"{args.page} → {args.button!r}{f', {args.think:g} s between steps' if args.think else ''}; "
+          f"{'no warm-up' if args.cold else 'after a warm-up flow'}; "
+          f"{'server options ' + ' '.join(args.server_option) + '; ' if args.server_option else ''}load average before {load_before[0]:.2f} "
+          f"{load_before[1]:.2f} {load_before[2]:.2f} on {os.cpu_count()} CPUs; first arrival to last close "
+          f"{t_closed - t_class:.1f} s; server.disconnectedSessionTTL = {ttl} s")
+    print("| step | p50 | p95 | max |")
+    print("|---|---|---|---|")
+    for key, name in FLOW_STEPS:
+        xs = [r[key] for r in results if r[key] is not None]
+        print(f"| {name}, s | {pct(xs, .5):.2f} | {pct(xs, .95):.2f} | {max(xs, default=float('nan')):.2f} |")
+    runs = [r["run"] for r in results if r["run"] is not None]
+    flows = [r["flow"] for r in results if r["flow"] is not None]
+    base = _stalls(samples, t_class - 3.0, t_class)
+    during = _stalls(samples, t_class, t_closed)
+    after = _stalls(samples, t_closed, t_closed + args.after)
+    print("\n| server | value |\n|---|---|")
+    print(f"| longest event-loop stall during the class (/_stcore/health answer), s | {during[0]:.2f} "
+          f"(at {during[1]:.0f} s after the first arrival) |")
+    print(f"| health answers during the class: all / ≥ 0.5 s / ≥ 2 s / failed | {during[2]} / {during[3]} / "
+          f"{during[4]} / {during[5]} |")
+    print(f"| longest answer before the class (quiet server) / in the {args.after:.0f} s after, s | {base[0]:.3f} / "
+          f"{after[0]:.3f} |")
+    print(f"| server CPU per student, s | {(cpu1 - cpu0) / n:.2f} |")
+    print(f"| this rig's CPU per student (all sessions in one asyncio loop), s | {rig_cpu / n:.3f} |")
+    print(f"| RSS at start (no session), MB | {mb(rss_fresh):.0f} |")
+    print(f"| RSS before the class ({'no warm-up' if args.cold else 'after the warm-up'}), MB | {mb(rss_before):.0f} |")
+    print(f"| RSS at peak, MB | {mb(rss_peak):.0f} ({100 * (rss_peak / rss_before - 1):+.0f} %) |")
+    print(f"| RSS {args.after:.0f} s after the last socket closed, MB | {mb(rss_after):.0f} "
+          f"({100 * (rss_after / rss_before - 1):+.0f} % of before the class) |")
+    if args.trace:
+        print("\nhealth answers ≥ 0.5 s (s after first arrival: s): " + ", ".join(
+            f"{t_ - t_class:.0f}: {d:.1f}" for t_, d, _ in samples if d >= 0.5 and t_ >= t_class))
+        print("students (arrival s: flow s): " + ", ".join(
+            f"{r['start'] - t_class:.0f}: {r['flow']:.1f}" for r in results if r["flow"] is not None))
+
+    ok = n - len(failed)
+    run_p95, flow_p95, stall = pct(runs, .95), pct(flows, .95), during[0]
+    back = rss_after / rss_before - 1
+
+    def line(goal, value, met):
+        print(f"  {'met    ' if met else 'NOT met'}  {goal}: {value}")
+
+    print(f"\nissue 33 acceptance ({'class of 10' if n <= 10 else 'class of 30'} goals, N = {n}):")
+    line(f"{n}/{n} sessions succeed", f"{ok}/{n}", ok == n)
+    if n <= 10:
+        line("Run p95 ≤ 5 s", f"{run_p95:.2f} s", run_p95 <= 5)
+    else:
+        line("Run p95 ≤ 10 s", f"{run_p95:.2f} s", run_p95 <= 10)
+        line("flow p95 ≤ 30 s", f"{flow_p95:.2f} s", flow_p95 <= 30)
+        line("longest stall ≤ 2 s", f"{stall:.2f} s", stall <= 2)
+        if args.cold:       # the start is a server that has imported nothing yet: its growth is not the class's
+            print(f"  n/a      RSS {args.after:.0f} s after the sessions close within 10 % of its start: "
+                  f"{100 * back:+.1f} % of the fresh server (not judged with --cold: run without it)")
+        else:
+            line(f"RSS {args.after:.0f} s after the sessions close within 10 % of its start (before the class)",
+                 f"{100 * back:+.1f} %", abs(back) <= 0.10)
+    print(f"  (also: Run p50 {pct(runs, .5):.2f} s, flow p50 {pct(flows, .5):.2f} s, flow p95 {flow_p95:.2f} s, "
+          f"longest stall {stall:.2f} s)")
+    for i, err in failed:
+        print(f"  session {i}: {err}")
+    return 0 if not failed else 1
+
+
 def run(args) -> int:
     try:
-        return asyncio.run(main_async(args))
+        return asyncio.run(flow_async(args) if args.flow else main_async(args))
     except SessionFailed as exc:          # the warm-up session failed: nothing to measure
         print(f"warm-up failed: {exc}", file=sys.stderr)
         return 2
@@ -494,7 +801,26 @@ def main(argv=None):
     ap.add_argument("--probe", action="store_true",
                     help="once the class's sessions expired (TTL + 5 s after they closed), one more session "
                          "opens the page and closes (Streamlit reaps expired sessions on a disconnect); RSS 5 s later")
-    ap.add_argument("--trace", action="store_true", help="also print RSS every 5 s after the sessions closed")
+    ap.add_argument("--trace", action="store_true", help="also print RSS every 5 s after the sessions closed "
+                    "(--flow: every slow health answer and every student's arrival and flow time)")
+    ap.add_argument("--server-option", action="append", metavar="KEY=VALUE",
+                    help="a Streamlit config option for the server, e.g. runner.postScriptGC=false (repeatable; "
+                         "passed as --KEY VALUE to streamlit run, over .streamlit/config.toml)")
+    fl = ap.add_argument_group("a class as it behaves (--flow, issue 33)")
+    fl.add_argument("--flow", action="store_true",
+                    help="students arrive staggered, each: Data page → load → --page → --button (see above)")
+    fl.add_argument("--arrive", type=float, default=60.0,
+                    help="--flow: the students arrive evenly over this many seconds (default 60)")
+    fl.add_argument("--data-page", default="data", help="--flow: URL path of the Data page (default: data)")
+    fl.add_argument("--load-button", default="Generate / load",
+                    help="--flow: label of the Data page's load button (default: 'Generate / load')")
+    fl.add_argument("--same-data", action="store_true",
+                    help="--flow: every student loads the default dataset (default: student i sets seed i + 1)")
+    fl.add_argument("--think", type=float, default=0.0,
+                    help="--flow: seconds a student waits between steps (default 0; not counted in flow)")
+    fl.add_argument("--probe-interval", type=float, default=0.1,
+                    help="--flow: seconds between two /_stcore/health requests of the stall probe (default 0.1)")
+    fl.add_argument("--cold", action="store_true", help="--flow: no warm-up flow before the class")
     args = ap.parse_args(argv)
     if args.sessions < 1 or args.classes < 1:
         ap.error("--sessions and --classes must be at least 1")
