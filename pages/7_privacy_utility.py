@@ -14,7 +14,7 @@ from ui.seeds import master_seed, seed_controls
 from ui.share import check_link, follow_dataset, preset_picker, publish_url
 from ui.sweep import (DEFAULT_RANGE, KEY, LOG_EPS, MAX_POINTS, MAX_TRIALS, METRIC_HELP, METRICS_FOR, PAGE, PRESETS,
                       URL_FIELDS, WORKERS, LiveSweep, build_sweep, charge_rows, defaults_for, fmt, judged, metric_label,
-                      not_private_methods, plan_note, plans_of, q_limits, show_partial, show_privacy, show_result)
+                      apart_in_plan, plan_note, plans_of, q_limits, show_partial, show_privacy, show_result)
 from ui.sweep import PARTIAL_KEY as SWEEP_PARTIAL
 
 st.title("Privacy–utility curves")
@@ -102,7 +102,7 @@ def draw(res, after_run=False):
         else:
             show_result(res)
     with (privacy_slot.latest() if after_run else privacy_slot.previous()):
-        show_privacy(res, not_private_methods(plans_of(planned, ds, seed)) if planned is not None and res is None
+        show_privacy(res, apart_in_plan(planned, ds, seed) if planned is not None and res is None
                      else None)       # a result's box follows its own runs' verdicts; with none, the plan's
 
 

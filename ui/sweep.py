@@ -47,6 +47,7 @@ from dpcore.lab.methods import PRESETS as METHODS, get_method, preset, presets_f
 from dpcore.lab.sweeps import Sweep, plan_sweep, run_sweep, warning_summary
 from dpcore.lab.verdicts import RunContext, judge_row
 from dpcore.plots.experiments import METRIC_TITLES, log_ticks, privacy_utility_figure
+from dpcore.work import WorkCapError
 from ui.common import (DEFAULT_DATASET, DRAW_FACTOR, MIN_REDRAW_S, current_dataset, privacy_statement, redraw_due,
                        show_chart)
 from ui.eta import TimeLeft
@@ -208,12 +209,24 @@ def not_private_methods(verdicts):
     return {k: "; ".join(r) for k, r in out.items()}
 
 
+def apart_in_plan(sweep, ds, seed):
+    """:func:`not_private_methods` of the sweep's plan, or {} when the plan refuses the sweep (Run
+    and :func:`plan_note` say why)."""
+    try:
+        return not_private_methods(plans_of(sweep, ds, seed))
+    except ValueError:
+        return {}
+
+
 def plan_note(sweep, ds, seed):
     """The form's warning when methods of the sweep would run with an ε but not privately (their
-    planned verdicts say why), or None."""
+    planned verdicts say why), or when one of its runs is past the work caps of :mod:`dpcore.work`
+    (the library's refusal, beside Run before it is pressed), or None."""
     try:
         apart = not_private_methods(plans_of(sweep, ds, seed))
-    except ValueError:
+    except ValueError as exc:
+        if isinstance(exc, WorkCapError):
+            return f"**Run sweep will be refused:** {exc}."
         return None                      # Run says what is wrong
     if not apart:
         return None
@@ -604,12 +617,12 @@ RELEASED = {"subspace": "subspaces", "cocluster": "contingency tables and partit
             "documents": "centres or NMF basis"}
 
 
-def show_privacy(res, planned_apart=None):
+def show_privacy(res, not_private_in_plan=None):
     """The page's privacy box, about the methods of the shown result: what their private runs
     release, and the methods whose runs' verdicts were not private, with the reasons
-    (``res["apart"]``; with no result, the controls' planned ones, ``planned_apart``)."""
+    (``res["apart"]``; with no result, the controls' planned ones, ``not_private_in_plan``)."""
     families, names = _shown(res)
-    apart = (res.get("apart") if res else planned_apart) or {}
+    apart = (res.get("apart") if res else not_private_in_plan) or {}
     kinds = [f for f in RELEASED if f in families]
     released = [RELEASED[f] for f in kinds] or ["subspaces, tables or centres"]
     caveats = seed_caveat(res.get("seed") if res else None) + [

@@ -71,6 +71,7 @@ from sklearn.base import BaseEstimator
 
 from ..validation import (check_array, check_delta, check_epsilon, check_fitted_input, check_int, check_random_state,
                           input_float_dtype, record_features)
+from ..work import Work, matmul_cost, param_int, unit_cost
 from ..preprocessing import normalize_rows
 from ..privacy import GaussianBudget, PrivacyLedger, PrivateEstimatorMixin
 
@@ -223,6 +224,10 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
     basis update; documents clustered by their largest coefficient. See the module docstring
     for the mechanism, the sensitivity argument and the decisions.
 
+    Work is bounded before the fit starts: its estimate from the parameters and the shape of X
+    (n_iter × (h_steps·n·k² + w_steps·m·k²); :meth:`planned_work`) is refused past the caps of
+    :mod:`dpcore.work` with a ValueError, before any value of X is read.
+
     Parameters
     ----------
     n_clusters : int, default=3
@@ -323,6 +328,24 @@ class DPNMF(PrivateEstimatorMixin, BaseEstimator):
                 raise ValueError(f"w_step_size must be None or a finite number > 0; got {step!r}")
             step = float(step)
         return k, eps, dlt, n_iter, h_steps, w_steps, step
+
+    def _planned_work(self, n, d, nnz, sparse):
+        """The fit's work and memory from the shape alone (:mod:`dpcore.work`): n_iter × (h_steps H-steps,
+        two releases, w_steps W-steps)."""
+        w = Work(n, d, nnz, sparse)
+        k = min(param_int(self, "n_clusters", 3), n, d)
+        n_iter, h, ws = param_int(self, "n_iter", 4), param_int(self, "h_steps", 50), param_int(self, "w_steps", 50)
+        if self.init == "nndsvd":
+            w.add("DPNMF: the NNDSVD start (randomised SVD, rank k)",
+                  unit_cost("sparse", 20 * nnz * k) + 20 * matmul_cost(n + d, k, k))
+        per = unit_cost("sparse", 2 * nnz * k) + h * (matmul_cost(n, k, k) + unit_cost("elem", 6 * n * k)) \
+            + matmul_cost(n, k, k) + unit_cost("draw", k * k + d * k) + unit_cost("call", 2) \
+            + ws * (matmul_cost(d, k, k) + unit_cost("elem", 6 * d * k)) + unit_cost("loop", 20 * (h + ws))
+        w.add("DPNMF: n_iter × (h_steps H-steps n·k² + 2 releases (k² + m·k draws) + w_steps W-steps m·k²)",
+              n_iter * per, "n_iter", "h_steps", "w_steps", "n_clusters")
+        w.hold("DPNMF: H and its products n·k, W and its products m·k", 5 * (n + d) * k * 8 + 2 * nnz * 12,
+               "n_clusters")
+        return w.plan(type(self).__name__)
 
     def fit(self, X, y=None, *, callback=None):
         """Factorise the non-negative matrix X (rows = documents) privately.

@@ -44,6 +44,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from ..validation import check_epsilon, check_int, check_random_state, check_real, record_features
+from ..work import Work, matmul_cost, param_int, unit_cost
 from ..privacy import (PrivacyEvent, PrivacyLedger, PrivateEstimatorMixin, discrete_laplace_mechanism,
                        discrete_laplace_scale, exponential_mechanism)
 from .taucc import (TauCoclusterMixin, aggregate_columns, aggregate_rows, association_weights, check_count_matrix,
@@ -296,6 +297,10 @@ class DPTauCC(TauCoclusterMixin, PrivateEstimatorMixin, BaseEstimator):
     """DP-τCC (Alg. 1): ε-DP co-clustering of a non-negative count matrix of whole counts
     (non-integer input is refused unless ``round_counts=True``).
 
+    Work is bounded before the fit starts: its estimate from the parameters and the shape of X
+    (n_iter × (nnz + (n + m)·K·L and n + m exact choices); :meth:`planned_work`) is refused past the
+    caps of :mod:`dpcore.work` with a ValueError, before any value of X is read.
+
     Parameters
     ----------
     n_row_clusters : int, default=3
@@ -433,6 +438,23 @@ class DPTauCC(TauCoclusterMixin, PrivateEstimatorMixin, BaseEstimator):
                            high_inclusive=False)
         flip = check_real(self.flip_fraction, "flip_fraction", 0.0, 0.5)
         return eps, I, K0, L0, share, flip
+
+    def _planned_work(self, n, d, nnz, sparse):
+        """The fit's work and memory from the shape alone (:mod:`dpcore.work`): n_iter iterations of
+        aggregates, (n + m) exact choices and 4 noisy tables."""
+        w = Work(n, d, nnz, sparse)
+        K, L = min(param_int(self, "n_row_clusters", 3, 2), n), min(param_int(self, "n_col_clusters", 3, 2), d)
+        passes = (matmul_cost(n, L, K) + unit_cost("elem", 3 * n * K)
+                  + matmul_cost(d, K, L) + unit_cost("elem", 3 * d * L))
+        per = unit_cost("sparse", 8 * nnz) + passes + unit_cost("choice", n * K + d * L) \
+            + unit_cost("draw", 4 * K * L) + unit_cost("call", 6) + unit_cost("loop", 40)
+        w.add("DP-τCC: n_iter × (aggregates of the nnz counts, (n + m)·K·L utilities, n + m exact choices, "
+              "4 tables)",
+              param_int(self, "n_iter", 4) * per + unit_cost("sparse", nnz * L), "n_iter", "n_row_clusters",
+              "n_col_clusters")
+        w.hold("DP-τCC: the matrix and its transpose, aggregates n·L and m·K",
+               3 * nnz * 12 + (n * L + d * K) * 4 * 8)
+        return w.plan(type(self).__name__)
 
     def fit(self, X, y=None, *, callback=None):
         """Run Alg. 1 on the count matrix ``X``.

@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from ..validation import check_array, check_fitted_input, check_int, check_random_state, check_real, record_features
+from ..work import BoundedWorkMixin, Work, matmul_cost, param_int, unit_cost
 from ..data import MAX_DENSE_CELLS
 
 __all__ = ["check_count_matrix", "indicator_matrix", "compact_labels",
@@ -441,8 +442,12 @@ class TauCoclusterMixin:
         return float(sum(tau_scores(T)))
 
 
-class FastTauCC(TauCoclusterMixin, BaseEstimator):
+class FastTauCC(TauCoclusterMixin, BoundedWorkMixin, BaseEstimator):
     """Fast-τCC (non-private): alternating prototype-based maximisation of τ̂_{R|C} and τ̂_{C|R}.
+
+    Work is bounded before the fit starts: its estimate from the parameters and the shape of X
+    (n_init × max_iter × max_iter_per_mode passes of (n + m)·K·L; :meth:`planned_work`) is refused
+    past the caps of :mod:`dpcore.work` with a ValueError, before any value of X is read.
 
     Parameters
     ----------
@@ -536,6 +541,23 @@ class FastTauCC(TauCoclusterMixin, BaseEstimator):
         self.max_iter_per_mode = max_iter_per_mode
         self.flip_fraction = flip_fraction
         self.random_state = random_state
+
+    def _planned_work(self, n, d, nnz, sparse):
+        """The fit's work and memory from the shape alone (:mod:`dpcore.work`): n_init × max_iter rounds
+        of max_iter_per_mode passes over the rows and the columns."""
+        w = Work(n, d, nnz, sparse)
+        K, L = min(param_int(self, "n_row_clusters", 3), n), min(param_int(self, "n_col_clusters", 3), d)
+        n_init, max_iter = param_int(self, "n_init", 1), param_int(self, "max_iter", 50)
+        per_mode = param_int(self, "max_iter_per_mode", 100)
+        passes = (matmul_cost(n, L, K) + unit_cost("elem", 3 * n * K)
+                  + matmul_cost(d, K, L) + unit_cost("elem", 3 * d * L))
+        w.add("Fast-τCC: n_init × max_iter × (aggregates of the nnz counts + max_iter_per_mode passes of "
+              "(n + m)·K·L)",
+              n_init * max_iter * (unit_cost("sparse", 6 * nnz) + per_mode * passes),
+              "max_iter", "n_init", "max_iter_per_mode")
+        w.hold("Fast-τCC: the matrix and its transpose, aggregates n·L and m·K",
+               2 * nnz * 12 + (n * L + d * K) * 3 * 8)
+        return w.plan(type(self).__name__)
 
     def fit(self, X, y=None):
         """Co-cluster the count matrix X (scipy.sparse or dense, n × m, non-negative).

@@ -54,6 +54,7 @@ from sklearn.cluster import KMeans as _SkKMeans
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..validation import check_array, check_epsilon, check_int, check_random_state, input_float_dtype, record_features
+from ..work import BoundedWorkMixin, Work, add_sklearn_kmeans, clusters_of, param_int, unit_cost
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
 from ..data import MAX_DENSE_CELLS
 from ..preprocessing import ROW_MAPS, map_rows_to_ball, map_rows_to_ball_counted, normalize_rows
@@ -149,6 +150,10 @@ class DPLloydKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, Ba
     the data, so the released centres reveal it without noise; the pages say so next to the
     peer. We run it as published (it is a peer, not one of our methods).
 
+    Work is bounded before the fit starts: its estimate from the parameters and the shape of X
+    (n_iter × n·k·d on a dense copy; :meth:`planned_work`) is refused past the caps of
+    :mod:`dpcore.work` with a ValueError, before any value of X is read.
+
     Parameters
     ----------
     n_clusters : int
@@ -217,6 +222,18 @@ class DPLloydKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, Ba
         self.n_hint = n_hint
         self.max_dense_cells = max_dense_cells
         self.random_state = random_state
+
+    def _planned_work(self, n, d, nnz, sparse):
+        """The fit's work and memory from the shape alone (:mod:`dpcore.work`): n_iter of diffprivlib's
+        iterations on a dense copy."""
+        w = Work(n, d, nnz, sparse)
+        k = clusters_of(self, n)
+        T = dplloyd_public_iterations(check_epsilon(self.epsilon), d, k, self.n_iter, self.n_hint)
+        w.add("DP-Lloyd (diffprivlib): n_iter × (distances n·k·d + k·d noisy coordinates)",
+              T * (unit_cost("elem", 2.0 * n * k * d + 4 * n * k + n * d) + unit_cost("draw", 0.1 * k * d)
+                   + unit_cost("loop", 10 * k)), "n_iter", "n_clusters")
+        w.hold("DP-Lloyd (diffprivlib): dense copies of the data (n·d, 4 of them)", 4 * float(n) * d * 8)
+        return w.plan(type(self).__name__)
 
     def fit(self, X, y=None):
         """Run diffprivlib's DPLloyd on the rows of X mapped into B(0, Λ).
@@ -299,9 +316,13 @@ class DPLloydKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, Ba
         return map_rows_to_ball(X, self.radius_, self.row_map)
 
 
-class KMeansPlusPlus(CentresPredictMixin, ClusterMixin, BaseEstimator):
+class KMeansPlusPlus(CentresPredictMixin, BoundedWorkMixin, ClusterMixin, BaseEstimator):
     """Non-private k-means with k-means++ seeding (scikit-learn), the reference for the DP
     k-means peers. Sparse input works as is.
+
+    Work is bounded before the fit starts: its estimate from the parameters and the shape of X
+    (n_init × 300 Lloyd iterations of n·k·d; :meth:`planned_work`) is refused past the caps of
+    :mod:`dpcore.work` with a ValueError, before any value of X is read.
 
     Parameters
     ----------
@@ -336,6 +357,13 @@ class KMeansPlusPlus(CentresPredictMixin, ClusterMixin, BaseEstimator):
         self.n_init = n_init
         self.normalize_rows = normalize_rows
         self.random_state = random_state
+
+    def _planned_work(self, n, d, nnz, sparse):
+        """The fit's work and memory from the shape alone (:mod:`dpcore.work`): n_init k-means runs."""
+        w = Work(n, d, nnz, sparse)
+        add_sklearn_kmeans(w, n, d, nnz, clusters_of(self, n), param_int(self, "n_init", 10), "k-means++",
+                           ("n_init", "n_clusters"))
+        return w.plan(type(self).__name__)
 
     def fit(self, X, y=None):
         """Run scikit-learn's k-means (k-means++ seeding) on the rows of X.

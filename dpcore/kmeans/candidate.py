@@ -51,12 +51,14 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..validation import (check_delta, check_epsilon, check_int, check_random_state, check_real, input_float_dtype,
                           record_features)
+from ..work import Work, clusters_of, matmul_cost, param_int, unit_cost
 from ..privacy import GaussianBudget, PrivacyEvent, PrivacyLedger, PrivateEstimatorMixin
 from ..preprocessing import clip_rows, row_sq_norms, truncate_rows_to_sparsity
 from .common import (CentresPredictMixin, RADIUS_LEAK_REASON, check_points, nearest_centres, resolve_radius,
                      warn_if_data_scaled)
 from .localswap import default_swap_iterations, localswap, seed_from_candidates
-from .partition import candidate_set, default_projection_dim, jl_matrix, jl_project, max_projection_dim
+from .partition import (MAX_ACTIVE_CUBES, candidate_set, default_gamma, default_projection_dim, jl_matrix, jl_project,
+                        max_projection_dim)
 from .recovery import (private_lloyd, private_medians, noisy_means, sparse_noisy_means,
                        MEANS_SENSITIVITY_FACTOR, MEDIAN_STEP_SENSITIVITY_FACTOR)
 
@@ -155,6 +157,11 @@ def stage_explanations(objective="kmeans", recovery="dense"):
 class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """(ε, δ)-DP k-means by a private candidate set, local swaps and noisy means
     (Balcan et al. 2017, Alg. 4; see the module docstring for the stages and the budget).
+
+    Work is bounded before the fit starts: its estimate from the parameters and the shape of X
+    (n_swaps × n × the candidates (bounded from n_repeats, max_depth and γ), and the recovery's
+    refine_iter + 1 releases; :meth:`planned_work`) is refused past the caps of :mod:`dpcore.work`
+    with a ValueError, before any value of X is read.
 
     Parameters
     ----------
@@ -323,6 +330,64 @@ class CandidateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, 
         return X
 
     # ------------------------------------------------------------------ fit
+    def _candidate_count(self, n, k, eps):
+        """(p, n_repeats, max_depth, m): an upper estimate m of the candidate set's size from public
+        inputs. n_repeats partitions of (max_depth + 1) depths of active cubes; at a depth at most
+        min(n, MAX_ACTIVE_CUBES) cubes are active, and of those holding fewer than γ/2 points each is kept
+        with probability at most ½·e^(−ε′γ/2), so about 2n/γ + n·½e^(−ε′γ/2) + 1 are."""
+        p = default_projection_dim(n) if self.projection_dim is None else \
+            check_int(self.projection_dim, "projection_dim", 1)
+        reps = param_int(self, "n_repeats", 1)
+        depth = default_candidate_depth(n) if self.max_depth is None else check_int(self.max_depth, "max_depth", 1)
+        eps_p = resolve_budget_split(self.budget_split, eps)["candidate"] / reps / (2.0 * depth)
+        gamma = default_gamma(n, p, eps_p, k) if self.gamma is None else check_real(self.gamma, "gamma", 0.0)
+        kept = 2.0 * n / max(gamma, 1.0) + n * 0.5 * math.exp(-min(eps_p * gamma / 2.0, 700.0)) + 1.0
+        return p, reps, depth, reps * (1.0 + depth * min(float(n), float(MAX_ACTIVE_CUBES), kept))
+
+    def _planned_work(self, n, d, nnz, sparse):
+        """The fit's work and memory from the shape alone (:mod:`dpcore.work`): the partitions, n_swaps
+        local swaps over an upper estimate of the candidates, the recovery and its refinements."""
+        w = Work(n, d, nnz, sparse)
+        k = clusters_of(self, n)
+        p, reps, depth, m = self._candidate_count(n, k, check_epsilon(self.epsilon))
+        T = default_swap_iterations(k) if self.n_swaps is None else check_int(self.n_swaps, "n_swaps", 1)
+        refine = param_int(self, "refine_iter", 0, 0)
+        per_x = unit_cost("sparse", nnz) if sparse else unit_cost("elem", nnz)
+        w.add("projection to R^p (nnz·p) and clipping",
+              (unit_cost("sparse", nnz * p) if sparse else matmul_cost(n, d, p)) + 2 * per_x)
+        w.add("candidate set: n_repeats × max_depth × (the cubes of n points, sorted)",
+              reps * depth * (unit_cost("sort", n * p * math.log2(max(n, 2))) + unit_cost("draw", n)
+                              + unit_cost("loop", 20)), "n_repeats", "max_depth")
+        w.add(f"local swaps: n_swaps × n·m·p over the m ≈ {m:,.0f} candidates (+ an exact choice among k·m "
+              "swaps)",
+              T * (n * m * (0.5 * p + 16.0) + unit_cost("choice", k * m) + unit_cost("call", 1))
+              + unit_cost("elem", k * m * p) + unit_cost("loop", k), "n_swaps", "n_repeats", "max_depth")
+        w.hold("local swaps: a chunk of 2·10⁶ distances and the k·m swap losses",
+               6 * 2e6 * 8 + 4 * k * m * 8 + 2 * m * p * 8, "n_repeats", "max_depth")
+        near = (unit_cost("sparse", nnz * k) if sparse else matmul_cost(n, d, k)) + unit_cost("elem", 4 * n * k)
+        if self.objective == "kmedian":
+            steps = MEDIAN_GRADIENT_STEPS + 1
+            w.add("private 1-medians: (refine_iter + 1) × 6 noisy gradient steps on the dense n×d points",
+                  (refine + 1) * (near + steps * (unit_cost("elem", 8 * n * d) + unit_cost("draw", k * d + k)
+                                                  + unit_cost("call", 1))), "refine_iter")
+            w.hold("private 1-medians: dense copies of the points (n·d, 3 of them)", 3 * float(n) * d * 8)
+        elif self.recovery == "sparse":
+            s = 1 if self.sparsity is None else check_int(self.sparsity, "sparsity", 1)
+            mm = min(d, math.ceil(2 * s / check_real(self.eta, "eta", 0.0, 1.0, low_inclusive=False)))
+            w.add(f"Alg. 5: (refine_iter + 1) × k × min(d, ⌈2s/η⌉) = {mm:,} exact choices among the d "
+                  "coordinates",
+                  (refine + 1) * (near + k * mm * (unit_cost("call", 1) + unit_cost("choice", d)
+                                                   + unit_cost("elem", d))),
+                  "refine_iter", "sparsity", "n_clusters")
+            w.hold("Alg. 5: k·d sums and centres", 4 * k * d * 8)
+        else:
+            w.add("noisy means: (refine_iter + 1) × (nearest centres n·k·d + k·d exact Gaussian draws)",
+                  (refine + 1) * (near + unit_cost("sparse", nnz) + unit_cost("draw", k * d + k)
+                                  + unit_cost("call", 1)), "refine_iter", "n_clusters")
+            w.hold("noisy means: k·d sums and centres, n·k distances", 4 * k * d * 8 + 3 * n * k * 8)
+        w.add("labels: nearest released centre (n·k·d)", near)
+        return w.plan(type(self).__name__)
+
     def fit(self, X, y=None):
         """Run the pipeline on the rows of X.
 

@@ -31,7 +31,7 @@ from ..preprocessing import clip_rows, row_sq_norms
 
 __all__ = ["CentresPredictMixin", "DataDerivedRadiusWarning", "PrivacyLeakWarning", "resolve_radius", "check_points",
            "nearest_centres", "cluster_sums", "data_radius", "RADIUS_LEAK_REASON", "SCALING_TOL", "data_scaling",
-           "warn_if_data_scaled"]
+           "warn_if_data_scaled", "check_radius", "MIN_RADIUS", "MAX_RADIUS"]
 
 RADIUS_LEAK_REASON = ("radius Λ was computed from the data (max row norm): this leaks information "
                       "about the largest point, so no output of this run is differentially private")
@@ -205,7 +205,36 @@ def resolve_radius(radius, X):
                       "additional privacy leakage; pass a public radius to get a private result",
                       DataDerivedRadiusWarning, stacklevel=4)
         return lam, True
-    return check_real(radius, "radius", 0.0, None, low_inclusive=False), False
+    return check_radius(radius), False
+
+
+#: the range of a public radius Λ: squared distances and sensitivities (4Λ², 2Λ·√n…) overflow or vanish in
+#: floating point beyond it (Λ = 1e300 made the row maps loop for ever: their norms were inf)
+MIN_RADIUS, MAX_RADIUS = 1e-100, 1e100
+
+
+def check_radius(radius):
+    """A public radius Λ in [:data:`MIN_RADIUS`, :data:`MAX_RADIUS`] (a number, not ``"data"``).
+
+    Parameters
+    ----------
+    radius : float
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Naming ``radius`` and the range.
+    """
+    lam = check_real(radius, "radius", 0.0, None, low_inclusive=False)
+    if not MIN_RADIUS <= lam <= MAX_RADIUS:
+        raise ValueError(f"radius must be between {MIN_RADIUS:g} and {MAX_RADIUS:g} (squared distances to the ball "
+                         f"overflow or vanish in floating point beyond); got {lam:g}. Rescale the data and the "
+                         "radius together (divide both by a power of ten): the clustering does not change")
+    return lam
 
 
 def cluster_sums(X, labels, k):

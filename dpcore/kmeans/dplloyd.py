@@ -73,6 +73,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..validation import check_array, check_epsilon, check_int, check_random_state, input_float_dtype, record_features
+from ..work import Work, clusters_of, matmul_cost, unit_cost
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin, bounded_domain_laplace, discrete_laplace_mechanism
 from ..preprocessing import ROW_MAPS, map_rows_to_ball, map_rows_to_ball_counted, row_sq_norms
 from .common import CentresPredictMixin, RADIUS_LEAK_REASON, nearest_centres, resolve_radius, warn_if_data_scaled
@@ -218,6 +219,10 @@ class SparseDPLloydKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMix
     :class:`~dpcore.kmeans.baselines.DPLloydKMeans` (diffprivlib) refuses the matrix.
     See the module docstring for the mechanism and its two differences from diffprivlib.
 
+    Work is bounded before the fit starts: its estimate from the parameters and the shape of X
+    (n_iter × (nnz·k + k·d exact draws); :meth:`planned_work`) is refused past the caps of
+    :mod:`dpcore.work` with a ValueError, before any value of X is read.
+
     Parameters
     ----------
     n_clusters : int, default=8
@@ -297,6 +302,21 @@ class SparseDPLloydKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMix
         self.n_hint = n_hint
         self.empty_clusters = empty_clusters
         self.random_state = random_state
+
+    def _planned_work(self, n, d, nnz, sparse):
+        """The fit's work and memory from the shape alone (:mod:`dpcore.work`): n_iter iterations of
+        nearest centres and k·d exact bounded Laplace draws."""
+        w = Work(n, d, nnz, sparse)
+        k = clusters_of(self, n)
+        T = dplloyd_public_iterations(check_epsilon(self.epsilon), d, k, self.n_iter, self.n_hint)
+        near = (unit_cost("sparse", nnz * k) if sparse else matmul_cost(n, d, k)) + unit_cost("elem", 4 * n * k)
+        w.add("DP-Lloyd: n_iter × (nearest centres n·k·d + cluster sums + k·d exact bounded Laplace draws)",
+              T * (near + unit_cost("sparse", nnz) + unit_cost("draw", k * d) + unit_cost("call", 2 * k + 1)
+                   + unit_cost("loop", 30 * k)) + near, "n_iter", "n_clusters")
+        w.add("DP-Lloyd: data-independent start (k centres, up to 100 tries each)",
+              unit_cost("elem", 100 * k * d) + unit_cost("loop", 100 * k), "n_clusters")
+        w.hold("DP-Lloyd: k·d sums and centres, n·k distances", 4 * k * d * 8 + 3 * n * k * 8, "n_clusters")
+        return w.plan(type(self).__name__)
 
     def fit(self, X, y=None):
         """Run DP-Lloyd on the rows of X mapped into B(0, Λ).

@@ -60,6 +60,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..validation import (check_delta, check_epsilon, check_int, check_random_state, check_real, input_float_dtype,
                           record_features)
+from ..work import Work, add_sklearn_kmeans, clusters_of, matmul_cost, param_int, unit_cost
 from ..privacy import (PrivacyEvent, PrivacyLedger, PrivateEstimatorMixin, analytic_gaussian_delta,
                        discrete_laplace_mechanism, discrete_laplace_scale)
 from ..privacy.exact import gaussian_release
@@ -95,6 +96,15 @@ def _dp_accounting():
         raise ImportError("LSHCoresetKMeans calibrates its noise with Google's dp-accounting, a dependency of "
                           "dpcore: pip install 'dp-accounting>=0.4'") from exc
     return dp_event, mechanism_calibration, accountant, common, pld_privacy_accountant
+
+
+def _no_bracket_error():
+    """dp-accounting's error when its calibration finds no noise (ε far too small for the run)."""
+    try:
+        from dp_accounting.mechanism_calibration import NoBracketIntervalFoundError
+    except ImportError:         # pragma: no cover - an older dp-accounting
+        return RuntimeError
+    return NoBracketIntervalFoundError
 
 
 def _count_releases(max_depth, relation):
@@ -247,7 +257,14 @@ def calibrate_lsh_noise(epsilon, delta, max_depth=DEFAULT_MAX_DEPTH, count_noise
     multiplier = check_real(count_noise_multiplier, "count_noise_multiplier", 0.0, None, low_inclusive=False)
     if relation not in SUM_SENSITIVITY_FACTOR:
         raise ValueError(f"relation must be one of {', '.join(SUM_SENSITIVITY_FACTOR)}; got {relation!r}")
-    return _calibrate(float(epsilon), float(delta), int(max_depth), float(multiplier), relation)
+    try:
+        return _calibrate(float(epsilon), float(delta), int(max_depth), float(multiplier), relation)
+    except (ArithmeticError, RuntimeError, ValueError, _no_bracket_error()) as exc:   # no α found: say which input
+        big = epsilon > 1.0
+        raise ValueError(f"epsilon = {epsilon:g} is {'too large' if big else 'too small'} for the LSH coreset's noise "
+                         f"calibration (δ = {delta:g}, max_depth = {max_depth}): no noise multiplier makes the run "
+                         f"(ε, δ)-DP within floating point ({type(exc).__name__}); use a "
+                         f"{'smaller ε (at most about 1e15)' if big else 'larger ε (at least about 0.01)'}") from None
 
 
 def default_tree_thresholds(private_count, n_clusters, d, sigma, radius):
@@ -409,6 +426,10 @@ class LSHCoresetKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin,
     far more tightly by privacy-loss distributions than by adding their (ε, δ): at ε = 1 the counts
     then cost the sums only ≈ 5 % more noise than a Gaussian given the whole budget.
 
+    Work is bounded before the fit starts: its estimate from the parameters and the shape of X
+    (max_depth levels of the tree and n_init k-means runs on its leaves; :meth:`planned_work`) is
+    refused past the caps of :mod:`dpcore.work` with a ValueError, before any value of X is read.
+
     Parameters
     ----------
     n_clusters : int, default=8
@@ -478,6 +499,44 @@ class LSHCoresetKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin,
         self.count_noise_multiplier = count_noise_multiplier
         self.n_init = n_init
         self.random_state = random_state
+
+    def _planned_work(self, n, d, nnz, sparse):
+        """The fit's work and memory from the shape alone (:mod:`dpcore.work`): the tree's levels, the
+        leaves' noisy sums and k-means on the coreset; the leaves bounded by the thresholds the fit would
+        use (:func:`default_tree_thresholds` with the noisy count ñ read as n)."""
+        w = Work(n, d, nnz, sparse)
+        k = clusters_of(self, n)
+        L = param_int(self, "max_depth", DEFAULT_MAX_DEPTH)
+        n_init = param_int(self, "n_init", 10)
+        node = self.min_points_in_node
+        if node is None:
+            cal = calibrate_lsh_noise(self.epsilon, self.delta, L, self.count_noise_multiplier, self.claimed_relation)
+            low_noise = LOW_NOISE_FACTOR * math.sqrt(d) * cal.noise_multiplier * SUM_SENSITIVITY_FACTOR[cal.relation]
+            node = max(1, min(int(low_noise), n // (2 * k)))
+        else:
+            node = check_int(node, "min_points_in_node", 1)
+        branch = BRANCH_FACTOR * node if self.min_points_to_branch is None else \
+            max(check_int(self.min_points_to_branch, "min_points_to_branch", 1), node)
+        w.add("LSH coreset: noise calibration (privacy-loss distributions of 2·max_depth counts)", 2e8 + 2e7 * L,
+              "max_depth")
+        w.add("LSH coreset: SimHash bits (nnz·max_depth)",
+              unit_cost("sparse", nnz * L) if sparse else matmul_cost(n, d, L))
+        # a level holds at most 2^level nodes, and the two children of each node that branches: a node
+        # branches when its noisy count reaches min_points_to_branch, so about n/min_points_to_branch do
+        nodes = sum(min(2.0 ** (lvl + 1), 2.0 * n / branch + 8.0) for lvl in range(L + 1))
+        leaves = min(nodes, 2.0 * n / node + 2.0 * (L + 1), 4.0 * n)
+        w.add("LSH tree: max_depth levels of n points and their nodes' exact noisy counts",
+              (L + 1) * (unit_cost("elem", 12 * n) + unit_cost("call", 1) + unit_cost("loop", 30))
+              + unit_cost("draw", nodes), "max_depth")
+        w.add("coreset: noisy sums of the leaves (leaves·d exact draws)", unit_cost("sparse", nnz)
+              + unit_cost("draw", leaves * d) + unit_cost("elem", 3 * leaves * d), "min_points_in_node")
+        m = max(int(leaves), 1)
+        sub = Work(m, d, m * d)
+        add_sklearn_kmeans(sub, m, d, m * d, min(k, m), n_init, f"k-means on the coreset (≈ {m:,} leaves)")
+        w.extend(sub.plan("KMeans"), "", 1, "n_init", "min_points_in_node", inner=None)
+        w.hold("LSH coreset: the leaves' sums (leaves·d) and the n×max_depth hash bits",
+               3 * leaves * d * 8 + n * L + 4 * n * 8, "min_points_in_node", "max_depth")
+        return w.plan(type(self).__name__)
 
     def fit(self, X, y=None):
         """Build the private coreset of the rows of X (clipped to B(0, Λ)) and cluster it.

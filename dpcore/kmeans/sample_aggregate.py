@@ -31,6 +31,8 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..defaults import default_kmeans_n_subsets
 from ..validation import check_delta, check_epsilon, check_int, check_random_state, input_float_dtype, record_features
+from ..work import Work, add_aggregate, add_sklearn_kmeans, clusters_of, expected_draws
+from ..privacy.sample_aggregate import subset_redraw_probability
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
 from ..privacy.sample_aggregate import sample_aggregate
 from ..preprocessing import clip_rows
@@ -41,6 +43,10 @@ __all__ = ["SampleAggregateKMeans"]
 
 class SampleAggregateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """(ε, δ)-DP k-means by sample and aggregate (Nissim et al. 2007).
+
+    Work is bounded before the fit starts: its estimate from the parameters and the shape of X
+    (k-means on each of the m subsets and m² matching distances; :meth:`planned_work`) is refused
+    past the caps of :mod:`dpcore.work` with a ValueError, before any value of X is read.
 
     Parameters
     ----------
@@ -90,6 +96,23 @@ class SampleAggregateKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterM
         self.delta = delta
         self.n_subsets = n_subsets
         self.random_state = random_state
+
+    def _planned_work(self, n, d, nnz, sparse):
+        """The fit's work and memory from the shape alone (:mod:`dpcore.work`): k-means on each of the m
+        subsets of a dense copy, the subset draws and the m² matching distances."""
+        w = Work(n, d, nnz, sparse)
+        k = clusters_of(self, n)
+        if n < 4 * k:
+            return None                                   # the fit refuses it in its own words
+        m = default_kmeans_n_subsets(n, k) if self.n_subsets is None else \
+            min(check_int(self.n_subsets, "n_subsets", 2), max(n // k, 2))
+        size = n // m
+        sub = Work(size, d, size * d)
+        add_sklearn_kmeans(sub, size, d, size * d, k, 1, "k-means")
+        w.extend(sub.plan("KMeans"), "on each of the m subsets: ", m, "n_subsets", inner=None)
+        w.hold("sample and aggregate: a dense copy of the data (n·d)", float(n) * d * 8)
+        add_aggregate(w, n, m, k * d, k, expected_draws(subset_redraw_probability(n, m, size), 1000))
+        return w.plan(type(self).__name__)
 
     def fit(self, X, y=None):
         """Release k centres of the rows of X (clipped to B(0, Λ)) by sample and aggregate.

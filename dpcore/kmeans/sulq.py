@@ -30,6 +30,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..validation import check_delta, check_epsilon, check_int, check_random_state, input_float_dtype, record_features
+from ..work import Work, clusters_of, matmul_cost, param_int, unit_cost
 from ..privacy import GaussianBudget, PrivacyLedger, PrivateEstimatorMixin
 from ..preprocessing import clip_rows, row_sq_norms
 from .common import CentresPredictMixin, RADIUS_LEAK_REASON, check_points, resolve_radius, warn_if_data_scaled
@@ -81,6 +82,10 @@ def start_box(bounds, radius, d):
 
 class SuLQKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseEstimator):
     """(ε, δ)-DP SuLQ k-means.
+
+    Work is bounded before the fit starts: its estimate from the parameters and the shape of X
+    (n_iter × (nnz·k + k·d exact draws); :meth:`planned_work`) is refused past the caps of
+    :mod:`dpcore.work` with a ValueError, before any value of X is read.
 
     Parameters
     ----------
@@ -140,6 +145,20 @@ class SuLQKMeans(CentresPredictMixin, PrivateEstimatorMixin, ClusterMixin, BaseE
         self.n_iter = n_iter
         self.bounds = bounds
         self.random_state = random_state
+
+    def _planned_work(self, n, d, nnz, sparse):
+        """The fit's work and memory from the shape alone (:mod:`dpcore.work`): n_iter private Lloyd
+        iterations."""
+        w = Work(n, d, nnz, sparse)
+        k = clusters_of(self, n)
+        T = param_int(self, "n_iter", 20)
+        near = (unit_cost("sparse", nnz * k) if sparse else matmul_cost(n, d, k)) + unit_cost("elem", 4 * n * k)
+        w.add("SuLQ k-means: n_iter × (nearest centres n·k·d + noisy sums k·d)",
+              T * (near + unit_cost("sparse", nnz) + unit_cost("draw", k * d + k) + unit_cost("call", 1)
+                   + unit_cost("loop", 10)), "n_iter", "n_clusters")
+        w.hold("SuLQ k-means: the centres of every iteration (n_iter·k·d) and n·k distances",
+               T * k * d * 8 + 3 * n * k * 8, "n_iter", "n_clusters")
+        return w.plan(type(self).__name__)
 
     def fit(self, X, y=None):
         """Run ``n_iter`` private Lloyd iterations on the rows of X (clipped to B(0, Λ)).

@@ -16,7 +16,8 @@ Every page, sweep and audit asks this module, never decides itself. A verdict
 3. **the run's context** (:class:`RunContext`) — a public seed, the dataset (what was read off
    it), where the run happens (a page, a sweep, an audit) and the caller's mixing verdict.
 
-:func:`plan_run` gives the verdict before a run (what a budget checks and reserves),
+:func:`plan_run` gives the verdict before a run (what a budget checks and reserves; a run past the
+work or memory cap of :mod:`dpcore.work` is refused there, before it starts),
 :func:`judge_run` after it (what a meter charges), :func:`judge_row` for a sweep's row (a run
 that may have happened in another process: its events travel in the row).
 """
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from ..defaults import public_upload_subspace_dim
 from ..privacy.accountant import PrivacyEvent
 from ..privacy.meter import Verdict, events_from_json
+from ..work import check_work
 from .methods import get_method
 
 __all__ = ["RunContext", "plan_run", "judge_run", "judge_row", "dataset_key", "estimator_reasons", "context_reasons",
@@ -230,10 +232,14 @@ def plan_run(method, estimator, X=None, context=RunContext(), *, label=""):
     Raises
     ------
     ValueError
-        If the estimator's plan refuses its parameters or the shape of X.
+        If the estimator's plan refuses its parameters or the shape of X, or the run's estimated
+        work or memory is past its cap (:func:`dpcore.work.check_work`: the message names the
+        parameter to lower and the largest value that fits), before anything runs.
     """
     m = get_method(method)
     label = _label(m, estimator, label)
+    if X is not None:
+        check_work(estimator, X)          # past the work or memory cap: refused before the run, in words
     if not m.private:
         return Verdict(label, None, (), False, (NO_CLAIM_REASON,), claim=False, planned=True, method=m.name)
     plan = estimator.planned_privacy(X)

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..exceptions import _CURRENT_LEAKS
 from ..validation import check_delta, check_epsilon, check_int, check_real
+from ..work import BoundedWorkMixin, check_work, inside_checked_fit
 from .accountant import _IN_FIT, PrivacyEvent, active_accountants
 from .exact import gaussian_release
 from .mechanisms import gaussian_sigma
@@ -477,7 +478,7 @@ class PrivacyPlan:
         return "; ".join(self.reasons)
 
 
-class PrivateEstimatorMixin:
+class PrivateEstimatorMixin(BoundedWorkMixin):
     """What every private estimator of dpcore exposes after ``fit``.
 
     Put it before scikit-learn's mixins and ``BaseEstimator`` (after dpcore's own method mixins
@@ -500,7 +501,9 @@ class PrivateEstimatorMixin:
     ``claimed_relation`` (class attribute, default "replace_one") is the neighbouring relation
     the estimator's ε is stated for (a key of :data:`dpcore.privacy.accountant.RELATIONS`).
     Every subclass's own ``fit`` is wrapped once (same signature and docstring): it refuses an
-    input with no rows or no features before anything else, and while a
+    input with no rows or no features before anything else, then a fit whose estimated work or
+    memory is past its cap (:func:`dpcore.work.check_work`, from the parameters and the shape of X:
+    :meth:`planned_work`), and while a
     :class:`~dpcore.privacy.accountant.PrivacyAccountant` is active (``with acc:``) it first
     calls ``acc.check`` with the plan (:meth:`planned_privacy`: what the fit will spend, from
     the parameters and the shape of X), raising before anything is read or released, and after
@@ -674,6 +677,7 @@ def _accounted_fit(fit):
             return fit(self, *args, **kwargs)
         X = args[0] if args else kwargs.get("X")
         public_shape(X)                     # no rows or no features: refused before anything is spent
+        check_work(self, X)                 # past the work or memory cap: refused before anything is read
         accs = active_accountants()
         if accs:
             plan = self.planned_privacy(X)  # a parameter the plan refuses is refused before anything is read
@@ -681,7 +685,8 @@ def _accounted_fit(fit):
                 acc.check(plan.epsilon, plan.delta, relation=plan.relation)
         token, leaks = _IN_FIT.set(True), _CURRENT_LEAKS.set([])
         try:
-            out = fit(self, *args, **kwargs)
+            with inside_checked_fit():      # fits inside (solvers, a start) are part of this estimate
+                out = fit(self, *args, **kwargs)
             # a value read off the data without noise (a radius, a scaler's statistics) voids the guarantee
             self.privacy_leaks_ = list(_CURRENT_LEAKS.get())
         finally:

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..validation import check_array, check_int, check_random_state, check_real, check_subspaces, record_features
+from ..work import BoundedWorkMixin, Work, add_kplane, clusters_of, param_int
 from ..data import random_subspaces
 from ..metrics import squared_distances_to_subspaces
 from .common import SubspacePredictMixin, check_solver_input, complete_basis, fit_subspaces, single_threaded
@@ -149,11 +150,15 @@ def init_subspaces(X, n_clusters, subspace_dim, method, rng):
     raise ValueError(f"init must be 'random', 'points' or an array of shape (k, d, q); got {method!r}")
 
 
-class KPlane(SubspacePredictMixin, ClusterMixin, BaseEstimator):
+class KPlane(SubspacePredictMixin, BoundedWorkMixin, ClusterMixin, BaseEstimator):
     """k-plane subspace clustering (non-private reference; App. E steps 1–3).
 
     ``predict`` assigns new points to the nearest fitted subspace (on the training rows it
     gives ``labels_``); ``score`` is minus the subspace cost (:class:`~.common.SubspaceScoreMixin`).
+
+    Work is bounded before the fit starts: its estimate from the parameters and the shape of X
+    (n_init × min(max_iter, 30) iterations of n·k·d·q; :meth:`planned_work`) is refused past the
+    caps of :mod:`dpcore.work` with a ValueError, before any value of X is read.
 
     Parameters
     ----------
@@ -245,6 +250,14 @@ class KPlane(SubspacePredictMixin, ClusterMixin, BaseEstimator):
             if converged:
                 break
         return U, labels, float(cost), it, history
+
+    def _planned_work(self, n, d, nnz, sparse):
+        """The fit's work and memory from the shape alone (:mod:`dpcore.work`): n_init runs of k-plane."""
+        w = Work(n, d, nnz, sparse)
+        k, q = clusters_of(self, n, default=3), min(param_int(self, "subspace_dim", 3), max(d - 1, 1))
+        n_init = 1 if not isinstance(self.init, str) else param_int(self, "n_init", 10)
+        add_kplane(w, n, d, k, q, n_init, param_int(self, "max_iter", 100))
+        return w.plan(type(self).__name__)
 
     def fit(self, X, y=None):
         """Cluster the rows of X (BLAS single-threaded, see common.single_threaded).

@@ -35,6 +35,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..validation import check_int, check_random_state, check_real, record_features
+from ..work import BoundedWorkMixin, Work, add_lrr, clusters_of, param_int
 from ..metrics import subspace_cost
 from .common import (SubspaceScoreMixin, affinity_from_coefficients, check_solver_input, fit_subspaces,
                      spectral_clustering, single_threaded)
@@ -126,11 +127,15 @@ def lrr_inexact_alm(X, lam, max_iter=1000, tol=1e-8, mu=1e-6, rho=1.1, mu_max=1e
     return Q @ Zt, E, it, err
 
 
-class LRR(SubspaceScoreMixin, ClusterMixin, BaseEstimator):
+class LRR(SubspaceScoreMixin, BoundedWorkMixin, ClusterMixin, BaseEstimator):
     """Low-rank representation subspace clustering (non-private reference).
 
     No ``predict``: a transductive spectral method, its labels come from an affinity between the
     training points, which has no rule for a new point. ``score`` is minus the subspace cost.
+
+    Work is bounded before the fit starts: its estimate from the parameters and the shape of X
+    (max_iter ALM iterations, n×n matrices and an n³ spectral step; :meth:`planned_work`) is refused
+    past the caps of :mod:`dpcore.work` with a ValueError, before any value of X is read.
 
     Parameters
     ----------
@@ -191,6 +196,14 @@ class LRR(SubspaceScoreMixin, ClusterMixin, BaseEstimator):
         self.rho = rho
         self.normalize_affinity = normalize_affinity
         self.random_state = random_state
+
+    def _planned_work(self, n, d, nnz, sparse):
+        """The fit's work and memory from the shape alone (:mod:`dpcore.work`): max_iter ALM iterations
+        and an n×n spectral step."""
+        w = Work(n, d, nnz, sparse)
+        k, q = clusters_of(self, n, default=3), min(param_int(self, "subspace_dim", 3), max(d - 1, 1))
+        add_lrr(w, n, d, k, q, param_int(self, "max_iter", 1000))
+        return w.plan(type(self).__name__)
 
     def fit(self, X, y=None):
         """Cluster the rows of X (BLAS single-threaded, see common.single_threaded).

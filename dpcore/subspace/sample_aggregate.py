@@ -54,6 +54,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..validation import check_delta, check_epsilon, check_int, check_random_state, record_features
+from ..work import (Work, add_aggregate, clusters_of, expected_draws, matmul_cost, param_int, small_eig_cost,
+                   subspace_distances_cost, unit_cost)
+from ..privacy.sample_aggregate import subset_redraw_probability
 from ..metrics import subspace_cost
 from ..defaults import default_n_subsets
 from ..privacy import PrivacyLedger, PrivateEstimatorMixin
@@ -191,6 +194,11 @@ class SampleAggregateSubspace(SubspacePredictMixin, PrivateEstimatorMixin, Clust
     labels that are NOT private: the raw points assigned to the released subspaces.
     ``predict`` assigns any points to the nearest released subspace (``labels_`` on the
     training rows) and ``score`` is minus their subspace cost; neither is private.
+
+    Work is bounded before the fit starts: its estimate from the parameters and the shape of X (the
+    solver on each of the m subsets, the subset draws (up to max_redraws) and m² matching distances;
+    :meth:`planned_work`) is refused past the caps of :mod:`dpcore.work` with a ValueError, before
+    any value of X is read.
 
     Parameters
     ----------
@@ -346,6 +354,30 @@ class SampleAggregateSubspace(SubspacePredictMixin, PrivateEstimatorMixin, Clust
              + (" ✓" if th["eps_ok"] else " ✗")),
             ("(ln n)²", th["m_threshold"], "Thm 3.1's utility bound needs m ≥ this" + (" ✓" if th["m_ok"] else " ✗")),
         ]
+
+    def _planned_work(self, n, d, nnz, sparse):
+        """The fit's work and memory from the shape alone (:mod:`dpcore.work`): the solver on each of
+        the m subsets, the subset draws and the m² matching distances."""
+        w = Work(n, d, nnz, sparse)
+        k, q = clusters_of(self, n, default=3), min(param_int(self, "subspace_dim", 3), max(d - 1, 1))
+        m_max = n // (k * (q + 1))
+        if m_max < 2 or self.solver not in SOLVERS:
+            return None                                   # the fit refuses it in its own words
+        m = default_n_subsets(n, k, q) if self.n_subsets is None else \
+            min(check_int(self.n_subsets, "n_subsets", 2), m_max)
+        size = n // m
+        solver = SOLVERS[self.solver](n_clusters=k, subspace_dim=q, **dict(self.solver_params or {}))
+        w.extend(solver._planned_work(size, d, size * d, False),
+                 f"solver {self.solver} on each of the m subsets of n/m points: ", m, "n_subsets",
+                 inner="solver_params['{}']")
+        D = encoding_dim(k, d)
+        w.add("encoding the m outputs (m·k·d²·q)", matmul_cost(m * k, d, d * q) + unit_cost("elem", m * k * d * d))
+        w.hold("encoded outputs: m·k·d² projection matrices", 2 * float(m) * k * d * d * 8, "n_subsets")
+        draws = expected_draws(subset_redraw_probability(n, m, size), param_int(self, "max_redraws", 1000))
+        add_aggregate(w, n, m, D, k, draws)
+        w.add("decoding: k eigendecompositions (d³) and the nearest-subspace labels",
+              k * small_eig_cost(d) + subspace_distances_cost(n, d, k, q))
+        return w.plan(type(self).__name__)
 
     def fit(self, X, y=None):
         """Run Alg. 1 on the rows of X.

@@ -33,6 +33,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..validation import check_int, check_random_state, check_real, record_features
+from ..work import BoundedWorkMixin, Work, add_ssc, clusters_of, param_int
 from ..metrics import subspace_cost
 from .common import (SubspaceScoreMixin, affinity_from_coefficients, check_solver_input, fit_subspaces,
                      spectral_clustering, single_threaded)
@@ -179,11 +180,15 @@ def ssc_admm(X, lam, rho, max_iter=200, tol=2e-4, block_size=None, check_every=1
     return C_all, n_iter, err_all
 
 
-class SSC(SubspaceScoreMixin, ClusterMixin, BaseEstimator):
+class SSC(SubspaceScoreMixin, BoundedWorkMixin, ClusterMixin, BaseEstimator):
     """Sparse subspace clustering by ADMM (non-private reference).
 
     No ``predict``: a transductive spectral method, its labels come from an affinity between the
     training points, which has no rule for a new point. ``score`` is minus the subspace cost.
+
+    Work is bounded before the fit starts: its estimate from the parameters and the shape of X
+    (max_iter ADMM iterations of n²·d, n×n matrices and an n³ spectral step; :meth:`planned_work`)
+    is refused past the caps of :mod:`dpcore.work` with a ValueError, before any value of X is read.
 
     Parameters
     ----------
@@ -248,6 +253,14 @@ class SSC(SubspaceScoreMixin, ClusterMixin, BaseEstimator):
         self.tol = tol
         self.normalize_affinity = normalize_affinity
         self.random_state = random_state
+
+    def _planned_work(self, n, d, nnz, sparse):
+        """The fit's work and memory from the shape alone (:mod:`dpcore.work`): max_iter ADMM iterations
+        of n² and an n×n spectral step."""
+        w = Work(n, d, nnz, sparse)
+        k, q = clusters_of(self, n, default=3), min(param_int(self, "subspace_dim", 3), max(d - 1, 1))
+        add_ssc(w, n, d, k, q, param_int(self, "max_iter", 200))
+        return w.plan(type(self).__name__)
 
     def fit(self, X, y=None):
         """Cluster the rows of X (BLAS single-threaded, see common.single_threaded).

@@ -62,6 +62,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..validation import check_delta, check_epsilon, check_int, check_random_state, record_features
+from ..work import Work, clusters_of, matmul_cost, param_int, small_eig_cost, subspace_distances_cost, unit_cost
 from ..data import random_subspaces
 from ..metrics import squared_distances_to_subspaces
 from ..preprocessing import clip_rows
@@ -228,6 +229,10 @@ class SuLQKPlane(SubspacePredictMixin, PrivateEstimatorMixin, ClusterMixin, Base
     ``predict`` assigns any points to the nearest released subspace (``labels_`` on the
     training rows) and ``score`` is minus their subspace cost; neither is private.
 
+    Work is bounded before the fit starts: its estimate from the parameters and the shape of X
+    (n_iter × (n·k·d·q + k noisy d×d matrices); :meth:`planned_work`) is refused past the caps of
+    :mod:`dpcore.work` with a ValueError, before any value of X is read.
+
     Parameters
     ----------
     n_clusters : int, default=3
@@ -335,6 +340,20 @@ class SuLQKPlane(SubspacePredictMixin, PrivateEstimatorMixin, ClusterMixin, Base
             ("per-query δ", self.per_query_delta_, "per-query δ"),
             ("σ", self.noise_sigma_, f"noise per matrix entry ({self.noise_mechanism_} Gaussian mechanism)"),
         ]
+
+    def _planned_work(self, n, d, nnz, sparse):
+        """The fit's work and memory from the shape alone (:mod:`dpcore.work`): n_iter iterations of
+        nearest subspaces and k noisy d×d scatter matrices."""
+        w = Work(n, d, nnz, sparse)
+        k, q = clusters_of(self, n, default=3), min(param_int(self, "subspace_dim", 3), max(d - 1, 1))
+        T = param_int(self, "n_iter", 10)
+        per = 2 * subspace_distances_cost(n, d, k, q) + matmul_cost(n, d, d) + unit_cost("elem", 2 * n * d) \
+            + k * (unit_cost("draw", d * d) + unit_cost("call", 1) + small_eig_cost(d) + unit_cost("loop", 1))
+        w.add("SuLQ k-plane: n_iter × (nearest subspaces + k noisy scatter matrices d×d and their SVDs)", T * per,
+              "n_iter", "n_clusters")
+        w.hold("SuLQ k-plane: the subspaces of every iteration ((n_iter + 1)·k·d·q) and k noisy d×d matrices",
+               (T + 1) * k * d * q * 8 + 3 * k * d * d * 8 + 3 * n * k * 8, "n_iter")
+        return w.plan(type(self).__name__)
 
     def fit(self, X, y=None):
         """Run T private k-plane iterations on the rows of X.

@@ -37,6 +37,7 @@ from scipy.sparse.csgraph import connected_components
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ..validation import check_int, check_random_state, record_features
+from ..work import BoundedWorkMixin, Work, add_tsc, clusters_of, param_int
 from ..metrics import subspace_cost
 from .common import (SubspaceScoreMixin, check_solver_input, complete_basis, fit_subspaces, spectral_clustering,
                      single_threaded)
@@ -79,11 +80,15 @@ def thresholding_graph(X, n_neighbors):
     return (W + W.T).tocsr()
 
 
-class TSC(SubspaceScoreMixin, ClusterMixin, BaseEstimator):
+class TSC(SubspaceScoreMixin, BoundedWorkMixin, ClusterMixin, BaseEstimator):
     """Thresholding-based subspace clustering (non-private reference).
 
     No ``predict``: a transductive spectral method, its labels come from an affinity between the
     training points, which has no rule for a new point. ``score`` is minus the subspace cost.
+
+    Work is bounded before the fit starts: its estimate from the parameters and the shape of X (n²
+    inner products and the spectral step (n³ up to n = 3,000); :meth:`planned_work`) is refused past
+    the caps of :mod:`dpcore.work` with a ValueError, before any value of X is read.
 
     Parameters
     ----------
@@ -129,6 +134,15 @@ class TSC(SubspaceScoreMixin, ClusterMixin, BaseEstimator):
         self.n_neighbors = n_neighbors
         self.variant = variant
         self.random_state = random_state
+
+    def _planned_work(self, n, d, nnz, sparse):
+        """The fit's work and memory from the shape alone (:mod:`dpcore.work`): n² inner products."""
+        w = Work(n, d, nnz, sparse)
+        k, q = clusters_of(self, n, default=3), min(param_int(self, "subspace_dim", 3), max(d - 1, 1))
+        s = min(max(3, math.ceil(n / (10 * k))), n - 1) if self.n_neighbors is None else \
+            min(check_int(self.n_neighbors, "n_neighbors", 1), max(n - 1, 1))
+        add_tsc(w, n, d, k, q, s)
+        return w.plan(type(self).__name__)
 
     def fit(self, X, y=None):
         """Cluster the rows of X (BLAS single-threaded, see common.single_threaded).
