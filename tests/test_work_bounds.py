@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dpcore.subspace.gibbs import MAX_EPSILON_N, GibbsSubspaceClustering, check_epsilon_scale
+from dpcore.subspace.gibbs import MAX_EPSILON_N, MIN_EPSILON, GibbsSubspaceClustering, check_epsilon_scale
 
 X = np.random.default_rng(0).normal(size=(1000, 10))
 X /= np.linalg.norm(X, axis=1, keepdims=True)
@@ -34,9 +34,20 @@ def test_the_largest_epsilon_allowed_runs():
 @given(eps=st.floats(min_value=1e-300, max_value=1e308, allow_nan=False, allow_infinity=False),
        n=st.integers(min_value=1, max_value=10**7))
 def test_the_bound_is_exactly_eps_times_n(eps, n):
-    if eps * n > MAX_EPSILON_N:
+    if eps < MIN_EPSILON:
+        with pytest.raises(ValueError, match="too small for the Gibbs sampler"):
+            check_epsilon_scale(eps, n)
+    elif eps * n > MAX_EPSILON_N:
         with pytest.raises(ValueError, match=f"on {n:,} points"):
             check_epsilon_scale(eps, n)
     else:
         check_epsilon_scale(eps, n)
         assert math.isfinite(eps * n)
+
+
+@pytest.mark.parametrize("eps", [1e-300, 1e-13])
+def test_an_epsilon_below_the_grid_is_refused_in_words(eps):
+    est = GibbsSubspaceClustering(n_clusters=3, subspace_dim=3, epsilon=eps, n_iter=5, random_state=0)
+    with pytest.raises(ValueError, match=r"too small for the Gibbs sampler: it must be at least 4\.5e-13"):
+        est.fit(X)
+    assert not hasattr(est, "ledger_")

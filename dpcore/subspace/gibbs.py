@@ -97,11 +97,18 @@ MAX_CHAINS = 32
 #: represent the target any more (measured on n = 1000, d = 10: 20 sweeps took 0.01 s at ε = 10⁹, 13.5 s
 #: at 3·10¹², and never finished at 10¹³). At such ε the exponential mechanism is an argmin in all but name.
 MAX_EPSILON_N = 1e12
+#: the smallest ε the sampler runs at: its z-step's exact grid needs the scale ε/2 ≥ 2⁻⁴²
+MIN_EPSILON = 2.0 ** -41
 
 
 def check_epsilon_scale(epsilon, n):
     """Refuse an ε whose ε·n exceeds :data:`MAX_EPSILON_N` (the sampler would run without end),
-    in the words of the field: ValueError naming the largest ε for these n rows."""
+    or below :data:`MIN_EPSILON` (the exact z-step's scale ε/2 below its grid's 2⁻⁴²), in the
+    words of the field: ValueError naming the range of ε for these n rows."""
+    if epsilon < MIN_EPSILON:
+        raise ValueError(f"epsilon = {epsilon:g} is too small for the Gibbs sampler: it must be at least "
+                         f"{MIN_EPSILON:.2g} (2^-41), where the exact z-step's grid ends; at such ε every "
+                         "partition is about equally likely anyway")
     if epsilon * n > MAX_EPSILON_N:
         raise ValueError(f"epsilon = {epsilon:g} is too large for the Gibbs sampler on {n:,} points: ε·n must be at "
                          f"most {MAX_EPSILON_N:.0e}, so epsilon at most {MAX_EPSILON_N / n:.3g} here. Beyond it the "
