@@ -6,6 +6,9 @@ The methods, their parameter widgets, the run helpers and the result view live i
 privacy meter whenever the estimator has a ``ledger_``, and says in words which outputs are
 private (the estimators' ``private_outputs_`` / ``nonprivate_outputs_``).
 
+On the private presets, "Compare ε" opens with an instant-ε slider over the preset's precomputed
+ε ladder (public seed, not charged; "Run live" reruns it privately): :mod:`ui.cluster_eps`.
+
 The presets' texts were checked against runs with secret noise (several per preset); where a
 result varies with the noise they say so and give the range seen.
 """
@@ -145,5 +148,5 @@ if submitted:
     run_ended("cluster")
 cancelled_note("cluster", kept=st.session_state.get(RESULT_KEY) is not None)
 show_result(ds, spec)
-cluster_eps.compare_section(ds, key, k, q, params, seed)
+cluster_eps.compare_section(ds, key, k, q, params, seed, spec)
 show_history()

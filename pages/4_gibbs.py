@@ -1,5 +1,6 @@
 """Gibbs: the exponential mechanism for subspace clustering (§4), sampled by Gibbs, and
-whether its chains mixed (Fig. 3) - the mixing is part of the privacy story."""
+whether its chains mixed (Fig. 3) - the mixing is part of the privacy story. On Fig. 3's presets
+a slider answers at once from the preset's precomputed ε ladder (:func:`ui.gibbs.instant_section`)."""
 from __future__ import annotations
 
 import json
@@ -13,9 +14,10 @@ from ui.share import Preset, check_link, follow_dataset, preset_picker, publish_
 from dpcore.lab.verdicts import RunContext
 from ui.common import (DEFAULT_DATASET, ResultSlot, cancelled_note, current_dataset, current_spec, number_input,
                        run_button, run_ended, run_started, stop_page)
-from ui.gibbs import (DEFAULTS, INITS, MAX_EPS, MAX_PAGE_ITER, PARTIAL_KEY, RELEASES, SELECTS, UNMIXED_UNDER_BUDGET,
-                      URL_FIELDS, chain_plans, check_run, draw_result, judge_chains, odds_captions,
-                      parse_epsilons, run_all, show_error, show_partial, start_live, summarise, void_reasons)
+from ui.gibbs import (DEFAULTS, INITS, LIVE_KEY, MAX_EPS, MAX_PAGE_ITER, PARTIAL_KEY, RELEASES, SELECTS,
+                      UNMIXED_UNDER_BUDGET, URL_FIELDS, chain_plans, check_run, draw_result, instant_section,
+                      judge_chains, ladder_of, live_words, odds_captions, parse_epsilons, run_all, show_error,
+                      show_partial, start_live, summarise, void_reasons)
 from ui.meter import budget_is_set, reserve
 from ui.seeds import seed_controls
 
@@ -124,19 +126,23 @@ with st.form("gibbs_form"):
     if budget_is_set():
         st.caption(UNMIXED_UNDER_BUDGET)
 publish_url()
+ladder = ladder_of(spec, form)           # Fig. 3's presets: the instant slider over their precomputed ε ladder
+if ladder is not None:
+    instant_section(ds, ladder, lambda e: live_words(ds, e, form, seed), seed)
+live_eps = st.session_state.pop(LIVE_KEY, None)  # its "Run live": the chains at that one ε, run below as Run chains
 
 # Stop (top right) ends a run at its next Streamlit call and the browser keeps only what the run
 # drew so far: so the previous result is drawn first and replaced only after a successful run.
 # The traces so far are drawn in live_slot as the chains run, labelled partial.
 progress_slot, live_slot, result_slot = st.empty(), st.empty(), ResultSlot()
 previous = st.session_state.get(RESULT_KEY)
-if submitted:
+if submitted or live_eps is not None:
     run_started("gibbs")
     if previous is not None:
         with result_slot.previous():
             draw_result(previous, "previous", spec)
     try:
-        eps_list = parse_epsilons(eps_text)
+        eps_list = parse_epsilons(eps_text) if submitted else [live_eps]
         n_iter_ok, n_chains_ok = check_run(ds.n, n_iter, n_chains, eps_list)
         params = {**form, "n_iter": n_iter_ok, "n_chains": n_chains_ok, "n_average": min(100, n_iter_ok)}
         context = RunContext(seed=seed, dataset=ds, checks_mixing=True)

@@ -1,5 +1,6 @@
 """k-means: private centres in high dimension (Balcan et al. 2017) against its baselines, and
-one method at several ε side by side."""
+one method at several ε side by side (on a preset with a precomputed ε ladder, also at once from
+the ladder: :func:`ui.kmeans.instant_section`)."""
 import json
 
 import streamlit as st
@@ -14,9 +15,10 @@ from ui.share import check_link, follow_dataset, preset_picker, publish_url
 from ui.common import (ResultSlot, Timer, cancelled_note, current_spec, dataset_from_spec, number_input,
                        privacy_statement, run_button, run_ended, run_guarded, run_started, stop_page)
 from ui.kmeans import (DEFAULT_EPS_SERIES, DEFAULT_METHODS, DELTA_MAX, DELTA_MIN, EPS_LADDER, EPS_MAX, EPS_MIN, K_MAX,
-                       MAX_SIDE_BY_SIDE, PRESETS, RADIUS_MAX, RADIUS_MIN, RESULT_KEY, SERIES_KEY, URL_FIELDS,
-                       draw_results, eps_label, epsilon_series, idle_privacy, method_label, one_relation, plan_runs,
-                       plan_series, plan_words, plans_or_none, points_of, reserved_run, run_label, store_result)
+                       LIVE_KEY, MAX_SIDE_BY_SIDE, PRESETS, RADIUS_MAX, RADIUS_MIN, RESULT_KEY, SERIES_KEY, URL_FIELDS,
+                       draw_results, eps_label, epsilon_series, idle_privacy, instant_section, ladder_of, live_words,
+                       method_label, one_relation, plan_runs, plan_series, plan_words, plans_or_none, points_of,
+                       reserved_run, run_label, store_result)
 from ui.meter import epsilon_odds
 from ui.pickers import dataset_picker, follow_default
 from ui.seeds import seed_controls
@@ -129,8 +131,6 @@ with st.form("kmeans_form"):
     if warned:                                   # what the library's plan says is not private, beside the buttons
         st.caption(":material/warning: " + warned)
 publish_url()
-progress_slot = st.empty()
-slots = [ResultSlot(), ResultSlot()]
 
 
 def options_of():
@@ -172,9 +172,10 @@ def run_all():
     return dict(spec=data_spec, params=params(), cmp=cmp, verdicts=verdicts, seconds=t.seconds, code=code)
 
 
-def run_series():
-    """The side-by-side button: one method at every chosen ε, planned, reserved, judged and charged."""
-    options, eps = options_of(), sorted(eps_list)
+def run_series(eps_values):
+    """The side-by-side button (or "Run live" of the instant slider): one method at every ε of
+    ``eps_values``, planned, reserved, judged and charged."""
+    options, eps = options_of(), sorted(eps_values)
     plan = plan_series(X, int(k), eps_method, eps, lam, float(delta), options, context)
     series, verdicts = reserved_run(plan, ds, lambda: epsilon_series(
         X, int(k), eps_method, eps, lam, float(delta), options, seed, progress=bar("ε side by side")),
@@ -182,17 +183,27 @@ def run_series():
     return dict(spec=data_spec, params=params(), series=series, verdicts=verdicts)
 
 
-if submitted or side_by_side:
+# ----------------------------------------------------------------------------- instant ε, on a preset's ladder
+ladder = ladder_of(data_spec, k, delta, radius, leak, eps_method, plans_or_none(options_of))
+if ladder is not None:
+    instant_section(ds, X, ladder, epsilon, lambda e: live_words(plans_or_none(
+        plan_series, X, int(k), eps_method, [e], lam, float(delta), options_of(), context), e, seed), seed)
+live_eps = st.session_state.pop(LIVE_KEY, None)  # "Run live" of the instant slider: ε side by side at that ε
+series_eps = eps_list if side_by_side else [live_eps] if live_eps is not None and not submitted else None
+progress_slot = st.empty()
+slots = [ResultSlot(), ResultSlot()]
+
+if submitted or series_eps is not None:
     run_started("kmeans")
     had_result = draw_results(slots, data_spec, live=False)   # the last results stay visible if the user presses Stop
     try:
-        result = run_series() if side_by_side else run_all()
+        result = run_series(series_eps) if series_eps is not None else run_all()
     except ValueError as exc:
         progress_slot.error(str(exc) + (" (the previous result below is kept)" if had_result else ""))
         result = None
     if result is not None:
         progress_slot.empty()
-        store_result(SERIES_KEY if side_by_side else RESULT_KEY, result)     # charged already (reserved_run)
+        store_result(SERIES_KEY if series_eps is not None else RESULT_KEY, result)     # charged already (reserved_run)
     run_ended("kmeans")
 cancelled_note("kmeans", kept=any(st.session_state.get(k) is not None for k in (RESULT_KEY, SERIES_KEY)))
 

@@ -20,6 +20,17 @@ start and replaced only after all of them succeeded. The panels of a comparison 
 finish stay in the session, shown apart and labelled partial (they were charged: each ε's fit is
 charged as it finishes), and the page says that the run was cancelled
 (:func:`ui.common.cancelled_note`).
+
+Instant ε (issue 33): on the page's private presets (:data:`dpcore.lab.ladders.LADDERS`;
+chosen in the preset box and still the page's settings, :func:`ui.ladder.on_preset`) the
+section opens with a slider over the preset's precomputed ε ladder, 0.01 … 1000
+(:func:`instant_section`, drawn by :func:`ui.ladder.instant_epsilon` in a fragment): the
+chosen ε's panel beside the non-private solver's, from the stored runs, in 2-D and with at
+most :data:`ui.ladder.MAX_POINTS` points so that moving ε redraws at once. These runs have a
+public seed: a demonstration, not a private release, and nothing is charged. Its "Run live"
+button stores the ε under :data:`LIVE_KEY` and reruns the page, which then runs this section's
+comparison at that one ε (:func:`run_comparison`: planned, reserved, judged and charged as a
+Compare ε of one value).
 """
 from __future__ import annotations
 
@@ -27,8 +38,10 @@ import math
 import time
 import warnings
 
+import numpy as np
 import streamlit as st
 
+from dpcore.lab.ladders import find_ladder
 from dpcore.lab.verdicts import RunContext, judge_run, plan_run
 from dpcore.plots.small_multiples import subspace_small_multiples
 from dpcore.privacy import basic_composition
@@ -36,6 +49,7 @@ from ui.cluster import (BIND, EPSILON_GRID, METHODS, SA_SOLVERS, evaluate, fmt, 
                         run_reference)
 from ui.common import (DRAW_FACTOR, MIN_REDRAW_S, ResultSlot, cancelled_note, privacy_statement, redraw_due,
                        run_button, run_ended, run_guarded, run_started, show_chart)
+from ui.ladder import MAX_POINTS, instant_epsilon, on_preset
 from ui.meter import epsilon_odds, reserve
 from ui.seeds import seed_label
 from ui.share import list_of
@@ -51,6 +65,8 @@ MAX_EPS = 4
 #: from "the noise wins" to "close to non-private" on the page's datasets (Fig. 2, lines and
 #: planes in R³): measured with secret noise, see the presets' texts
 DEFAULT_EPS = [1.0, 10.0, 100.0, 1000.0]
+#: the instant-ε slider's key, and the session key of its "Run live" (the ε to run, read once)
+LADDER_KEY, LIVE_KEY = "cl_ladder_eps", "cl_ladder_live"
 
 
 def eps_label(e) -> str:
@@ -234,17 +250,129 @@ def _draw(cmp, current_dataset, current_method=None):
         caveats=[spent], verdict=verdict)
 
 
-def compare_section(ds, key, k, q, params, seed):
+# ----------------------------------------------------------------------------- instant ε (a preset's ladder)
+def ladder_of(spec, key, k, q, params):
+    """The ladder (:class:`dpcore.lab.ladders.LadderSpec`) of the page's settings, or None: the
+    dataset ``spec``, the method ``key``, k, q and the method's parameters (its ε aside; δ
+    left blank)."""
+    p = {name: v for name, v in params.items() if name != "epsilon" and not (name == "delta" and v is None)}
+    return on_preset("cluster", find_ladder("cluster", METHODS[key].name, spec,
+                                            {"n_clusters": int(k), "subspace_dim": int(q), **p}))
+
+
+def _drawn(ds, q):
+    """Whether subspaces are drawn (as a Compare ε does)."""
+    return ds.subspaces is not None or ds.d <= 3 or q <= 2
+
+
+def _metrics_of(ladder, values):
+    """A stored metrics row as :func:`ui.cluster.evaluate`'s dict (None where not known)."""
+    return {name: (None if v != v else float(v)) for name, v in zip(ladder.meta["metrics"], values)}
+
+
+def edge_on_view(ds):
+    """A 2-D view of two planes through 0 in R³ that shows both edge-on: the plane orthogonal to
+    the line where the true planes meet (each plane is then seen as a line). Its orthonormal
+    basis (3, 2), or None for other data (the instant figures then use the top two principal
+    directions). A display choice, read off the public truth of a synthetic dataset."""
+    U = ds.subspaces
+    if ds.d != 3 or U is None or U.shape != (2, 3, 2):
+        return None
+    line = np.cross(np.cross(*U[0].T), np.cross(*U[1].T))
+    if np.linalg.norm(line) < 1e-9:                 # the same plane twice: no edge-on view
+        return None
+    basis = np.linalg.svd(np.eye(3) - np.outer(line, line) / (line @ line))[0][:, :2]
+    return basis
+
+
+def instant_figures(ds, ladder, eps):
+    """(the ε panel, the non-private panel) of a rung: 2-D (the top two principal directions, or
+    two planes in R³ seen edge-on, :func:`edge_on_view`), at most :data:`ui.ladder.MAX_POINTS`
+    points, the same axes in both (the non-private figure's, the same at every ε)."""
+    r, drawn = ladder.rung(eps), _drawn(ds, ladder.spec.params["subspace_dim"])
+    view = edge_on_view(ds)
+    X, true = (ds.X, ds.subspaces) if view is None else (ds.X @ view, view.T @ ds.subspaces)
+
+    def one(title, labels, subspaces):
+        if view is not None and subspaces is not None:
+            subspaces = view.T @ subspaces
+        fig = subspace_small_multiples(X, [dict(title=title, labels=labels, subspaces=subspaces if drawn else None)],
+                                       true=true, reference=ds.labels, dims=2, cols=1, found_name="found",
+                                       max_points=MAX_POINTS, panel_height=360)
+        fig.update_layout(height=500, margin=dict(b=70), legend=dict(y=-0.14))
+        if view is not None:
+            fig.update_xaxes(title_text="edge-on view 1")
+            fig.update_yaxes(title_text="edge-on view 2")
+        return fig
+
+    ref_label = SA_SOLVERS.get(ladder.spec.reference, ladder.meta["reference_label"])
+    ref = one(f"non-private {ref_label}: {_metric(_metrics_of(ladder, r['ref_metrics']))}", r["ref_labels"],
+              r["ref_subspaces"])
+    fig = one(f"ε = {eps_label(eps)}: {_metric(_metrics_of(ladder, r['metrics']))}", r["labels"], r["subspaces"])
+    fig.update_xaxes(range=list(ref.layout.xaxis.range))
+    fig.update_yaxes(range=list(ref.layout.yaxis.range))
+    return fig, ref
+
+
+def instant_section(ds, ladder_spec, key, k, q, params, seed):
+    """The slider over the preset's ladder (:func:`ui.ladder.instant_epsilon`), its two panels and
+    "Run live" (a Compare ε at the chosen ε, see :data:`LIVE_KEY`)."""
+    method = METHODS[key]
+
+    def draw(ladder, eps, figures):
+        fig, ref = figures
+        c1, c2 = st.columns(2)
+        show_chart(fig, f"cluster instant eps {eps_label(eps)} {ds.name}", container=c1, key="cl_ladder_fig")
+        show_chart(ref, f"cluster instant non-private {ds.name}", container=c2, key="cl_ladder_ref")
+        m = _metrics_of(ladder, ladder.rung(eps)["metrics"])
+        where = ("the data's own coordinates" if ds.d <= 2 else
+                 "R³ seen along the line where the two true planes meet, so that both true planes show edge-on, as "
+                 "lines, and so does a found plane close to one (every plane is drawn as its line in this view)"
+                 if edge_on_view(ds) is not None else
+                 f"the data (d = {ds.d}) through their top two principal directions (PC 1–2), where subspaces "
+                 "that are apart can overlap: read the titles")
+        drawn_points = f"at most {MAX_POINTS} of the {ds.n:,} points" if ds.n > MAX_POINTS else f"all {ds.n:,} points"
+        cost = fmt(m["k-means subspace cost (eq. 3)"])
+        st.caption(f"Left: {method.label.split(' (')[0]} at ε = {eps_label(eps)} (accuracy {fmt(m['accuracy'])}, "
+                   f"NMI {fmt(m['NMI'])}, d_W {fmt(m['d_W to truth'])}, cost {cost}); "
+                   "right: the non-private solver on all the data, the same at every ε. Colours = clusters"
+                   + (", renumbered to match the true classes" if ds.labels is not None else "")
+                   + f". Drawn in 2-D so that moving ε redraws at once: {where}; {drawn_points}. "
+                   "One run per ε with one public seed: another seed moves the numbers, so "
+                   "judge the trend. Compare ε below draws the same comparison live"
+                   + (" in 3-D." if ds.d > 2 else "."))
+
+    def live_words(ladder, eps):
+        verdict = plan_run(key, method.build({**params, "epsilon": eps}, k, q, seed), ds.X,
+                           RunContext(seed=seed, dataset=ds))
+        charged = (f"one private release of ε = {eps_label(eps)}, charged to the privacy meter" if verdict.private else
+                   f"NOT private ({verdict.reason}): the meter lists it as not private")
+        return (f"Run live = Compare ε at this one ε: {method.label.split(' (')[0]}, then the non-private solver; "
+                f"noise: {seed_label(seed)}; {charged}.")
+
+    st.markdown("**Instant ε** — this preset's method at every ε of a ladder, computed in advance: move the "
+                "slider.")
+    instant_epsilon(ladder_spec, key=LADDER_KEY, default=params.get("epsilon", 1.0),
+                    figures=lambda ladder, eps: instant_figures(ds, ladder, eps), draw=draw, live_key=LIVE_KEY,
+                    live_words=live_words, words_key=seed)
+
+
+def compare_section(ds, key, k, q, params, seed, spec=None):
     """The "Compare ε" section: its own form (the ε values), a progress bar while it runs, the
     small multiples and the ε spent. ``params`` are the method's parameters from the page's
     form (their ε is replaced by each compared value); ``seed`` is None (secret noise) or the
-    page's public seed."""
+    page's public seed. ``spec``: the dataset's spec; on a preset with a ladder the section
+    opens with its instant-ε slider (:func:`instant_section`)."""
     st.subheader("Compare ε side by side")
     method = METHODS[key]
+    live = st.session_state.pop(LIVE_KEY, None)       # "Run live" of the instant slider: one ε, run below
     if not method.private:
         st.caption("Choose a private method above (sample-aggregate or SuLQ k-plane) to run it at several values "
                    "of ε with one click and see the results side by side.")
         return
+    ladder_spec = ladder_of(spec, key, k, q, params) if spec is not None else None
+    if ladder_spec is not None:
+        instant_section(ds, ladder_spec, key, k, q, params, seed)
     with st.form("cluster_eps_form"):
         eps_values = st.multiselect(
             f"values of ε (at most {MAX_EPS})", EPSILON_GRID, default=DEFAULT_EPS, format_func=eps_label,
@@ -264,8 +392,9 @@ def compare_section(ds, key, k, q, params, seed):
         with result_slot.previous():
             _draw(previous, ds.name, key)
     _show_partial(kept_slot, ds)
-    if go:
-        _compare(progress_slot, live_slot, kept_slot, result_slot, previous, ds, key, k, q, params, seed, eps_values)
+    if go or live is not None:
+        _compare(progress_slot, live_slot, kept_slot, result_slot, previous, ds, key, k, q, params, seed,
+                 eps_values if go else [live])
     cancelled_note(RUN_NAME, kept=st.session_state.get(CMP_RESULT_KEY) is not None,
                    partial=CMP_PARTIAL_KEY in st.session_state)
 

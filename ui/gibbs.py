@@ -29,6 +29,15 @@ Decisions
   privacy box and the ledgers' totals follow the same stored verdicts; the result's "Not
   private" flag names the reasons of the library's plan of the same run with secret noise
   (:func:`void_reasons`: what the settings void, whatever the chains do).
+- Instant ε (issue 33): on a Fig. 3 preset (:data:`dpcore.lab.ladders.LADDERS`: the random
+  start, the k-plane start, the quick look), while the form's committed settings are still the
+  preset's (:func:`ui.ladder.on_preset`), :func:`instant_section` shows a slider over the
+  preset's precomputed ε ladder (0.1 … 1000) in a fragment: the chosen ε's verdict (computed on
+  its full traces when the ladder was built) and its traces (one column, thinned to at most 200
+  sweeps per chain, SVG). Those runs have a public seed: a demonstration, not a private release,
+  charged to nobody. "Run live" stores the ε under :data:`LIVE_KEY`; the page then runs its
+  chains at that one ε (planned, reserved, judged on their mixing and charged as every Run
+  chains).
 """
 from __future__ import annotations
 
@@ -42,12 +51,14 @@ import streamlit as st
 from dpcore.metrics import clustering_accuracy, wasserstein_distance
 from dpcore.plots.gibbs import TRACE_LABELS, traces_grid
 from dpcore.subspace.diagnostics import MIN_ESS, RHAT_THRESHOLD, diagnostics_table, mixing_verdict
+from dpcore.lab.ladders import GIBBS_TRACES, find_ladder
 from dpcore.lab.methods import build_estimator
 from dpcore.lab.verdicts import RunContext, judge_run, plan_run
 from dpcore.subspace.gibbs import MAX_CHAINS
 from dpcore.validation import check_epsilon, check_int
 from ui.common import (DRAW_FACTOR, MIN_REDRAW_S, Timer, current_dataset, privacy_statement, redraw_due, show_chart,
                        show_ledger)
+from ui.ladder import instant_epsilon, on_preset
 from ui.meter import epsilon_odds, format_epsilon
 from ui.seeds import MAX_SEED, seed_caveat, seed_label
 from ui.share import as_int, one_of, snippet_expander
@@ -364,6 +375,19 @@ ONE_CHAIN_NOTE = ("With one chain, R̂ can only compare the chain's first and se
                   "2 chains. This verdict rests on the two halves' R̂ and the effective sample size (ESS) only.")
 
 
+def verdict_text(text, one_chain=False):
+    """A mixing verdict's sentence without the words its heading says, with the one-chain note."""
+    text = (text.removeprefix("Not yet mixed: ").removeprefix("Mixed (by this rule): ")   # the heading says it
+            .removeprefix("Not judged: the chains did not move. "))
+    return text[:1].upper() + text[1:] + (" " + ONE_CHAIN_NOTE if one_chain else "")
+
+
+def verdict_heading(v):
+    """The heading of a verdict (``mixed`` and ``frozen``)."""
+    return ("mixed (by the rule below)" if v["mixed"] else "not judged: the chains did not move"
+            if v.get("frozen") else "not yet mixed")
+
+
 def summarise(ds, models, seconds):
     """Tables and verdicts kept in the session (numbers only, no estimators).
 
@@ -375,9 +399,7 @@ def summarise(ds, models, seconds):
     for eps, m in models.items():
         v = mixing_verdict(m.traces_, m.burn_in_)
         one_chain = m.traces_["cost"].shape[0] == 1
-        text = (v["text"].removeprefix("Not yet mixed: ").removeprefix("Mixed (by this rule): ")   # the heading says it
-                .removeprefix("Not judged: the chains did not move. "))
-        text = text[:1].upper() + text[1:] + (" " + ONE_CHAIN_NOTE if one_chain else "")
+        text = verdict_text(v["text"], one_chain)
         verdicts[eps] = {"mixed": v["mixed"], "frozen": v["frozen"], "text": text,
                          "rule": v["rule"], "one_chain": one_chain}
         for r in diagnostics_table(m.traces_, m.burn_in_):
@@ -455,8 +477,7 @@ def draw_result(res, stage, spec=None):
         st.error("⚠️ **Not private.** " + "; ".join(res["void"]) + ": no ε run of this result released anything "
                  "private.")
     for eps, v in res["verdicts"].items():
-        heading = ("mixed (by the rule below)" if v["mixed"] else "not judged: the chains did not move"
-                   if v.get("frozen") else "not yet mixed")
+        heading = verdict_heading(v)
         (st.success if v["mixed"] else st.warning)(f"**ε = {eps:g}: {heading}.** {v['text']}")
     first_rule = next(iter(res["verdicts"].values()))["rule"]
     st.caption(f"Rule: {first_rule} (R̂ threshold {RHAT_THRESHOLD}, minimum ESS {MIN_ESS}.)")
@@ -516,6 +537,68 @@ def draw_result(res, stage, spec=None):
             show_ledger(ledger, not_private=None if v is None or v.private else v.reason)
     if res.get("code") and stage == "final":
         snippet_expander(res["code"], label="Reproduce the first ε's run in Python")
+
+
+# ----------------------------------------------------------------------------- instant ε (a preset's ladder)
+#: the instant-ε slider's key, and the session key of its "Run live" (the ε to run, read once)
+LADDER_KEY, LIVE_KEY = "g_ladder_eps", "g_ladder_live"
+#: where the slider starts: Fig. 3's ε at which a chain from the random start often gets stuck
+LADDER_DEFAULT = 10.0
+_LADDER_PARAMS = ("n_clusters", "subspace_dim", "n_iter", "n_chains", "init", "release", "n_average", "select")
+
+
+def ladder_of(spec, form):
+    """The ladder (:class:`dpcore.lab.ladders.LadderSpec`) of the form's committed settings on the
+    dataset ``spec``, or None."""
+    return on_preset("gibbs", find_ladder("gibbs", METHOD, spec, {k: form[k] for k in _LADDER_PARAMS}))
+
+
+def instant_figure(ladder, eps):
+    """The traces of one rung of a Gibbs ladder (one column; burn-in shaded, released chain on top)."""
+    r = ladder.rung(eps)
+    runs = {eps: {name: r[f"trace_{name}"] for name in GIBBS_TRACES if f"trace_{name}" in r}}
+    return traces_grid(runs, metrics=list(runs[eps]), burn_in={eps: int(r["burn_in"])},
+                       released={eps: int(r["released"])}, max_points=len(r["sweeps"]), sweeps={eps: r["sweeps"]},
+                       height_per_row=170)
+
+
+def live_words(ds, eps, form, seed):
+    """The "Run live" caption, from the library's plan of the chains at ``eps``."""
+    try:
+        v = chain_plans(ds, [eps], form, RunContext(seed=seed, dataset=ds, checks_mixing=True))[0]
+    except ValueError as exc:
+        return f"Run live = Run chains at this one ε; these settings cannot run ({exc})."
+    charged = (f"a private release of ε = {eps:g} if its chains mix, charged to the privacy meter (as ∞ if they do "
+               "not)" if v.private else f"NOT private ({v.reason}): the meter lists it as not private")
+    return (f"Run live = Run chains at this one ε: {form['n_chains']} chains × {form['n_iter']:,} sweeps with the "
+            f"form's settings; noise: {seed_label(seed)}; {charged}.")
+
+
+def instant_section(ds, ladder_spec, words, seed=None):
+    """The slider over a Fig. 3 preset's ladder (:func:`ui.ladder.instant_epsilon`): the chosen ε's
+    verdict and traces, and "Run live" (the chains at that ε, see :data:`LIVE_KEY`).
+    ``words(epsilon)``: what a live run at that ε is and what it is charged (with the page's
+    ``seed``)."""
+
+    def draw(ladder, eps, figures):
+        r = ladder.rung(eps)
+        v = r["verdict"]
+        (st.success if v["mixed"] else st.warning)(
+            f"**ε = {eps:g}: {verdict_heading(v)}.** {verdict_text(v['text'], r['trace_cost'].shape[0] == 1)}")
+        show_chart(figures[0], f"gibbs instant traces eps {eps:g}", key="g_ladder_fig")
+        cost, dw, acc = r["summary"]
+        n_iter, kept = ladder.meta["n_iter"], len(r["sweeps"])
+        st.caption(f"The chains of this run at ε = {eps:g} (one column; the orange line is the released chain "
+                   f"{int(r['released'])}, the shaded sweeps the burn-in): released sample's cost {cost:.4g}, d_W "
+                   f"{dw:.3g}, accuracy {acc:.3g}. The verdict was computed on all {n_iter:,} sweeps when the ladder "
+                   f"was built; the lines show {kept} of them per chain. Rule: {v['rule']} One run per ε with one "
+                   "public seed: another seed can give another verdict (press Run live to see).")
+
+    st.markdown("**Instant ε** — this preset's chains at every ε of a ladder, computed in advance: move the "
+                "slider.")
+    instant_epsilon(ladder_spec, key=LADDER_KEY, default=LADDER_DEFAULT,
+                    figures=lambda ladder, eps: (instant_figure(ladder, eps),), draw=draw, live_key=LIVE_KEY,
+                    live_words=lambda ladder, eps: words(eps), words_key=seed)
 
 
 def _eps_run(eps_list):

@@ -25,6 +25,16 @@ Decisions
   privacy boxes, tables and headings follow the stored verdicts.
 - Results are drawn newest first into slots created before the run starts, and drawn there
   before the run too: Streamlit's Stop then leaves the previous results on screen.
+- Instant ε (issue 33): on a preset with a precomputed ε ladder
+  (:data:`dpcore.lab.ladders.LADDERS`: the "ε side by side" preset, the §7 Gaussians and Yale B,
+  with the candidate set side by side), while the form's committed settings are still the
+  preset's (:func:`ui.ladder.on_preset`), :func:`instant_section` shows a slider over the ladder
+  (0.01 … 100, the values offered side by side) in a fragment: the chosen ε's released centres
+  over the points (one 2-D panel, k-means++'s centres faint in it) beside the objective ÷
+  k-means++ at every rung (a curve that does not change as ε moves). Those runs have a public
+  seed: a demonstration, not a private release, charged to nobody. "Run live" stores the ε under
+  :data:`LIVE_KEY`; the page then runs "ε side by side" at that one ε (planned, reserved, judged
+  and charged as any side-by-side run).
 """
 from __future__ import annotations
 
@@ -35,11 +45,14 @@ import streamlit as st
 
 from dpcore.kmeans.candidate import stage_explanations
 from dpcore.lab.compare import METHODS, OLD_KEYS, MethodResult, compare_methods, method_name, plan_comparison
+from dpcore.lab.ladders import find_ladder
 from dpcore.lab.verdicts import judge_run
 from dpcore.plots.kmeans import budget_bars, candidate_view, centres_scatter, epsilon_panels, objective_bars
+from dpcore.plots.ladders import ladder_curve
 from dpcore.preprocessing import normalize_rows
 from dpcore.privacy import basic_composition
 from ui.common import dataset_from_spec, privacy_statement, show_chart, show_ledger
+from ui.ladder import MAX_POINTS, instant_epsilon, on_preset
 from ui.meter import reserve
 from ui.pickers import PICKERS, picker_url_fields
 from ui.seeds import MAX_SEED, seed_caveat, seed_label
@@ -152,6 +165,8 @@ if "digits" in PICKERS["points"][1]:
 
 STAGE_WORDS = {"candidate": "Candidate set", "localswap": "Local swaps", "recovery": "Recovery"}
 RESULT_KEY, SERIES_KEY, ORDER_KEY = "kmeans_result", "kmeans_series", "kmeans_order"
+#: the instant-ε slider's key, and the session key of its "Run live" (the ε to run side by side, read once)
+LADDER_KEY, LIVE_KEY = "km_ladder_eps", "km_ladder_live"
 
 
 def sig(x, digits=4):
@@ -332,6 +347,74 @@ def plan_words(plans, button="Run"):
     return (f"{button}: " + "; ".join(f"{' and '.join(dict.fromkeys(names))} would NOT be private ({reason})"
                                       for reason, names in groups.items())
             + ". The meter would list it so (the dataset's ε becomes ∞); a class budget refuses it.")
+
+
+# ----------------------------------------------------------------------------- instant ε (a preset's ladder)
+def ladder_of(data_spec, k, delta, radius, leak, method, options):
+    """The ladder (:class:`dpcore.lab.ladders.LadderSpec`) of the form's committed side-by-side
+    settings, or None (a radius read off the data has none)."""
+    if leak or options is None:
+        return None
+    return on_preset("kmeans", find_ladder("kmeans", method_name(method), data_spec,
+                                           {"n_clusters": int(k), "radius": float(radius), "delta": float(delta),
+                                            "options": {method_name(method): dict(options.get(method_name(method),
+                                                                                              {}))}}))
+
+
+def instant_figures(RX, labels, ladder, eps):
+    """The chosen ε's panel of a k-means ladder: its released centres over the points, k-means++'s faint."""
+    r = ladder.rung(eps)
+    fig = epsilon_panels(RX, labels, [{"title": f"ε = {eps:g}<br>objective ÷ k-means++ = {r['ratio']:.3g}",
+                                       "centres": r["centres"], "private": True}], reference=r["ref_centres"],
+                         max_points=MAX_POINTS)
+    fig.update_layout(height=620, legend=dict(y=-0.16), margin=dict(b=150))   # one panel: room for its legend
+    for trace in fig.data:            # a run with a public seed: the private method's, not a private release
+        if trace.name == "released centres (private run)":
+            trace.name = "released centres (this run, public seed)"
+    return fig
+
+
+def ladder_figure(ladder):
+    """The objective ÷ k-means++ of every rung (the same whatever ε the slider shows)."""
+    return ladder_curve(ladder.epsilons, ladder.arrays["ratio"], "objective ÷ k-means++ (log scale)",
+                        title=f"{ladder.meta['method_label']}: every ε of the ladder", log_y=True, level=1.0,
+                        level_name="as good as k-means++ (not private)")
+
+
+def instant_section(ds, RX, ladder_spec, default, live_words, seed=None):
+    """The slider over the preset's ladder (:func:`ui.ladder.instant_epsilon`), the chosen ε's
+    panel beside the ladder's curve, and "Run live" (ε side by side at that ε, see :data:`LIVE_KEY`).
+    ``live_words(epsilon)``: what a live run at that ε is and what it is charged (with the page's
+    ``seed``)."""
+
+    def draw(ladder, eps, figures):
+        fig, curve = figures
+        c1, c2 = st.columns(2)
+        show_chart(fig, f"k-means instant eps {eps:g}, {ds.name}", container=c1, key="km_ladder_fig")
+        show_chart(curve, f"k-means ladder, {ds.name}", container=c2, key="km_ladder_curve")
+        drawn = f"at most {MAX_POINTS} of {ds.n:,} drawn" if ds.n > MAX_POINTS else f"all {ds.n:,}"
+        where = ", through the data's top two principal directions" if ds.d > 2 else ""
+        st.caption(f"Left: the centres {ladder.meta['method_label']} released at ε = {eps:g} (black crosses) over the "
+                   f"points (colour: true class; {drawn}{where}), with k-means++'s non-private centres as open red "
+                   "diamonds; the axes follow "
+                   "the centres up to three times the points' extent. Right: the same runs' objective ÷ k-means++ at "
+                   "every ε of the ladder (1 = as good as non-private). One run per ε with one public seed: another "
+                   "seed moves the numbers, so judge the trend.")
+
+    st.markdown("**Instant ε** — the side-by-side method at every ε of a ladder, computed in advance: move the "
+                "slider.")
+    instant_epsilon(ladder_spec, key=LADDER_KEY, default=default,
+                    figures=lambda ladder, eps: (instant_figures(RX, ds.labels, ladder, eps), ladder_figure(ladder)),
+                    draw=draw, live_key=LIVE_KEY, live_words=lambda ladder, eps: live_words(eps), words_key=seed)
+
+
+def live_words(plans, eps, seed):
+    """The "Run live" caption from the library's plan of a side-by-side run at ``eps``."""
+    v = plans[0] if plans else None
+    charged = ("the settings cannot run (Run live says why)" if v is None else
+               f"one private run of ε = {eps:g}, charged to the privacy meter" if v.private else
+               f"NOT private ({v.reason}): the meter lists it as not private")
+    return f"Run live = ε side by side at this one ε, with the form's settings; noise: {seed_label(seed)}; {charged}."
 
 
 # ----------------------------------------------------------------------------- privacy words (pure)
