@@ -81,3 +81,17 @@ def test_sulq_trajectory_has_axis_titles():
     assert fig.layout.yaxis.title.text == "d_W" and fig.layout.yaxis2.title.text == "cost"
     assert fig.layout.xaxis2.title.text == "iteration"
     assert "epsilon" not in fig.layout.title.text and "ε" in fig.layout.title.text
+
+
+def test_the_aggregation_map_of_a_run_with_another_k_leaves_the_truth_out():
+    """k = 2 on data of 3 true subspaces: no d_W to the truth; the map is drawn without it (it raised
+    'Us and Vs must have the same shape' on the Cluster page before)."""
+    from dpcore.data import load_dataset
+    from dpcore.plots.private_subspace import aggregation_map
+    from dpcore.subspace.sample_aggregate import SampleAggregateSubspace
+    ds = load_dataset(kind="subspaces", n=600, d=6, k=3, q=2, sigma=0.01, random_state=0)
+    est = SampleAggregateSubspace(n_clusters=2, subspace_dim=2, epsilon=1.0, delta=1e-6, random_state=0).fit(ds.X)
+    names = [t.name for t in aggregation_map(est, ds.subspaces).data]
+    assert not any(n and n.startswith("true") for n in names)
+    same_k = SampleAggregateSubspace(n_clusters=3, subspace_dim=2, epsilon=1.0, delta=1e-6, random_state=0).fit(ds.X)
+    assert any(n and n.startswith("true") for n in (t.name for t in aggregation_map(same_k, ds.subspaces).data))

@@ -121,7 +121,8 @@ def aggregation_map(est, true_subspaces=None, title="Sample-aggregate: subset so
     est : SampleAggregateSubspace
         A fitted estimator.
     true_subspaces : array_like, shape (k, d, q), optional
-        The truth, added to the map.
+        The truth, added to the map when it has the solutions' shape (the same k and q; a run with
+        another k has no d_W to it).
     title : str, default="Sample-aggregate: subset solutions (d_W map)"
         Figure title.
 
@@ -133,8 +134,8 @@ def aggregation_map(est, true_subspaces=None, title="Sample-aggregate: subset so
     subs = est.subset_subspaces_
     m = subs.shape[0]
     extra = [("released (private)", est.subspaces_)]
-    if true_subspaces is not None:
-        extra.append(("true", np.asarray(true_subspaces)))
+    if true_subspaces is not None and np.shape(true_subspaces) == subs.shape[1:]:
+        extra.append(("true", np.asarray(true_subspaces)))     # d_W needs as many subspaces (k) of one q
     M = m + len(extra)
     dist = np.zeros((M, M))
     dist[:m, :m] = est.aggregate_.distances
