@@ -119,19 +119,22 @@ def test_the_bar_says_where_the_run_is_and_the_time_left():
     rec = Recorder()
     live = gibbs_ui.LiveRun([1.0, 10.0], 100, rec, stop_words="Stop cancels", clock=lambda: now[0])
     assert "starting the chains" in live.bar_text(0, 0)
-    now[0] = 5.0                                                  # 50 sweeps in 5 s: 150 sweeps left
+    now[0] = 2.0                                                  # 10 % done: the rate is measured from here
+    live.on_progress(0, 20)
+    assert rec.bars[-1][1] == "ε = 1 (run 1 of 2): sweep 20 of 100 · estimating the time left (Stop cancels)"
+    now[0] = 5.0                                                  # 30 more sweeps in 3 s: 150 sweeps left
     live.on_progress(0, 50)
     value, text = rec.bars[-1]
     assert value == 0.25 and text == "ε = 1 (run 1 of 2): sweep 50 of 100 · about 15 s left (Stop cancels)"
     now[0] = 5.1                                                  # within BAR_SECONDS: not redrawn ...
     live.on_progress(0, 51)
-    assert len(rec.bars) == 1
+    assert len(rec.bars) == 2
     now[0] = 8.0
     live.on_progress(0, 100)                                      # ... except at the end of an ε's run
-    assert "run 1 of 2" in rec.bars[-1][1] and len(rec.bars) == 2
+    assert "run 1 of 2" in rec.bars[-1][1] and len(rec.bars) == 3
     now[0] = 300.0
-    live.on_progress(1, 10)                                       # 110 sweeps in 300 s: 90 left
-    assert "about 4 min left" in rec.bars[-1][1]
+    live.on_progress(1, 10)                                       # 90 sweeps in 298 s since the mark: 90 left
+    assert "about 5 min left" in rec.bars[-1][1]
     live.on_progress(1, 100)
     assert rec.bars[-1][0] == 1.0 and "less than a second left" in rec.bars[-1][1]
 

@@ -14,7 +14,8 @@ the runs as not private.
 
 Drawn as it runs: each ε panel appears as soon as its run has finished (a figure titled
 *partial*, redrawn at most once a second and never more often than five times its own drawing
-time), with a bar giving the runs done and the time left (the measured time per run). Stop (the
+time), with a bar giving the runs done and the time left (ui.eta: none before a run after the
+first has finished, then the time per run measured after the first). Stop (the
 button top right) keeps the previous comparison below: it is drawn into its slot before the runs
 start and replaced only after all of them succeeded. The panels of a comparison that did not
 finish stay in the session, shown apart and labelled partial (they were charged: each ε's fit is
@@ -50,6 +51,7 @@ from ui.cluster import (BIND, EPSILON_GRID, METHODS, SA_SOLVERS, evaluate, fmt, 
 from ui.common import (DRAW_FACTOR, MIN_REDRAW_S, ResultSlot, cancelled_note, privacy_statement, redraw_due,
                        run_button, run_ended, run_guarded, run_started, show_chart)
 from ui.ladder import MAX_POINTS, instant_epsilon, on_preset
+from ui.eta import WAITING_TEXT, TimeLeft
 from ui.meter import epsilon_odds, reserve
 from ui.seeds import seed_label
 from ui.share import list_of
@@ -112,10 +114,11 @@ def partial_title(done, total):
             "not the finished comparison")
 
 
-def progress_text(done, total, elapsed):
-    """The bar's text: ε runs done, time spent and left (the measured time per run × the runs left,
-    the non-private solver counted as one more)."""
-    eta = f", about {elapsed / done * (total - done + 1):.0f} s left" if done else ""
+def progress_text(done, total, elapsed, left=None):
+    """The bar's text: ε runs done, time spent and ``left``, the time left in words
+    (:class:`ui.eta.TimeLeft` over the runs and the non-private solver, counted as one more:
+    none until a run after the first has finished), or None."""
+    eta = f", {left}" if left and left != WAITING_TEXT else ""
     step = (f"ε run {done + 1} of {total}" if done < total else "the non-private solver")
     return (f"Compare ε: {done} of {total} ε runs done, now {step} · {elapsed:.0f} s{eta}. Stop, top right, "
             "cancels; the last finished comparison stays below.")
@@ -146,8 +149,9 @@ def _run_panels(reservation, context, key, params, k, q, seed, ds, eps_values, b
     panels, rows, ledgers, verdicts = [], [], [], []
     drawn = ds.subspaces is not None or ds.d <= 3 or q <= 2    # else q-dimensional discs would only hide the points
     n, t0, last, cost = len(eps_values), clock(), -math.inf, 0.0
+    eta = TimeLeft(n + 1, clock=clock)
     for i, eps in enumerate(eps_values):
-        bar.progress(i / (n + 1), text=progress_text(i, n, clock() - t0))
+        bar.progress(i / (n + 1), text=progress_text(i, n, clock() - t0, eta.text(i) if i else None))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")     # the single run shows the estimator's warnings
             model, seconds, _, _ = run_method(key, {**params, "epsilon": eps}, k, q, seed, ds.X, with_reference=False)
@@ -167,7 +171,7 @@ def _run_panels(reservation, context, key, params, k, q, seed, ds, eps_values, b
             show(_figure(ds, panels, partial_title(i + 1, n)), i + 1)
             last = clock()
             cost = last - now
-    bar.progress(n / (n + 1), text=progress_text(n, n, clock() - t0))
+    bar.progress(n / (n + 1), text=progress_text(n, n, clock() - t0, eta.text(n)))
     ref_name = reference_name(key, params)
     reference = run_reference(key, params, k, q, seed, ds.X)
     if reference is not None:

@@ -58,6 +58,7 @@ from dpcore.subspace.gibbs import MAX_CHAINS
 from dpcore.validation import check_epsilon, check_int
 from ui.common import (DRAW_FACTOR, MIN_REDRAW_S, Timer, current_dataset, privacy_statement, redraw_due, show_chart,
                        show_ledger)
+from ui.eta import TimeLeft
 from ui.ladder import instant_epsilon, on_preset
 from ui.meter import epsilon_odds, format_epsilon
 from ui.seeds import MAX_SEED, seed_caveat, seed_label
@@ -204,12 +205,6 @@ LIVE_MAX_POINTS = 250           # points per chain of a partial figure (Fig. 3's
 PARTIAL_KEY = "gibbs_partial"   # session key: the traces of the run going on (left there when it is cancelled)
 
 
-def _time_left(seconds):
-    if seconds < 1:
-        return "less than a second left"
-    return f"about {seconds:.0f} s left" if seconds < 90 else f"about {seconds / 60:.0f} min left"
-
-
 def partial_words(part):
     """How far a run's traces go, e.g. "ε = 1: all 1,000 sweeps; ε = 10: sweeps 1–320 of 1,000;
     ε = 100: not started"."""
@@ -273,20 +268,21 @@ class LiveRun:
         self.blocks = {e: [] for e in self.eps_list}       # sweep counts of every block of traces received
         self.n_draws = 0
         self.t0 = self._last_draw = clock()
+        self.eta = TimeLeft(len(self.eps_list) * self.n_iter, clock=clock)
         self._last_bar, self._draw_cost = -math.inf, 0.0
         if store is not None:
             store[PARTIAL_KEY] = self.state
 
     def bar_text(self, j, i):
-        """The progress bar's text at sweep ``i`` of ε run ``j`` (the time left from the time per
-        sweep measured so far)."""
+        """The progress bar's text at sweep ``i`` of ε run ``j`` (the time left: :class:`ui.eta.TimeLeft`,
+        shown once 10 % of the sweeps are done, from the time per sweep after the first 5 %)."""
         eps, m, n = self.eps_list[j], len(self.eps_list), self.n_iter
         done = j * n + i
         if i == 0:
             where, left = "starting the chains", "estimating the time left"
         else:
             where = f"sweep {i:,} of {n:,}"
-            left = _time_left((self.clock() - self.t0) / done * (m * n - done))
+            left = self.eta.text(done)          # calibrated: none before 10 %, then the rate after the first 5 %
         stop = f" ({self.stop_words})" if self.stop_words else ""
         return f"ε = {eps:g} (run {j + 1} of {m}): {where} · {left}{stop}"
 
