@@ -8,8 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from ui.common import number_input, stop_page
-from ui.meter import (DELTAS, budget_settings, class_meter, delta_words, epsilon_odds, format_epsilon, passphrase_ok,
-                      relation_words, set_class_budget)
+from ui.meter import (DELTAS, as_delta, budget_settings, class_meter, delta_words, epsilon_odds, format_epsilon,
+                      passphrase_ok, relation_words, set_class_budget)
 
 st.title("Lecturer")
 st.markdown("What the class has spent on each dataset of this server: every tab and session charges one meter, so "
@@ -22,7 +22,7 @@ if problem:
 delta = st.selectbox("δ of the tight and RDP totals", DELTAS, index=0, format_func=delta_words, key="lecturer_delta",
                      help="By default each dataset's own: the δ its private fits spent together (basic composition).")
 rows = []
-for h in meter.summary(delta):
+for h in meter.summary(as_delta(delta)):
     sessions = {r.session for r in meter.rows(h.dataset) if r.session}
     rows.append({"dataset": h.dataset, "ε": format_epsilon(h.epsilon),
                  "private fits: ε (adding up)": format_epsilon(h.private_epsilon),

@@ -269,7 +269,7 @@ def run_started(name):
     beat = st.empty()                                     # the heartbeat: an invisible element updated in place
     ticket = queue.ask(session_id())
     if not queue.granted(ticket):
-        queue.wait(ticket, lambda pos, wait: beat.info(wait_words(pos, wait, queue.capacity), icon="⏳"))
+        queue.wait(ticket, lambda pos, wait: beat.info(wait_words(pos, wait, queue.capacity)))
     beat.empty()
     context = cancellable(CancelToken(poll=beat.empty))
     context.__enter__()

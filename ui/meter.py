@@ -47,13 +47,21 @@ SESSION_METER_KEY = "session_meter"      # this tab's view of the server's meter
 SESSION_ID_KEY = "_meter_session_id"
 DELTA_KEY = "meter_delta"                # the δ of the tight and RDP totals, picked in the sidebar
 ENV_BUDGET, ENV_PASSPHRASE = "DPCLUST_CLASS_BUDGET", "DPCLUST_LECTURER_PASSPHRASE"
-#: the δ choices of the sidebar's totals (None: the fits' own δ, their basic δ total)
-DELTAS = (None, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3)
+#: the first δ choice: the fits' own δ, their basic δ total (a string, not None: a selectbox whose value is
+#: None shows "Choose an option" while a run is going on)
+OWN_DELTA = "own"
+#: the δ choices of the sidebar's totals
+DELTAS = (OWN_DELTA, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3)
 
 
 def delta_words(d):
     """A δ choice in words."""
-    return "the fits' own δ" if d is None else f"{d:g}"
+    return "the fits' own δ" if d is None or d == OWN_DELTA else f"{d:g}"
+
+
+def as_delta(d):
+    """A δ choice as the meter takes it: None for the fits' own δ, else the number."""
+    return None if d is None or d == OWN_DELTA else float(d)
 
 
 # ----------------------------------------------------------------------------- launch settings
@@ -367,8 +375,7 @@ def sidebar_controls():
 
 
 def _delta():
-    d = st.session_state.get(DELTA_KEY)
-    return None if d is None else float(d)
+    return as_delta(st.session_state.get(DELTA_KEY))
 
 
 def _show_dataset_meter(name: str, label: str, help_text: str):
