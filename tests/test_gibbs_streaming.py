@@ -133,8 +133,11 @@ def test_the_bar_says_where_the_run_is_and_the_time_left():
     live.on_progress(0, 100)                                      # ... except at the end of an ε's run
     assert "run 1 of 2" in rec.bars[-1][1] and len(rec.bars) == 3
     now[0] = 300.0
-    live.on_progress(1, 10)                                       # 90 sweeps in 298 s since the mark: 90 left
-    assert "about 5 min left" in rec.bars[-1][1]
+    live.on_progress(1, 10)                                       # a new ε run: measured afresh from its start
+    assert "estimating the time left" in rec.bars[-1][1]
+    now[0] = 302.0
+    live.on_progress(1, 40)                                       # 30 sweeps in 2 s: 60 left
+    assert "about 4 s left" in rec.bars[-1][1]
     live.on_progress(1, 100)
     assert rec.bars[-1][0] == 1.0 and "less than a second left" in rec.bars[-1][1]
 

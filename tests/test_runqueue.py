@@ -29,12 +29,13 @@ def parked_thread():
 @given(capacity=st.integers(1, 4), sessions=st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=12))
 def test_at_most_capacity_run_and_the_others_wait_in_order(capacity, sessions):
     q = RunQueue(capacity)
-    threads = []
+    threads, owner = [], {}
     tickets = []
     for s in sessions:
-        th, ev = parked_thread()
-        threads.append(ev)
-        t = q.ask(s, thread=th)
+        if s not in owner:                                       # one script thread per session
+            owner[s], ev = parked_thread()
+            threads.append(ev)
+        t = q.ask(s, thread=owner[s])
         if t not in tickets:
             tickets.append(t)
     distinct = list(dict.fromkeys(sessions))
@@ -44,7 +45,7 @@ def test_at_most_capacity_run_and_the_others_wait_in_order(capacity, sessions):
     assert [q.position(t) for t in tickets[capacity:]] == list(range(len(tickets) - capacity))
     # releasing the first running one lets the first waiting one in
     if len(tickets) > capacity:
-        q.release(tickets[0])
+        q.release(tickets[0], thread=tickets[0].thread)
         assert q.granted(tickets[capacity]) and not any(q.granted(t) for t in tickets[capacity + 1:])
     for ev in threads:
         ev.set()
@@ -68,7 +69,7 @@ def test_waiting_shows_the_position_and_leaving_gives_the_place_back():
     th, ev = parked_thread()
     first = q.ask("a", thread=th)
     clock.t = 10.0
-    q.release(first)                    # one run of 10 s: the expected wait is measured from it
+    q.release(first, thread=th)         # one run of 10 s: the expected wait is measured from it
     th2, ev2 = parked_thread()
     holder = q.ask("b", thread=th2)
     mine = q.ask("c")
@@ -139,3 +140,59 @@ def test_a_page_run_waits_for_its_turn(monkeypatch):
     assert seen.get("waiting") and not at.exception
     assert "cluster_result" in at.session_state                 # it ran once the place was free
     assert q.counts() == (0, 0)                                  # and gave its place back
+
+
+def run_in_thread(fn):
+    """Call ``fn`` in a thread of its own (another script thread of the session) and wait for it."""
+    out = {}
+    th = threading.Thread(target=lambda: out.setdefault("value", fn()))
+    th.start()
+    th.join()
+    return out.get("value")
+
+
+def test_pressing_again_while_waiting_keeps_the_place():
+    """Streamlit's fast reruns: a second press starts a new script thread while the old one, stopped,
+    still gives its ticket back; the new run must keep the place (it waited for ever before)."""
+    q = RunQueue(1)
+    th, ev = parked_thread()
+    holder = q.ask("a", thread=th)
+    old_th, old_ev = parked_thread()
+    first = q.ask("b", thread=old_th)
+    again = q.ask("b")                                     # the new script thread of session b
+    assert again is first
+    q.release(first, thread=old_th)                        # the stopped thread leaves: not the owner any more
+    assert q.counts() == (1, 1) and q.position(again) == 0
+    q.release(holder, thread=th)
+    assert q.granted(again)
+    ev.set(), old_ev.set()
+
+
+def test_pressing_again_while_running_waits_for_the_first_run():
+    q = RunQueue(1)
+    old_th, old_ev = parked_thread()
+    first = q.ask("b", thread=old_th)
+    assert q.granted(first)
+    other_th, other_ev = parked_thread()
+    other = q.ask("c", thread=other_th)
+    again = q.ask("b")                                     # pressed again while the first run still runs
+    assert again is first and not q.granted(again) and not q.granted(other)
+    q.release(first, thread=old_th)                        # the first run ends: the second may run, c still waits
+    assert q.granted(again) and not q.granted(other)
+    q.release(again)
+    assert q.granted(other)
+    old_ev.set(), other_ev.set()
+
+
+def test_stopping_the_second_run_while_the_first_still_runs_keeps_one_run_on_the_place():
+    q = RunQueue(1)
+    old_th, old_ev = parked_thread()
+    first = q.ask("b", thread=old_th)
+    again = q.ask("b")
+    other_th, other_ev = parked_thread()
+    other = q.ask("c", thread=other_th)
+    q.release(again)                                       # the new run was stopped before it ran
+    assert not q.granted(other) and q.counts() == (1, 1)   # the first run still holds the place
+    q.release(first, thread=old_th)
+    assert q.granted(other)
+    old_ev.set(), other_ev.set()

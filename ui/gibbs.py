@@ -268,21 +268,25 @@ class LiveRun:
         self.blocks = {e: [] for e in self.eps_list}       # sweep counts of every block of traces received
         self.n_draws = 0
         self.t0 = self._last_draw = clock()
-        self.eta = TimeLeft(len(self.eps_list) * self.n_iter, clock=clock)
+        self.eta, self._eta_run = None, None    # the time left of the current ε run on (ui.eta.TimeLeft)
         self._last_bar, self._draw_cost = -math.inf, 0.0
         if store is not None:
             store[PARTIAL_KEY] = self.state
 
     def bar_text(self, j, i):
-        """The progress bar's text at sweep ``i`` of ε run ``j`` (the time left: :class:`ui.eta.TimeLeft`,
-        shown once 10 % of the sweeps are done, from the time per sweep after the first 5 %)."""
+        """The progress bar's text at sweep ``i`` of ε run ``j`` (the time left: :class:`ui.eta.TimeLeft`
+        over the sweeps left from the start of ε run ``j``, shown once 10 % of them are done, from the
+        time per sweep after the first 5 %: each ε run has its own start and cost per sweep)."""
         eps, m, n = self.eps_list[j], len(self.eps_list), self.n_iter
         done = j * n + i
         if i == 0:
             where, left = "starting the chains", "estimating the time left"
         else:
             where = f"sweep {i:,} of {n:,}"
-            left = self.eta.text(done)          # calibrated: none before 10 %, then the rate after the first 5 %
+            if self._eta_run != j:              # each ε run has its own start (its init) and cost per sweep:
+                self._eta_run = j                   # measured afresh over the sweeps left from its start
+                self.eta = TimeLeft((m - j) * n, clock=self.clock)
+            left = self.eta.text(i)             # calibrated: none before 10 %, then the rate after the first 5 %
         stop = f" ({self.stop_words})" if self.stop_words else ""
         return f"ε = {eps:g} (run {j + 1} of {m}): {where} · {left}{stop}"
 

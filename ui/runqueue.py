@@ -73,11 +73,14 @@ def slots(argv=None, environ=None):
 
 @dataclass(eq=False)
 class Ticket:
-    """One session's place: waiting, then running."""
+    """One session's place: waiting, then running. ``thread`` owns it (only the owner gives it
+    back); ``previous``: the session's earlier script thread, still running on this place when the
+    session pressed again (the new run waits until that one has ended)."""
     session: str
     thread: threading.Thread = field(default_factory=threading.current_thread)
     asked: float = field(default_factory=time.monotonic)
     started: float | None = None
+    previous: threading.Thread | None = None
 
 
 class RunQueue:
@@ -103,6 +106,9 @@ class RunQueue:
     # -------------------------------------------------------------------- under the lock
     def _reap(self):
         """Give back the places of threads that ended without releasing them."""
+        for t in self._running:
+            if t.previous is not None and not t.previous.is_alive():
+                t.previous = None
         self._running = [t for t in self._running if t.thread.is_alive()]
         alive = [t for t in self._waiting if t.thread.is_alive()]
         if len(alive) != len(self._waiting):
@@ -123,7 +129,10 @@ class RunQueue:
             self._reap()
             for t in list(self._running) + list(self._waiting):
                 if t.session == session:            # one place per session: a new script run of it keeps its place
-                    t.thread = thread
+                    if t.thread is not thread:
+                        if t in self._running and t.thread.is_alive():
+                            t.previous = t.thread   # pressed again while running: runs once that run has ended
+                        t.thread = thread
                     return t
             ticket = Ticket(session, thread, self.clock())
             self._waiting.append(ticket)
@@ -131,15 +140,27 @@ class RunQueue:
             return ticket
 
     def granted(self, ticket):
-        """Whether ``ticket`` may run now (it is among the running)."""
+        """Whether ``ticket`` may run now (it is among the running, and the session's previous run
+        on it has ended)."""
         with self._lock:
             self._reap()
             self._grant()
-            return ticket in self._running
+            return ticket in self._running and ticket.previous is None
 
-    def release(self, ticket):
-        """The run of ``ticket`` ended (or it stopped waiting): give its place back."""
+    def release(self, ticket, thread=None):
+        """The run of ``ticket`` ended (or it stopped waiting): give its place back. Only its owner
+        (``thread``, default the calling thread) gives it back; the session's previous run ending
+        lets the new one start; any other thread's call does nothing."""
+        thread = thread or threading.current_thread()
         with self._lock:
+            if ticket.previous is thread:
+                ticket.previous = None
+                return
+            if ticket.thread is not thread:
+                return
+            if ticket.previous is not None and ticket.previous.is_alive():
+                ticket.thread, ticket.previous = ticket.previous, None     # the earlier run still holds the place
+                return
             if ticket in self._running:
                 self._running.remove(ticket)
                 if ticket.started is not None:
@@ -160,7 +181,7 @@ class RunQueue:
         """Seconds until ``ticket`` runs, from the recent runs' durations (None before any run
         ended): the runs ahead of it and those running, shared by the places."""
         with self._lock:
-            if not self._durations or ticket in self._running:
+            if not self._durations or (ticket in self._running and ticket.previous is None):
                 return None if not self._durations else 0.0
             mean = sum(self._durations) / len(self._durations)
             ahead = list(self._waiting).index(ticket) if ticket in self._waiting else 0
