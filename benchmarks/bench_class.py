@@ -9,6 +9,7 @@
     python benchmarks/bench_class.py --flow --sessions 10 --arrive 60
     python benchmarks/bench_class.py --flow --sessions 30 --cold       # a fresh server, no warm-up
     python benchmarks/bench_class.py --flow --sessions 30 --server-option runner.postScriptGC=false
+    python benchmarks/bench_class.py --flow --sessions 30 --browsers 3   # 27 websocket clients + 3 Chromium tabs
 
 Each session speaks Streamlit's own websocket protocol (``ws://host:port/_stcore/stream``,
 protobuf ``BackMsg`` up, ``ForwardMsg`` down), as the browser's frontend does, so no browser
@@ -54,6 +55,17 @@ longest response time, so anything that holds the server's GIL or its event loop
 CPU per student, RSS before the class / at peak / ``--after`` s after the last socket closed,
 and issue 33's acceptance figures; exit status 1 if a session failed. The warm-up (one session,
 the same flow with the default seed) is paid before the class, as in the default mode.
+
+``--browsers B`` (with ``--flow``): B of the N students (spread evenly over the arrival order) are
+real headless Chromium tabs (Python ``playwright``, ``--chromium`` executable, one browser process,
+one context and page each), driven by an asyncio loop of their own in a separate thread so they
+never block the websocket students' loop. At its arrival time a browser student goes to
+``http://127.0.0.1:PORT/<data-page>``, types its seed into the "seed" field, clicks the load
+button, waits for the "loaded" success message, clicks the sidebar link to ``--page`` (same
+session, as a student does), clicks ``--button`` and waits until the result is drawn (the
+"Result:" heading and one more visible ``.js-plotly-plot`` than before the click), ``--timeout``
+per step. Its Run (click → chart visible) and flow (goto → chart visible) times count in the same
+percentiles and are also printed on their own; a failure or an exception box is a failed session.
 
 Prints p50/p95/max of "open" (connect → first finished run) and "action" (press → finished),
 server CPU seconds per session, RSS before / at peak / after; exit status 1 if a session failed.
@@ -606,7 +618,7 @@ FLOW_STEPS = (("open_data", "open Data (connect → drawn)"), ("load", "Generate
 
 async def flow_student(url, args, i, t_start, results, seed):
     """Student ``i``: arrives at ``t_start`` (monotonic), then Data → load → Cluster → Run in one session."""
-    rec = results[i] = {**{k: None for k, _ in FLOW_STEPS}, "error": None, "start": None, "end": None}
+    rec = results[i] = _flow_record()
     await asyncio.sleep(max(0.0, t_start - time.monotonic()))
     s = Session(url, args.data_page, args.load_button, args.timeout)
     step = "connect"
@@ -639,6 +651,142 @@ async def flow_student(url, args, i, t_start, results, seed):
         rec["error"] = f"{step}: {type(exc).__name__}: {exc}"
     finally:
         await s.close()
+
+
+def browser_indices(n, b):
+    """The students (indices in arrival order) who use a real browser: ``b`` of ``n``, spread evenly."""
+    b = max(0, min(b, n))
+    return sorted({min(n - 1, int((j + 0.5) * n / b)) for j in range(b)}) if b else []
+
+
+class BrowserStudents:
+    """``--browsers``: headless Chromium tabs doing the flow through the UI, in a thread of their own.
+
+    ``start()`` launches the browser (one process) and opens one context + page per student, then
+    waits; ``go(t_class, ...)`` lets each page begin at its arrival time (monotonic clock, shared
+    with the websocket students); ``join()`` waits for all of them."""
+
+    def __init__(self, port, args, indices, results, seeds):
+        import threading
+
+        self.port, self.args, self.indices, self.results, self.seeds = port, args, indices, results, seeds
+        self.ready, self._go = threading.Event(), threading.Event()
+        self.t_class = None
+        self.error = None
+        self._thread = threading.Thread(target=self._main, name="browser-students", daemon=True)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def go(self, t_class):
+        self.t_class = t_class
+        self._go.set()
+
+    def join(self, timeout=None):
+        self._thread.join(timeout)
+
+    def _main(self):
+        try:
+            asyncio.run(self._run())
+        except Exception as exc:  # noqa: BLE001 - the launch failed: every browser student fails
+            self.error = f"browser: {type(exc).__name__}: {exc}"
+            for i in self.indices:
+                rec = self.results[i] = self.results[i] or _flow_record()
+                rec["browser"] = True
+                rec["error"] = rec["error"] or self.error
+        finally:
+            self.ready.set()
+
+    async def _run(self):
+        from playwright.async_api import async_playwright
+
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=self.args.chromium, headless=True,
+                                               args=["--no-sandbox", "--disable-dev-shm-usage"])
+            try:
+                pages = []
+                for i in self.indices:
+                    ctx = await browser.new_context(viewport={"width": 1400, "height": 1000})
+                    pages.append((i, await ctx.new_page()))
+                self.ready.set()
+                await asyncio.to_thread(self._go.wait)
+                await asyncio.gather(*(self._student(page, i) for i, page in pages))
+            finally:
+                await browser.close()
+
+    async def _student(self, page, i):
+        args, ms = self.args, self.args.timeout * 1000
+        rec = self.results[i] = _flow_record()
+        rec["browser"] = True
+        seed = self.seeds[i]
+        await asyncio.sleep(max(0.0, self.t_class + i * (args.arrive / args.sessions) - time.monotonic()))
+        base = f"http://127.0.0.1:{self.port}"
+        step = "connect"
+        try:
+            t0 = t = time.perf_counter()
+            rec["start"] = time.monotonic()
+            step = f"open {args.data_page}"
+            await page.goto(f"{base}/{args.data_page}", timeout=ms)
+            load = page.get_by_role("button", name=args.load_button, exact=True)
+            await load.wait_for(state="visible", timeout=ms)
+            rec["open_data"] = time.perf_counter() - t
+            if args.think:
+                await asyncio.sleep(args.think)
+            if seed is not None:
+                step, t = "set seed", time.perf_counter()
+                field = page.get_by_label("seed", exact=True)
+                await field.fill(str(seed), timeout=ms)
+                await field.press("Tab")
+                rec["set_seed"] = time.perf_counter() - t
+            step, t = f"press {args.load_button!r}", time.perf_counter()
+            await load.click(timeout=ms)
+            await page.get_by_text("loaded; the other pages now use it").first.wait_for(state="visible", timeout=ms)
+            rec["load"] = time.perf_counter() - t
+            await self._check(page, step)
+            if seed is not None:
+                got = await page.get_by_label("seed", exact=True).input_value(timeout=ms)
+                if got.strip() != str(seed):
+                    raise RuntimeError(f"the seed field shows {got!r} after the load, not {seed}")
+            if args.think:
+                await asyncio.sleep(args.think)
+            step, t = f"open {args.page}", time.perf_counter()
+            await page.locator(f'[data-testid="stSidebarNav"] a[href$="/{args.page}"]').first.click(timeout=ms)
+            run = page.get_by_role("button", name=args.button, exact=True).first
+            await run.wait_for(state="visible", timeout=ms)
+            await page.wait_for_url(f"**/{args.page}*", timeout=ms)
+            rec["open_run_page"] = time.perf_counter() - t
+            if args.think:
+                await asyncio.sleep(args.think)
+            step = f"press {args.button!r}"
+            before = await page.locator(".js-plotly-plot:visible").count()
+            t = time.perf_counter()
+            await run.click(timeout=ms)
+            await page.get_by_role("heading", name="Result:").first.wait_for(state="visible", timeout=ms)
+            await page.wait_for_function(
+                "n => [...document.querySelectorAll('.js-plotly-plot')].filter(e => e.offsetParent !== null)"
+                ".length > n", arg=before, timeout=ms)
+            rec["run"] = time.perf_counter() - t
+            rec["flow"] = time.perf_counter() - t0 - (3 * args.think)
+            rec["end"] = time.monotonic()
+            await self._check(page, step)
+        except Exception as exc:  # noqa: BLE001 - reported per session
+            rec["error"] = f"browser, {step}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        finally:
+            try:
+                await page.context.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+    @staticmethod
+    async def _check(page, step):
+        if await page.locator('[data-testid="stException"]').count():
+            raise RuntimeError(f"exception box after {step}")
+
+
+def _flow_record():
+    return {**{k: None for k, _ in FLOW_STEPS}, "error": None, "start": None, "end": None, "browser": False,
+            "set_seed": None}
 
 
 def _stalls(samples, t0, t1):
@@ -677,13 +825,27 @@ async def flow_async(args):
         probe = HealthProbe(port, args.probe_interval).start()
         sampler = Sampler(pid)
         sampling = asyncio.create_task(sampler.run())
-        await asyncio.sleep(3.0)          # the probe's baseline on the quiet server
-        cpu0, rig0 = server_cpu(pid), time.process_time()
-        t_class = time.monotonic()
         gap = args.arrive / n
         results = [None] * n
         seeds = [None if args.same_data else i + 1 for i in range(n)]
-        await asyncio.gather(*(flow_student(url, args, i, t_class + i * gap, results, seeds[i]) for i in range(n)))
+        in_browser = browser_indices(n, args.browsers)
+        browsers = None
+        if in_browser:        # launched before the class: Chromium's start is not a student's time
+            t = time.perf_counter()
+            browsers = BrowserStudents(port, args, in_browser, results, seeds).start()
+            await asyncio.to_thread(browsers.ready.wait, 300)
+            print(f"{len(in_browser)} browser students (students {', '.join(str(i) for i in in_browser)}) "
+                  f"ready in {time.perf_counter() - t:.1f} s" + (f": {browsers.error}" if browsers.error else ""),
+                  flush=True)
+        await asyncio.sleep(3.0)          # the probe's baseline on the quiet server
+        cpu0, rig0 = server_cpu(pid), time.process_time()
+        t_class = time.monotonic()
+        if browsers is not None:
+            browsers.go(t_class)
+        ws = [i for i in range(n) if i not in in_browser]
+        await asyncio.gather(*(flow_student(url, args, i, t_class + i * gap, results, seeds[i]) for i in ws))
+        if browsers is not None:
+            await asyncio.to_thread(browsers.join)
         t_closed = time.monotonic()
         cpu1, rig_cpu = server_cpu(pid), time.process_time() - rig0
         await asyncio.sleep(max(0.0, t_closed + args.after - time.monotonic()))
@@ -711,7 +873,7 @@ async def flow_async(args):
     except (OSError, subprocess.SubprocessError):
         commit = "?"
     print(f"\n{time.strftime('%Y-%m-%d %H:%M')}, commit {commit}, streamlit {streamlit_version}")
-    print(f"--flow: N = {n} students arriving evenly over {args.arrive:g} s (one every {gap:.2f} s), each: "
+    print(f"--flow: N = {n} students ({len(in_browser)} of them headless Chromium tabs) arriving evenly over {args.arrive:g} s (one every {gap:.2f} s), each: "
           f"{args.data_page} → {args.load_button!r} ({'default seed' if args.same_data else 'seed = student + 1'}) → "
           f"{args.page} → {args.button!r}{f', {args.think:g} s between steps' if args.think else ''}; "
           f"{'no warm-up' if args.cold else 'after a warm-up flow'}; "
@@ -725,6 +887,21 @@ async def flow_async(args):
         print(f"| {name}, s | {pct(xs, .5):.2f} | {pct(xs, .95):.2f} | {max(xs, default=float('nan')):.2f} |")
     runs = [r["run"] for r in results if r["run"] is not None]
     flows = [r["flow"] for r in results if r["flow"] is not None]
+    if in_browser:
+        print(f"\nbrowser students ({len(in_browser)} headless Chromium tabs, {args.chromium}; Run = click → "
+              "result chart visible, flow = goto → result chart visible; included in the table above):")
+        print("| student | arrival, s | type seed, s | " + " | ".join(name for _, name in FLOW_STEPS) + " |")
+        print("|---|---|---|" + "---|" * len(FLOW_STEPS))
+        for i in in_browser:
+            r = results[i]
+            cells = [("—" if r[k] is None else f"{r[k]:.2f}") for k, _ in FLOW_STEPS]
+            arr = "—" if r["start"] is None else f"{r['start'] - t_class:.1f}"
+            sd = "—" if r.get("set_seed") is None else f"{r['set_seed']:.2f}"
+            print(f"| {i}{' (failed)' if r['error'] else ''} | {arr} | {sd} | " + " | ".join(cells) + " |")
+        ws_runs = [results[i]["run"] for i in ws if results[i]["run"] is not None]
+        ws_flows = [results[i]["flow"] for i in ws if results[i]["flow"] is not None]
+        print(f"websocket students alone ({len(ws)}): Run p50 {pct(ws_runs, .5):.2f} s, p95 {pct(ws_runs, .95):.2f} s; "
+              f"flow p50 {pct(ws_flows, .5):.2f} s, p95 {pct(ws_flows, .95):.2f} s")
     base = _stalls(samples, t_class - 3.0, t_class)
     during = _stalls(samples, t_class, t_closed)
     after = _stalls(samples, t_closed, t_closed + args.after)
@@ -821,9 +998,17 @@ def main(argv=None):
     fl.add_argument("--probe-interval", type=float, default=0.1,
                     help="--flow: seconds between two /_stcore/health requests of the stall probe (default 0.1)")
     fl.add_argument("--cold", action="store_true", help="--flow: no warm-up flow before the class")
+    fl.add_argument("--browsers", type=int, default=0, metavar="B",
+                    help="--flow: B of the N students are real headless Chromium tabs (playwright; default 0)")
+    fl.add_argument("--chromium", default="/usr/bin/chromium",
+                    help="--browsers: the Chromium executable (default /usr/bin/chromium)")
     args = ap.parse_args(argv)
     if args.sessions < 1 or args.classes < 1:
         ap.error("--sessions and --classes must be at least 1")
+    if args.browsers < 0 or args.browsers > args.sessions:
+        ap.error("--browsers must be between 0 and --sessions")
+    if args.browsers and not args.flow:
+        ap.error("--browsers needs --flow")
     return run(args)
 
 
