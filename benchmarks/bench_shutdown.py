@@ -20,6 +20,7 @@ import signal
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -40,22 +41,27 @@ async def _start_gibbs_run(port, timeout):
 
 def sigterm_during_gibbs(timeout=300.0, guard=120.0):
     """Seconds from SIGTERM to the server's exit during a Gibbs run, or None if it had not
-    exited after ``guard`` seconds (it is then killed)."""
+    exited after ``guard`` seconds (it is then killed). The websocket session runs in an event
+    loop of its own thread (the caller may be inside a running loop, e.g. under pytest)."""
     log = Path(tempfile.mkdtemp()) / "server.log"
     proc, port = start_server([], log, timeout=timeout)
-    try:
-        loop = asyncio.new_event_loop()
-        session = loop.run_until_complete(_start_gibbs_run(port, timeout))
-        t0 = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
+
+    async def scenario():
+        session = await _start_gibbs_run(port, timeout)
         try:
-            proc.wait(guard)
+            t0 = time.monotonic()
+            proc.send_signal(signal.SIGTERM)
+            while proc.poll() is None:
+                if time.monotonic() - t0 > guard:
+                    return None
+                await asyncio.sleep(0.02)
             return time.monotonic() - t0
-        except Exception:  # noqa: BLE001 - subprocess.TimeoutExpired: still running
-            return None
         finally:
-            loop.run_until_complete(session.close())
-            loop.close()
+            await session.close()
+
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, scenario()).result()
     finally:
         if proc.poll() is None:
             proc.kill()
