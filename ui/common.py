@@ -210,6 +210,14 @@ def number_input(where, label, min_value=None, max_value=None, value="min", *, k
         value = min_value
     x = where.number_input(label, value=value, key=key, **kwargs)
     field = key or label
+    beyond = _replaced_number(x)
+    if beyond is not None:      # Streamlit put the field's default in place of what was typed: refuse, say so
+        st.session_state.setdefault(NUMBER_RANGES_KEY, {})[field] = (min_value, max_value)
+        errors = st.session_state.setdefault(OUT_OF_RANGE_KEY, {})
+        errors[field] = (f"{label} must be at most {_fmt(SAFE_INTEGER)} in size (the largest whole number a browser "
+                         f"holds exactly), not {beyond:,}; the field went back to {_fmt(x)}")
+        where.error(errors[field] + ".")
+        return x
     st.session_state.setdefault(NUMBER_RANGES_KEY, {})[field] = (min_value, max_value)
     bad = x is not None and ((min_value is not None and x < min_value) or (max_value is not None and x > max_value))
     errors = st.session_state.setdefault(OUT_OF_RANGE_KEY, {})
@@ -221,6 +229,74 @@ def number_input(where, label, min_value=None, max_value=None, value="min", *, k
     else:
         errors.pop(field, None)
     return x
+
+
+#: the largest whole number a browser holds exactly (JavaScript's Number.MAX_SAFE_INTEGER)
+SAFE_INTEGER = 2 ** 53 - 1
+#: whole numbers beyond ±SAFE_INTEGER that Streamlit replaced, by session: [(value, default)] (the
+#: deserialization runs before the script run that reads the field). Held by Streamlit's class, not by
+#: this module, which Streamlit may import more than once (the pages-folder rerun): one registry.
+_REPLACED: dict = {}
+_REPLACED_LOCK = threading.Lock()
+
+
+def _watch_big_numbers():
+    """Streamlit 1.67 replaces a whole number beyond ±(2⁵³ − 1) sent for a number field by the
+    field's default without a word (``NumberInputSerde.deserialize``, called before the script run
+    that reads the field). Note each such value, with the default put in its place, for the session,
+    so that :func:`number_input` refuses the field in its words. A no-op on another Streamlit."""
+    try:
+        from streamlit.elements.widgets.number_input import NumberInputSerde
+        from streamlit.proto.NumberInput_pb2 import NumberInput as NumberInputProto
+    except ImportError:
+        return
+    global _REPLACED, _REPLACED_LOCK
+    if getattr(NumberInputSerde, "_dpclust_watched", False):
+        _REPLACED, _REPLACED_LOCK = NumberInputSerde._dpclust_replaced
+        return
+    NumberInputSerde._dpclust_replaced = (_REPLACED, _REPLACED_LOCK)
+    original = NumberInputSerde.deserialize
+
+    def deserialize(self, ui_value):
+        if ui_value is not None and getattr(self, "data_type", None) == NumberInputProto.INT:
+            try:
+                big = abs(int(ui_value)) > SAFE_INTEGER
+            except (TypeError, ValueError, OverflowError):
+                big = False
+            if big:
+                with _REPLACED_LOCK:
+                    _REPLACED.setdefault(_session_key(), []).append((int(ui_value), self.value))
+        return original(self, ui_value)
+
+    NumberInputSerde.deserialize = deserialize
+    NumberInputSerde._dpclust_watched = True
+
+
+def _replaced_number(shown):
+    """The number Streamlit replaced by ``shown`` (the field's default) for this session, or None
+    (taken: each is reported once, by the first field showing that default)."""
+    with _REPLACED_LOCK:
+        values = _REPLACED.get(_session_key())
+        if not values:
+            return None
+        for i, (raw, default) in enumerate(values):
+            if default == shown:
+                del values[i]
+                return raw
+    return None
+
+
+def _session_key():
+    """The session of the script run going on (None outside one)."""
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+        ctx = get_script_run_ctx(suppress_warning=True)
+        return getattr(ctx, "session_id", None)
+    except Exception:  # noqa: BLE001 - another Streamlit
+        return None
+
+
+_watch_big_numbers()
 
 
 def out_of_range() -> list[str]:
