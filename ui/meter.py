@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import threading
 import uuid
 
 import streamlit as st
 
 from dpcore.privacy import RELATIONS
+from ui import launch_option
 from dpcore.lab.verdicts import dataset_key
 from dpcore.privacy.meter import PrivacyMeter, Verdict
 from dpcore.privacy.odds import odds_sentence
@@ -65,25 +65,13 @@ def as_delta(d):
 
 
 # ----------------------------------------------------------------------------- launch settings
-def _argv_value(flag):
-    """The value after ``flag`` (``--flag V`` or ``--flag=V``) among the script's arguments
-    (``streamlit run app.py -- --flag V``), or None."""
-    args = sys.argv[1:]
-    for i, a in enumerate(args):
-        if a == flag and i + 1 < len(args):
-            return args[i + 1]
-        if a.startswith(flag + "="):
-            return a.split("=", 1)[1]
-    return None
-
-
 def budget_settings():
     """(budget, passphrase, problem) given at launch: ``--class-budget`` / ``DPCLUST_CLASS_BUDGET``
     and ``--lecturer-passphrase`` / ``DPCLUST_LECTURER_PASSPHRASE``. A budget that is not a
     finite ε > 0 is ignored and ``problem`` says why (shown on the Lecturer page and in the
     sidebar)."""
-    raw = _argv_value("--class-budget") or os.environ.get(ENV_BUDGET) or None
-    passphrase = _argv_value("--lecturer-passphrase") or os.environ.get(ENV_PASSPHRASE) or None
+    raw = launch_option("--class-budget") or os.environ.get(ENV_BUDGET) or None
+    passphrase = launch_option("--lecturer-passphrase") or os.environ.get(ENV_PASSPHRASE) or None
     budget, problem = None, ""
     if raw is not None:
         try:

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+
+from ui import launch_option
 
 __all__ = ["RunQueue", "Ticket", "slots", "server_queue", "WAIT_POLL", "ENV_MAX_RUNS"]
 
@@ -50,14 +51,8 @@ def slots(argv=None, environ=None):
     ValueError
         If the value given is not a whole number ≥ 1.
     """
-    argv = sys.argv if argv is None else argv
     environ = os.environ if environ is None else environ
-    text = None
-    for i, a in enumerate(argv):
-        if a == "--max-runs" and i + 1 < len(argv):
-            text = argv[i + 1]
-        elif a.startswith("--max-runs="):
-            text = a.split("=", 1)[1]
+    text = launch_option("--max-runs", argv)
     if text is None:
         text = environ.get(ENV_MAX_RUNS)
     if text is None:
