@@ -292,12 +292,15 @@ DATA_FIELD_LABELS = {
 }
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _points_figure(spec_json: str):
+def _draw_points(ds):
     from dpcore.plots.data import projection_scatter
-    ds = dataset_from_spec(json.loads(spec_json))
     return projection_scatter(ds.X, ds.labels, subspace_sets={"true subspaces": ds.subspaces},
                               center_sets={"true centres": ds.centers}, label_name="class")
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _points_figure(spec_json: str):
+    return _draw_points(dataset_from_spec(json.loads(spec_json)))
 
 
 def points_figure(ds, spec):
@@ -305,8 +308,4 @@ def points_figure(ds, spec):
     true subspaces and centres), built once per dataset spec and shared by the sessions (plotly
     takes ~0.1 s to build it, holding the GIL: twice per student per visit in a class); an upload
     (held by its session) is drawn afresh. Shared figures are only drawn, never changed."""
-    if not is_upload_spec(spec):
-        return _points_figure(json.dumps(spec, sort_keys=True))
-    from dpcore.plots.data import projection_scatter
-    return projection_scatter(ds.X, ds.labels, subspace_sets={"true subspaces": ds.subspaces},
-                              center_sets={"true centres": ds.centers}, label_name="class")
+    return _draw_points(ds) if is_upload_spec(spec) else _points_figure(json.dumps(spec, sort_keys=True))
